@@ -1,0 +1,91 @@
+// Forward kinematics and Jacobians of the planar multibody model, templated on the scalar
+// type (a lane type reuses them for several worlds at once). All functions write into
+// caller-provided storage and allocate nothing.
+#pragma once
+
+#include "core/model.hpp"
+
+namespace qs {
+
+/// Body poses (bodies.size()) and joint frames (joints.size(), the world pose of each
+/// joint's frame before its own motion: parent pose composed with the joint origin).
+template <class T>
+void forward_kinematics(const Model& m, const T* q, Pose2<T>* body_pose, Pose2<T>* joint_frame) {
+  for (int b : m.body_order) {
+    const Body& body = m.bodies[b];
+    switch (body.kind) {
+      case BodyKind::fixed:
+        body_pose[b] = Pose2<T>::from_xytheta(T(body.pose[0]), T(body.pose[1]), T(body.pose[2]));
+        break;
+      case BodyKind::free: {
+        T c[3];
+        for (int k = 0; k < 3; ++k) c[k] = body.dof[k] >= 0 ? q[body.dof[k]] : T(body.pose[k]);
+        body_pose[b] = Pose2<T>::from_xytheta(c[0], c[1], c[2]);
+        break;
+      }
+      case BodyKind::linked: {
+        const Joint& j = m.joints[body.parent_joint];
+        const Pose2<T> origin{{T(j.origin.translation.x), T(j.origin.translation.y)}, T(j.origin.c), T(j.origin.s)};
+        const Pose2<T> frame = j.parent < 0 ? origin : body_pose[j.parent].compose(origin);
+        joint_frame[body.parent_joint] = frame;
+        const T qj = q[j.dof];
+        const Pose2<T> motion = j.type == JointType::prismatic
+                                    ? Pose2<T>{{T(j.axis.x) * qj, T(j.axis.y) * qj}, T(1), T(0)}
+                                    : Pose2<T>::from_xytheta(T(0), T(0), qj);
+        body_pose[b] = frame.compose(motion);
+        break;
+      }
+    }
+  }
+}
+
+/// row += sign * dir^T dp/dq, for the material point of `body` at world position p:
+/// the derivative of dot(dir, p) with respect to every coordinate that moves the body.
+/// `row` has n_q entries; static bodies add nothing.
+template <class T>
+void add_point_jacobian(const Model& m, int body, const Vec2<T>& p, const Vec2<T>& dir, const T& sign,
+                        const Pose2<T>* body_pose, const Pose2<T>* joint_frame, T* row) {
+  while (body >= 0) {
+    const Body& b = m.bodies[body];
+    if (b.kind == BodyKind::fixed) return;
+    if (b.kind == BodyKind::free) {
+      if (b.dof[0] >= 0) row[b.dof[0]] = row[b.dof[0]] + sign * dir.x;
+      if (b.dof[1] >= 0) row[b.dof[1]] = row[b.dof[1]] + sign * dir.y;
+      // d p / d theta = perp(p - origin) for a point fixed in the body.
+      if (b.dof[2] >= 0) row[b.dof[2]] = row[b.dof[2]] + sign * dot(dir, perp(p - body_pose[body].translation));
+      return;
+    }
+    const Joint& j = m.joints[b.parent_joint];
+    const Pose2<T>& f = joint_frame[b.parent_joint];
+    const T d = j.type == JointType::prismatic ? dot(dir, f.rotate(Vec2<T>{T(j.axis.x), T(j.axis.y)}))
+                                               : dot(dir, perp(p - f.translation));
+    row[j.dof] = row[j.dof] + sign * d;
+    body = j.parent;
+  }
+}
+
+/// row += sign * d(theta_body)/dq: the angular velocity Jacobian of a body.
+template <class T>
+void add_angular_jacobian(const Model& m, int body, const T& sign, T* row) {
+  while (body >= 0) {
+    const Body& b = m.bodies[body];
+    if (b.kind == BodyKind::fixed) return;
+    if (b.kind == BodyKind::free) {
+      if (b.dof[2] >= 0) row[b.dof[2]] = row[b.dof[2]] + sign;
+      return;
+    }
+    const Joint& j = m.joints[b.parent_joint];
+    if (j.type == JointType::revolute) row[j.dof] = row[j.dof] + sign;
+    body = j.parent;
+  }
+}
+
+/// Generalized external force (n_q) at time t: gravity (vertical world: -y at each body's
+/// center of mass), the scene's loads, and the efforts of effort-controlled joints. This is
+/// tau(q) of seed 000 eq. (8) and, on the object and joints, -g_obj and (tau - g_man) of
+/// seed 004 eqs. (2)-(3) with the sign convention that a positive entry pushes q up.
+/// `out` is overwritten; poses come from forward_kinematics at the same q.
+void generalized_external_force(const Model& m, const Pose2<double>* body_pose,
+                                const Pose2<double>* joint_frame, double t, double* out);
+
+}  // namespace qs

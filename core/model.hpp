@@ -1,0 +1,210 @@
+// The immutable Model compiled from a scene file, and the per-world State.
+//
+// Following MuJoCo's mjModel/mjData split: everything that never changes while worlds are
+// stepped lives in Model and is shared read-only by all worlds; what changes lives in
+// State. Generalized coordinates are ordered q = [q_u; q_a] (seed 000 sec. III-A):
+//   q_u  unactuated: free-body coordinates (x, y, theta per body, in body order), then
+//        effort-controlled joints (their velocity is an unknown, seed 004 sec. 2);
+//   q_a  actuated: velocity-commanded joints, in joint order.
+// The Model also fixes the contact slots (candidate feature points per shape pair), so
+// every world of a Model poses a problem of the same shape; see contacts.hpp.
+#pragma once
+
+#include <Eigen/Core>
+#include <array>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/schedule.hpp"
+#include "core/vec2.hpp"
+
+namespace qs {
+
+// ---- worlds and formulations ------------------------------------------------------------
+
+enum class WorldType { vertical, tabletop, body_on_plane };
+enum class Formulation {
+  trinkle_lcp,           // seed 000 sec. III-IV without the objective (vertical)
+  perfect_velocity_lcp,  // seed 001 eqs. (13)-(14) time-stepping, B = 0 (tabletop)
+  halm_posa_lcp,         // seed 001 eqs. (31)-(38) (tabletop)
+  pang_tedrake_miqp,     // seed 000 eq. (23) (vertical)
+  anitescu_qp,           // seed 002 (vertical)
+  ucp,                   // seed 004 (vertical, instantaneous)
+  ecp_ncp,               // seed 003 (body_on_plane)
+};
+
+std::string_view to_string(WorldType w);
+std::string_view to_string(Formulation f);
+/// The DESIGN.md table of which formulation applies in which world.
+bool formulation_applies(Formulation f, WorldType w);
+
+struct World {
+  WorldType type = WorldType::vertical;
+  double gravity = 9.81;           // m/s^2; vertical: acts along -y; tabletop: into the support
+  double support_friction = 0.0;   // tabletop: object-support friction coefficient
+};
+
+/// Parameters of the chosen formulation (docs/scene-format.md, "model"). Only the fields of
+/// the chosen formulation are set; the reader rejects the others.
+struct FormulationParams {
+  std::optional<Eigen::Matrix3d> limit_surface_A;  // seed 001 eq. (12), symmetric positive definite
+  std::optional<Eigen::MatrixXd> gain_B;           // seed 001 eq. (33), n_a x n_a, SPD
+  double feedback_scale_c = 1.0;                   // seed 001 c in M(cB), > 0
+  int relinearize_iterations = 0;                  // seed 001 sec. 5 fixed-point re-linearisation
+  double stiffness_K = 0.0;                        // seed 000 eq. (22), N/m, > 0
+  bool quasi_dynamic = false;                      // seed 002: anitescu_qp mode
+};
+
+// ---- bodies, shapes, joints -------------------------------------------------------------
+
+/// Shape types as written in the scene. Each compiles to one of four cores, the set a
+/// point query can be made against (geometry.hpp): disk and point are a point core with a
+/// radius, segment and capsule a segment core, box and polygon a convex polygon.
+enum class ShapeType { point, disk, segment, capsule, box, polygon, half_plane };
+enum class ShapeCore { point, segment, polygon, half_plane };
+std::string_view to_string(ShapeType t);
+
+constexpr int kMaxPolygonVertices = 16;
+
+struct Shape {
+  ShapeType type = ShapeType::point;
+  ShapeCore core = ShapeCore::point;
+  int body = -1;
+  double radius = 0.0;  // rounding of a point or segment core (disk, capsule); 0 otherwise
+  /// Core geometry in the body frame (the shape's own offset already applied):
+  /// point: {center}; segment: {a, b}; polygon: counter-clockwise vertices;
+  /// half-plane: {a point on the boundary line}.
+  std::vector<Vec2<double>> points;
+  Vec2<double> normal{};  // half-plane: unit outward normal in the body frame
+
+  /// Feature points that can touch another shape: the center of a point core, the two
+  /// ends of a segment, the vertices of a polygon; a half-plane has none.
+  int feature_count() const { return core == ShapeCore::half_plane ? 0 : static_cast<int>(points.size()); }
+};
+
+enum class BodyKind { fixed, free, linked };
+std::string_view to_string(BodyKind k);
+
+struct Body {
+  std::string name;
+  BodyKind kind = BodyKind::fixed;
+  double mass = 0.0;                // kg
+  std::optional<double> inertia;    // kg m^2 about the center of mass
+  Vec2<double> com{};               // center of mass in the body frame
+  /// fixed: the pose; free: the initial pose (components that are not DOFs stay at it).
+  std::array<double, 3> pose{};     // x, y (m), theta (rad)
+  std::array<int, 3> dof{-1, -1, -1};  // free: DOF index of x, y, theta; -1 when fixed
+  int parent_joint = -1;            // linked: the joint that carries this body
+  std::vector<int> shapes;
+};
+
+enum class JointType { prismatic, revolute };
+enum class Control { velocity, effort };
+std::string_view to_string(JointType t);
+std::string_view to_string(Control c);
+
+struct Joint {
+  std::string name;
+  JointType type = JointType::prismatic;
+  Control control = Control::velocity;
+  int parent = -1;           // body index; -1 is the world frame
+  int child = -1;            // body index
+  Pose2<double> origin{};    // joint frame in the parent frame
+  Vec2<double> axis{1, 0};   // prismatic: unit axis in the joint frame
+  double initial_position = 0.0;  // m or rad
+  int dof = -1;
+  /// Joint velocity (m/s or rad/s) for velocity control, effort (N or N m) for effort
+  /// control, as a function of time. Zero when the scene gives no command.
+  Schedule command;
+};
+
+enum class DofKind { body_x, body_y, body_theta, joint };
+
+struct Dof {
+  std::string name;  // "body.x", "body.y", "body.theta" or the joint's name
+  DofKind kind = DofKind::joint;
+  int index = -1;    // the body (body_*) or joint (joint) it belongs to
+  bool actuated = false;
+};
+
+// ---- contacts and loads -----------------------------------------------------------------
+
+/// Two shapes that may touch. The contact normal points from A toward B (seed 000 sec.
+/// III-B: n from alpha on A to beta on B) and phi's rate is n . (v_B - v_A).
+struct ContactPair {
+  int body_a = -1, body_b = -1;
+  int shape_a = -1, shape_b = -1;
+  double friction = 0.0;  // Coulomb coefficient mu
+  int first_slot = 0;
+  int slot_count = 0;
+};
+
+/// One fixed candidate contact: a feature point of one shape of the pair against the core
+/// of the other. Beyond the margin a slot is inactive, never absent.
+struct ContactSlot {
+  int pair = -1;
+  int feature_shape = -1;  // the shape that owns the feature point
+  int feature_index = 0;   // which of its feature points
+  int other_shape = -1;    // the shape whose core the point is queried against
+  bool feature_on_b = false;
+};
+
+/// A constant or scheduled force and torque on a body (gravity is added separately, from
+/// the world). The force acts at `point` (body frame).
+struct Load {
+  int body = -1;
+  std::array<Schedule, 2> force;  // N, components in the world frame (or body frame)
+  Schedule torque;                // N m
+  Vec2<double> point{};
+  bool body_frame = false;        // force components given in the body frame
+};
+
+struct StepSettings {
+  double h = 0.0;  // s
+  int steps = 0;
+};
+
+// ---- the model --------------------------------------------------------------------------
+
+struct Model {
+  std::string name;
+  World world;
+  Formulation formulation = Formulation::trinkle_lcp;
+  FormulationParams params;
+  StepSettings step;
+
+  std::vector<Body> bodies;
+  std::vector<Shape> shapes;
+  std::vector<Joint> joints;
+  std::vector<Dof> dofs;        // (n_q) ordered [u | a]
+  int n_u = 0;
+  int n_a = 0;
+  std::vector<int> body_order;  // bodies with parents before children (forward kinematics)
+
+  std::vector<ContactPair> pairs;
+  std::vector<ContactSlot> slots;
+  double contact_margin = std::numeric_limits<double>::infinity();  // m; active iff phi <= margin
+
+  std::vector<Load> loads;
+
+  int n_q() const { return n_u + n_a; }
+  int n_slots() const { return static_cast<int>(slots.size()); }
+  int find_body(std::string_view name) const;   // -1 when absent
+  int find_joint(std::string_view name) const;  // -1 when absent
+  /// "A/B", the name of a pair in outputs and parameter paths.
+  std::string pair_name(int pair) const;
+};
+
+/// What changes while a world is stepped.
+struct State {
+  double t = 0.0;       // s
+  int step = 0;         // steps taken; trajectory row `step` holds this state
+  Eigen::VectorXd q;    // (n_q) [q_u; q_a]
+};
+
+State initial_state(const Model& m);
+
+}  // namespace qs

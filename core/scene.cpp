@@ -1,0 +1,938 @@
+#include "core/scene.hpp"
+
+#include <Eigen/Cholesky>
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+namespace qs {
+namespace {
+
+using json = nlohmann::json;
+
+// ---- a JSON value with its path, and the checks every field goes through ---------------
+
+class Node {
+ public:
+  Node(const json& j, std::string path) : j_(&j), path_(std::move(path)) {}
+
+  const std::string& path() const { return path_; }
+  const json& raw() const { return *j_; }
+  [[noreturn]] void fail(const std::string& message) const { throw SceneError(path_, message); }
+
+  /// An object whose keys are all in `allowed` (plus "note", a free-text comment allowed
+  /// in every object so that example files can document their choices).
+  void expect_object(std::initializer_list<std::string_view> allowed) const {
+    if (!j_->is_object()) fail("must be an object");
+    for (const auto& item : j_->items()) {
+      const std::string& key = item.key();
+      if (key == "note") {
+        child(key).string();
+        continue;
+      }
+      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+        std::string known;
+        for (std::string_view a : allowed) known += (known.empty() ? "" : ", ") + std::string(a);
+        child(key).fail("unknown field (expected one of: " + known + ", note)");
+      }
+    }
+  }
+  bool has(std::string_view key) const { return j_->contains(key); }
+  Node child(std::string_view key) const {
+    return Node((*j_)[std::string(key)], path_.empty() ? std::string(key) : path_ + "." + std::string(key));
+  }
+  Node at(std::string_view key) const {
+    if (!has(key)) throw SceneError(path_.empty() ? std::string(key) : path_ + "." + std::string(key), "missing (required)");
+    return child(key);
+  }
+  std::optional<Node> get(std::string_view key) const {
+    if (!has(key)) return std::nullopt;
+    return child(key);
+  }
+  Node item(size_t i) const { return Node((*j_)[i], path_ + "[" + std::to_string(i) + "]"); }
+
+  size_t array(size_t min_size = 0) const {
+    if (!j_->is_array()) fail("must be an array");
+    if (j_->size() < min_size) fail("must have at least " + std::to_string(min_size) + " entries");
+    return j_->size();
+  }
+  double number() const {
+    if (!j_->is_number()) fail("must be a number");
+    const double v = j_->get<double>();
+    if (!std::isfinite(v)) fail("must be a finite number");
+    return v;
+  }
+  double positive() const {
+    const double v = number();
+    if (!(v > 0)) fail("must be > 0");
+    return v;
+  }
+  double nonnegative() const {
+    const double v = number();
+    if (!(v >= 0)) fail("must be >= 0");
+    return v;
+  }
+  int integer(int min_value) const {
+    if (!j_->is_number_integer()) fail("must be an integer");
+    const auto v = j_->get<std::int64_t>();
+    if (v < min_value) fail("must be >= " + std::to_string(min_value));
+    if (v > 1'000'000'000) fail("must be <= 1000000000");
+    return static_cast<int>(v);
+  }
+  std::string string() const {
+    if (!j_->is_string()) fail("must be a string");
+    return j_->get<std::string>();
+  }
+  /// A name usable in parameter paths and CSV headers: letters, digits, '_' and '-'.
+  std::string identifier() const {
+    const std::string s = string();
+    if (s.empty()) fail("must not be empty");
+    for (char c : s)
+      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'))
+        fail("\"" + s + "\" may contain only letters, digits, '_' and '-'");
+    return s;
+  }
+  template <class E>
+  E choice(std::initializer_list<std::pair<std::string_view, E>> options) const {
+    const std::string s = string();
+    std::string known;
+    for (const auto& [name, value] : options) {
+      if (s == name) return value;
+      known += (known.empty() ? "" : ", ") + std::string(name);
+    }
+    fail("\"" + s + "\" is not one of: " + known);
+  }
+  template <size_t N>
+  std::array<double, N> fixed_vector() const {
+    if (!j_->is_array() || j_->size() != N) fail("must be an array of " + std::to_string(N) + " numbers");
+    std::array<double, N> v{};
+    for (size_t i = 0; i < N; ++i) v[i] = item(i).number();
+    return v;
+  }
+  Vec2<double> vec2() const {
+    const auto v = fixed_vector<2>();
+    return {v[0], v[1]};
+  }
+  Eigen::MatrixXd matrix(int rows, int cols) const {
+    const std::string shape = std::to_string(rows) + " x " + std::to_string(cols);
+    if (!j_->is_array() || static_cast<int>(j_->size()) != rows) fail("must be a " + shape + " matrix (array of rows)");
+    Eigen::MatrixXd m(rows, cols);
+    for (int r = 0; r < rows; ++r) {
+      const Node row = item(r);
+      if (!row.raw().is_array() || static_cast<int>(row.raw().size()) != cols)
+        row.fail("must be a row of " + std::to_string(cols) + " numbers (matrix is " + shape + ")");
+      for (int c = 0; c < cols; ++c) m(r, c) = row.item(c).number();
+    }
+    return m;
+  }
+
+ private:
+  const json* j_;
+  std::string path_;
+};
+
+// ---- pieces ------------------------------------------------------------------------------
+
+Schedule read_schedule(const Node& n) {
+  if (n.raw().is_number()) return Schedule::constant(n.number());
+  n.expect_object({"breaks", "values", "terms"});
+  std::vector<double> breaks, values;
+  if (auto b = n.get("breaks")) {
+    const size_t k = b->array();
+    for (size_t i = 0; i < k; ++i) {
+      breaks.push_back(b->item(i).number());
+      if (i > 0 && !(breaks[i] > breaks[i - 1])) b->item(i).fail("breaks must be strictly increasing");
+    }
+  }
+  if (auto v = n.get("values")) {
+    const size_t k = v->array(1);
+    for (size_t i = 0; i < k; ++i) values.push_back(v->item(i).number());
+    if (values.size() != breaks.size() + 1)
+      v->fail("must have one more entry than breaks (" + std::to_string(breaks.size() + 1) + "), has " +
+              std::to_string(values.size()));
+  } else {
+    if (!breaks.empty()) n.at("values");  // throws "missing"
+    values = {0.0};
+  }
+  std::vector<Schedule::Term> terms;
+  if (auto t = n.get("terms")) {
+    const size_t k = t->array();
+    for (size_t i = 0; i < k; ++i) {
+      const Node term = t->item(i);
+      term.expect_object({"wave", "amplitude", "frequency", "phase"});
+      Schedule::Term s;
+      s.wave = term.at("wave").choice<Schedule::Wave>({{"sin", Schedule::Wave::sin}, {"cos", Schedule::Wave::cos}});
+      s.amplitude = term.at("amplitude").number();
+      s.frequency = term.at("frequency").number();
+      if (auto p = term.get("phase")) s.phase = p->number();
+      terms.push_back(s);
+    }
+  }
+  return Schedule(std::move(breaks), std::move(values), std::move(terms));
+}
+
+Pose2<double> read_pose(const Node& n) {
+  const auto p = n.fixed_vector<3>();
+  return Pose2<double>::from_xytheta(p[0], p[1], p[2]);
+}
+
+/// Convex polygon vertices in counter-clockwise order (either orientation accepted).
+std::vector<Vec2<double>> read_convex_polygon(const Node& n) {
+  const size_t k = n.array(3);
+  if (k > static_cast<size_t>(kMaxPolygonVertices))
+    n.fail("at most " + std::to_string(kMaxPolygonVertices) + " vertices (split larger shapes into convex pieces)");
+  std::vector<Vec2<double>> v;
+  for (size_t i = 0; i < k; ++i) v.push_back(n.item(i).vec2());
+  double area2 = 0, scale = 0;
+  for (size_t i = 0; i < k; ++i) {
+    area2 += cross(v[i], v[(i + 1) % k]);
+    scale = std::max(scale, norm(v[i] - v[(i + 1) % k]));
+  }
+  if (area2 < 0) std::reverse(v.begin(), v.end());
+  for (size_t i = 0; i < k; ++i) {
+    const Vec2<double> e1 = v[(i + 1) % k] - v[i];
+    const Vec2<double> e2 = v[(i + 2) % k] - v[(i + 1) % k];
+    if (!(cross(e1, e2) > 1e-12 * scale * scale))
+      n.fail("vertices must form a strictly convex polygon (collinear, repeated or reflex vertex found; "
+             "describe a non-convex body as several convex shapes)");
+  }
+  return v;
+}
+
+Shape read_shape(const Node& n, int body, BodyKind kind) {
+  if (!n.raw().is_object()) n.fail("must be an object");
+  Shape s;
+  s.body = body;
+  s.type = n.at("type").choice<ShapeType>({{"point", ShapeType::point},
+                                           {"disk", ShapeType::disk},
+                                           {"segment", ShapeType::segment},
+                                           {"capsule", ShapeType::capsule},
+                                           {"box", ShapeType::box},
+                                           {"polygon", ShapeType::polygon},
+                                           {"half_plane", ShapeType::half_plane}});
+  std::vector<Vec2<double>> local;  // core geometry in the shape frame
+  switch (s.type) {
+    case ShapeType::point:
+      n.expect_object({"type", "pose"});
+      s.core = ShapeCore::point;
+      local = {{0, 0}};
+      break;
+    case ShapeType::disk:
+      n.expect_object({"type", "pose", "radius"});
+      s.core = ShapeCore::point;
+      s.radius = n.at("radius").positive();
+      local = {{0, 0}};
+      break;
+    case ShapeType::segment:
+    case ShapeType::capsule: {
+      if (s.type == ShapeType::segment) {
+        n.expect_object({"type", "pose", "a", "b"});
+      } else {
+        n.expect_object({"type", "pose", "a", "b", "radius"});
+        s.radius = n.at("radius").positive();
+      }
+      s.core = ShapeCore::segment;
+      local = {n.at("a").vec2(), n.at("b").vec2()};
+      if (!(norm(local[1] - local[0]) > 0)) n.child("b").fail("must differ from a");
+      break;
+    }
+    case ShapeType::box: {
+      n.expect_object({"type", "pose", "size"});
+      s.core = ShapeCore::polygon;
+      const Node size = n.at("size");
+      const auto wh = size.fixed_vector<2>();
+      if (!(wh[0] > 0 && wh[1] > 0)) size.fail("both entries must be > 0");
+      const double hx = wh[0] / 2, hy = wh[1] / 2;
+      local = {{-hx, -hy}, {hx, -hy}, {hx, hy}, {-hx, hy}};
+      break;
+    }
+    case ShapeType::polygon:
+      n.expect_object({"type", "pose", "vertices"});
+      s.core = ShapeCore::polygon;
+      local = read_convex_polygon(n.at("vertices"));
+      break;
+    case ShapeType::half_plane: {
+      n.expect_object({"type", "pose", "normal"});
+      if (kind != BodyKind::fixed) n.child("type").fail("a half_plane is only allowed on a fixed body");
+      s.core = ShapeCore::half_plane;
+      const Node nn = n.at("normal");
+      const Vec2<double> v = nn.vec2();
+      const double len = norm(v);
+      if (!(len > 0)) nn.fail("must be a non-zero vector");
+      s.normal = {v.x / len, v.y / len};
+      local = {{0, 0}};
+      break;
+    }
+  }
+  const Pose2<double> offset = n.has("pose") ? read_pose(n.child("pose")) : Pose2<double>{};
+  for (const Vec2<double>& p : local) s.points.push_back(offset.apply(p));
+  s.normal = offset.rotate(s.normal);
+  return s;
+}
+
+World read_world(const Node& n) {
+  n.expect_object({"type", "gravity", "support_friction"});
+  World w;
+  w.type = n.at("type").choice<WorldType>({{"vertical", WorldType::vertical},
+                                           {"tabletop", WorldType::tabletop},
+                                           {"body_on_plane", WorldType::body_on_plane}});
+  if (w.type == WorldType::body_on_plane)
+    n.child("type").fail("\"body_on_plane\" is reserved for the ECP model (3D bodies on a plane), "
+                         "which this build does not have yet");
+  if (auto g = n.get("gravity")) w.gravity = g->nonnegative();
+  if (auto mu = n.get("support_friction")) {
+    if (w.type != WorldType::tabletop) mu->fail("only a tabletop world has a support");
+    w.support_friction = mu->nonnegative();
+  }
+  return w;
+}
+
+Eigen::MatrixXd read_spd(const Node& n, int size) {
+  Eigen::MatrixXd a = n.matrix(size, size);
+  if (!a.isApprox(a.transpose(), 1e-12) && (a - a.transpose()).norm() > 1e-12 * (1 + a.norm()))
+    n.fail("must be symmetric");
+  Eigen::LLT<Eigen::MatrixXd> llt(a);
+  if (llt.info() != Eigen::Success) n.fail("must be positive definite");
+  return a;
+}
+
+// ---- the compiler ----------------------------------------------------------------------
+
+class Compiler {
+ public:
+  explicit Compiler(const json& doc) : root_(doc, "") {}
+
+  Scene run() {
+    check_format();
+    root_.expect_object({"format", "name", "description", "world", "model", "step", "bodies", "joints", "contacts",
+                         "loads", "commands", "overrides", "uncertainty", "success"});
+    if (auto n = root_.get("name")) m_.name = n->string();
+    if (auto d = root_.get("description")) d->string();
+    m_.world = read_world(root_.at("world"));
+    read_bodies(root_.at("bodies"));
+    if (auto j = root_.get("joints")) read_joints(*j);
+    check_linked_bodies();
+    number_dofs();
+    order_bodies();
+    read_model(root_.at("model"));
+    if (auto s = root_.get("step")) read_step(*s);
+    read_contacts(root_.get("contacts"));
+    if (auto l = root_.get("loads")) read_loads(*l);
+    if (auto c = root_.get("commands")) read_commands(*c);
+
+    Scene scene;
+    auto model = std::make_shared<Model>(std::move(m_));
+    if (auto o = root_.get("overrides")) scene.overrides = read_overrides(*model, *o);
+    if (auto u = root_.get("uncertainty")) scene.uncertainty = read_uncertainty(*model, *u);
+    if (auto s = root_.get("success")) scene.success = read_success(*model, *s);
+    scene.model = std::move(model);
+    return scene;
+  }
+
+ private:
+  void check_format() {
+    if (!root_.raw().is_object()) root_.fail("a scene must be a JSON object");
+    const Node f = root_.at("format");
+    if (!f.raw().is_number_integer()) f.fail("must be the integer " + std::to_string(kSceneFormatVersion));
+    const auto v = f.raw().get<std::int64_t>();
+    if (v != kSceneFormatVersion)
+      f.fail("format version " + std::to_string(v) + " is not known to this reader (it reads format " +
+             std::to_string(kSceneFormatVersion) + ")");
+  }
+
+  int body_index(const Node& n, bool allow_world) const {
+    const std::string name = n.string();
+    if (allow_world && name == "world") return -1;
+    const int b = m_.find_body(name);
+    if (b < 0) n.fail("no body named \"" + name + "\"");
+    return b;
+  }
+
+  void read_bodies(const Node& list) {
+    const size_t k = list.array(1);
+    for (size_t i = 0; i < k; ++i) {
+      const Node n = list.item(i);
+      if (!n.raw().is_object()) n.fail("must be an object");
+      Body b;
+      b.kind = n.at("kind").choice<BodyKind>(
+          {{"fixed", BodyKind::fixed}, {"free", BodyKind::free}, {"linked", BodyKind::linked}});
+      switch (b.kind) {
+        case BodyKind::fixed: n.expect_object({"name", "kind", "pose", "shapes"}); break;
+        case BodyKind::free: n.expect_object({"name", "kind", "pose", "shapes", "dofs", "mass", "inertia", "com"}); break;
+        case BodyKind::linked: n.expect_object({"name", "kind", "shapes", "mass", "inertia", "com"}); break;
+      }
+      const Node name = n.at("name");
+      b.name = name.identifier();
+      if (b.name == "world") name.fail("\"world\" is reserved for the fixed world frame");
+      if (m_.find_body(b.name) >= 0) name.fail("duplicate body name \"" + b.name + "\"");
+      if (auto p = n.get("pose")) b.pose = p->fixed_vector<3>();
+      if (b.kind == BodyKind::free) {
+        b.mass = n.at("mass").positive();
+        std::array<bool, 3> on{true, true, true};
+        if (auto d = n.get("dofs")) {
+          on = {false, false, false};
+          const size_t nd = d->array(1);
+          for (size_t j = 0; j < nd; ++j) {
+            const int c = d->item(j).choice<int>({{"x", 0}, {"y", 1}, {"theta", 2}});
+            if (on[c]) d->item(j).fail("repeated DOF");
+            on[c] = true;
+          }
+        }
+        for (int c = 0; c < 3; ++c) b.dof[c] = on[c] ? 0 : -1;  // numbered in number_dofs()
+      } else if (b.kind == BodyKind::linked) {
+        if (auto mass = n.get("mass")) b.mass = mass->nonnegative();
+      }
+      if (auto in = n.get("inertia")) b.inertia = in->positive();
+      if (auto com = n.get("com")) b.com = com->vec2();
+      const int index = static_cast<int>(m_.bodies.size());
+      if (auto s = n.get("shapes")) {
+        const size_t ns = s->array();
+        for (size_t j = 0; j < ns; ++j) {
+          b.shapes.push_back(static_cast<int>(m_.shapes.size()));
+          m_.shapes.push_back(read_shape(s->item(j), index, b.kind));
+        }
+      }
+      m_.bodies.push_back(std::move(b));
+    }
+  }
+
+  void read_joints(const Node& list) {
+    const size_t k = list.array();
+    for (size_t i = 0; i < k; ++i) {
+      const Node n = list.item(i);
+      n.expect_object({"name", "type", "parent", "child", "origin", "axis", "position", "control"});
+      Joint j;
+      const Node name = n.at("name");
+      j.name = name.identifier();
+      if (m_.find_joint(j.name) >= 0) name.fail("duplicate joint name \"" + j.name + "\"");
+      j.type = n.at("type").choice<JointType>({{"prismatic", JointType::prismatic}, {"revolute", JointType::revolute}});
+      const Node parent = n.at("parent");
+      j.parent = body_index(parent, true);
+      if (j.parent >= 0 && m_.bodies[j.parent].kind == BodyKind::free)
+        parent.fail("a joint cannot hang from a free body (parent must be \"world\", a fixed or a linked body)");
+      const Node child = n.at("child");
+      j.child = body_index(child, false);
+      Body& c = m_.bodies[j.child];
+      if (c.kind != BodyKind::linked)
+        child.fail("body \"" + c.name + "\" is " + std::string(to_string(c.kind)) + "; a joint's child must be linked");
+      if (c.parent_joint >= 0)
+        child.fail("body \"" + c.name + "\" is already the child of joint \"" + m_.joints[c.parent_joint].name + "\"");
+      if (j.parent == j.child) parent.fail("a joint cannot connect a body to itself");
+      if (auto o = n.get("origin")) j.origin = read_pose(*o);
+      if (auto a = n.get("axis")) {
+        if (j.type != JointType::prismatic) a->fail("only a prismatic joint has an axis");
+        const Vec2<double> v = a->vec2();
+        const double len = norm(v);
+        if (!(len > 0)) a->fail("must be a non-zero vector");
+        j.axis = {v.x / len, v.y / len};
+      }
+      if (auto p = n.get("position")) j.initial_position = p->number();
+      if (auto ctl = n.get("control"))
+        j.control = ctl->choice<Control>({{"velocity", Control::velocity}, {"effort", Control::effort}});
+      c.parent_joint = static_cast<int>(m_.joints.size());
+      m_.joints.push_back(std::move(j));
+    }
+    // A cycle shows as a chain of parents longer than the number of joints.
+    for (size_t i = 0; i < m_.joints.size(); ++i) {
+      int body = m_.joints[i].parent;
+      for (size_t steps = 0; body >= 0 && m_.bodies[body].kind == BodyKind::linked; ++steps) {
+        if (steps > m_.joints.size())
+          list.item(i).child("parent").fail("the joints form a cycle through joint \"" + m_.joints[i].name + "\"");
+        const int pj = m_.bodies[body].parent_joint;
+        if (pj < 0) break;  // reported by check_linked_bodies
+        body = m_.joints[pj].parent;
+      }
+    }
+  }
+
+  void check_linked_bodies() {
+    for (size_t i = 0; i < m_.bodies.size(); ++i)
+      if (m_.bodies[i].kind == BodyKind::linked && m_.bodies[i].parent_joint < 0)
+        throw SceneError("bodies[" + std::to_string(i) + "]",
+                         "linked body \"" + m_.bodies[i].name + "\" is not the child of any joint");
+  }
+
+  void number_dofs() {
+    auto add = [&](std::string name, DofKind kind, int index, bool actuated) {
+      m_.dofs.push_back({std::move(name), kind, index, actuated});
+      return static_cast<int>(m_.dofs.size()) - 1;
+    };
+    static constexpr const char* kAxis[3] = {"x", "y", "theta"};
+    static constexpr DofKind kKind[3] = {DofKind::body_x, DofKind::body_y, DofKind::body_theta};
+    for (size_t b = 0; b < m_.bodies.size(); ++b) {
+      Body& body = m_.bodies[b];
+      if (body.kind != BodyKind::free) continue;
+      for (int c = 0; c < 3; ++c)
+        if (body.dof[c] >= 0) body.dof[c] = add(body.name + "." + kAxis[c], kKind[c], static_cast<int>(b), false);
+    }
+    for (size_t j = 0; j < m_.joints.size(); ++j)
+      if (m_.joints[j].control == Control::effort) m_.joints[j].dof = add(m_.joints[j].name, DofKind::joint, static_cast<int>(j), false);
+    m_.n_u = static_cast<int>(m_.dofs.size());
+    for (size_t j = 0; j < m_.joints.size(); ++j)
+      if (m_.joints[j].control == Control::velocity) m_.joints[j].dof = add(m_.joints[j].name, DofKind::joint, static_cast<int>(j), true);
+    m_.n_a = static_cast<int>(m_.dofs.size()) - m_.n_u;
+  }
+
+  void order_bodies() {
+    std::vector<int> state(m_.bodies.size(), 0);  // 0 unvisited, 1 placed
+    std::function<void(int)> place = [&](int b) {
+      if (state[b]) return;
+      if (m_.bodies[b].kind == BodyKind::linked) {
+        const int parent = m_.joints[m_.bodies[b].parent_joint].parent;
+        if (parent >= 0) place(parent);
+      }
+      state[b] = 1;
+      m_.body_order.push_back(b);
+    };
+    for (size_t b = 0; b < m_.bodies.size(); ++b) place(static_cast<int>(b));
+  }
+
+  void read_model(const Node& n) {
+    const Node f = n.at("formulation");
+    m_.formulation = f.choice<Formulation>({{"trinkle_lcp", Formulation::trinkle_lcp},
+                                            {"perfect_velocity_lcp", Formulation::perfect_velocity_lcp},
+                                            {"halm_posa_lcp", Formulation::halm_posa_lcp},
+                                            {"pang_tedrake_miqp", Formulation::pang_tedrake_miqp},
+                                            {"anitescu_qp", Formulation::anitescu_qp},
+                                            {"ucp", Formulation::ucp},
+                                            {"ecp_ncp", Formulation::ecp_ncp}});
+    if (!formulation_applies(m_.formulation, m_.world.type))
+      f.fail("\"" + std::string(to_string(m_.formulation)) + "\" does not apply in a " +
+             std::string(to_string(m_.world.type)) + " world");
+    FormulationParams& p = m_.params;
+    switch (m_.formulation) {
+      case Formulation::trinkle_lcp:
+      case Formulation::ucp:
+      case Formulation::ecp_ncp: n.expect_object({"formulation"}); break;
+      case Formulation::pang_tedrake_miqp:
+        n.expect_object({"formulation", "stiffness"});
+        p.stiffness_K = n.at("stiffness").positive();
+        break;
+      case Formulation::anitescu_qp:
+        n.expect_object({"formulation", "mode"});
+        if (auto mode = n.get("mode")) p.quasi_dynamic = mode->choice<bool>({{"quasistatic", false}, {"quasi_dynamic", true}});
+        break;
+      case Formulation::perfect_velocity_lcp:
+      case Formulation::halm_posa_lcp: {
+        const bool hp = m_.formulation == Formulation::halm_posa_lcp;
+        if (hp) n.expect_object({"formulation", "A", "B", "c", "relinearize"});
+        else n.expect_object({"formulation", "A", "relinearize"});
+        if (auto a = n.get("A")) p.limit_surface_A = Eigen::Matrix3d(read_spd(*a, 3));
+        if (auto r = n.get("relinearize")) p.relinearize_iterations = r->integer(0);
+        if (hp) {
+          if (auto c = n.get("c")) p.feedback_scale_c = c->positive();
+          if (auto b = n.get("B")) {
+            if (b->raw().is_number()) p.gain_B = Eigen::MatrixXd::Identity(m_.n_a, m_.n_a) * b->positive();
+            else p.gain_B = read_spd(*b, m_.n_a);
+          } else {
+            p.gain_B = Eigen::MatrixXd::Identity(m_.n_a, m_.n_a);
+          }
+        }
+        check_tabletop_object(n);
+        break;
+      }
+    }
+  }
+
+  /// Seed 001's models move exactly one object in x, y and theta on the support.
+  void check_tabletop_object(const Node& model) {
+    int object = -1;
+    for (size_t b = 0; b < m_.bodies.size(); ++b) {
+      if (m_.bodies[b].kind != BodyKind::free) continue;
+      if (object >= 0)
+        model.child("formulation").fail("the tabletop models move exactly one object; bodies \"" +
+                                        m_.bodies[object].name + "\" and \"" + m_.bodies[b].name + "\" are both free");
+      object = static_cast<int>(b);
+    }
+    if (object < 0) model.child("formulation").fail("the tabletop models need one free body (the object)");
+    const Body& o = m_.bodies[object];
+    if (o.dof[0] < 0 || o.dof[1] < 0 || o.dof[2] < 0)
+      throw SceneError("bodies[" + std::to_string(object) + "].dofs",
+                       "the tabletop models move the object in x, y and theta; all three are required");
+    if (!m_.params.limit_surface_A && !(m_.world.support_friction > 0))
+      model.fail("needs the limit surface: give model.A, or world.support_friction > 0 to compute it");
+  }
+
+  void read_step(const Node& n) {
+    n.expect_object({"h", "steps"});
+    m_.step.h = n.at("h").positive();
+    m_.step.steps = n.has("steps") ? n.child("steps").integer(0) : 1;
+  }
+
+  /// Rank for the default orientation of a pair: the normal points from the environment
+  /// and the manipulator toward the object (seed 000 Fig. 4b, seed 004 sec. 2).
+  static int rank(BodyKind k) { return k == BodyKind::fixed ? 0 : k == BodyKind::linked ? 1 : 2; }
+
+  bool adjacent(int a, int b) const {
+    auto parent_of = [&](int x) {
+      return m_.bodies[x].kind == BodyKind::linked ? m_.joints[m_.bodies[x].parent_joint].parent : -2;
+    };
+    return parent_of(a) == b || parent_of(b) == a;
+  }
+
+  void add_pair(int a, int b, double friction, const Node& where) {
+    if (m_.bodies[a].kind == BodyKind::fixed && m_.bodies[b].kind == BodyKind::fixed)
+      where.fail("bodies \"" + m_.bodies[a].name + "\" and \"" + m_.bodies[b].name + "\" are both fixed");
+    for (int sa : m_.bodies[a].shapes) {
+      for (int sb : m_.bodies[b].shapes) {
+        const Shape& A = m_.shapes[sa];
+        const Shape& B = m_.shapes[sb];
+        if (A.core == ShapeCore::half_plane && B.core == ShapeCore::half_plane) continue;
+        ContactPair p;
+        p.body_a = a;
+        p.body_b = b;
+        p.shape_a = sa;
+        p.shape_b = sb;
+        p.friction = friction;
+        p.first_slot = m_.n_slots();
+        const int pair = static_cast<int>(m_.pairs.size());
+        auto features = [&](int feature_shape, int other_shape, bool on_b) {
+          for (int i = 0; i < m_.shapes[feature_shape].feature_count(); ++i)
+            m_.slots.push_back({pair, feature_shape, i, other_shape, on_b});
+        };
+        // One slot for a round feature; otherwise each shape's feature points against the
+        // other's core (a half-plane has no feature points). See contacts.hpp.
+        if (B.core == ShapeCore::point) features(sb, sa, true);
+        else if (A.core == ShapeCore::point) features(sa, sb, false);
+        else {
+          features(sa, sb, false);
+          features(sb, sa, true);
+        }
+        p.slot_count = m_.n_slots() - p.first_slot;
+        m_.pairs.push_back(p);
+      }
+    }
+  }
+
+  void read_contacts(const std::optional<Node>& n) {
+    std::optional<double> default_friction;
+    std::optional<Node> pairs, exclude;
+    if (n) {
+      n->expect_object({"margin", "friction", "pairs", "exclude"});
+      if (auto m = n->get("margin")) m_.contact_margin = m->nonnegative();
+      if (auto f = n->get("friction")) default_friction = f->nonnegative();
+      pairs = n->get("pairs");
+      exclude = n->get("exclude");
+    }
+    const Node where = n ? *n : root_.child("contacts");
+    auto friction_or_default = [&](const Node& at) {
+      if (!default_friction) at.fail("missing friction (give it here or as contacts.friction)");
+      return *default_friction;
+    };
+    std::set<std::pair<int, int>> seen;
+    auto key = [](int a, int b) { return std::make_pair(std::min(a, b), std::max(a, b)); };
+
+    if (pairs && !(pairs->raw().is_string() && pairs->raw() == "auto")) {
+      if (exclude) exclude->fail("only with \"pairs\": \"auto\"");
+      const size_t k = pairs->array();
+      for (size_t i = 0; i < k; ++i) {
+        const Node p = pairs->item(i);
+        p.expect_object({"bodies", "friction"});
+        const Node bodies = p.at("bodies");
+        if (bodies.array() != 2) bodies.fail("must name exactly two bodies");
+        const int a = body_index(bodies.item(0), false);
+        const int b = body_index(bodies.item(1), false);
+        if (a == b) bodies.fail("a body cannot touch itself");
+        if (!seen.insert(key(a, b)).second) bodies.fail("pair listed twice");
+        const double mu = p.has("friction") ? p.child("friction").nonnegative() : friction_or_default(p);
+        add_pair(a, b, mu, bodies);
+      }
+      return;
+    }
+    // "auto" (the default): every shape pair of bodies that can move relative to each other,
+    // except a joint's parent and child and the excluded pairs.
+    if (exclude) {
+      const size_t k = exclude->array();
+      for (size_t i = 0; i < k; ++i) {
+        const Node e = exclude->item(i);
+        if (e.array() != 2) e.fail("must name exactly two bodies");
+        seen.insert(key(body_index(e.item(0), false), body_index(e.item(1), false)));
+      }
+    }
+    for (size_t i = 0; i < m_.bodies.size(); ++i) {
+      for (size_t j = i + 1; j < m_.bodies.size(); ++j) {
+        int a = static_cast<int>(i), b = static_cast<int>(j);
+        if (seen.count(key(a, b)) || adjacent(a, b)) continue;
+        if (m_.bodies[a].kind == BodyKind::fixed && m_.bodies[b].kind == BodyKind::fixed) continue;
+        if (m_.bodies[a].shapes.empty() || m_.bodies[b].shapes.empty()) continue;
+        if (rank(m_.bodies[b].kind) < rank(m_.bodies[a].kind)) std::swap(a, b);
+        add_pair(a, b, friction_or_default(where), where);
+      }
+    }
+  }
+
+  void read_loads(const Node& list) {
+    const size_t k = list.array();
+    for (size_t i = 0; i < k; ++i) {
+      const Node n = list.item(i);
+      n.expect_object({"body", "force", "torque", "point", "frame"});
+      Load l;
+      const Node body = n.at("body");
+      l.body = body_index(body, false);
+      if (m_.bodies[l.body].kind == BodyKind::fixed) body.fail("a load on a fixed body has no effect");
+      l.point = m_.bodies[l.body].com;
+      if (auto f = n.get("force")) {
+        if (f->array() != 2) f->fail("must have 2 components (x, y), each a number or a schedule");
+        l.force = {read_schedule(f->item(0)), read_schedule(f->item(1))};
+      }
+      if (auto t = n.get("torque")) l.torque = read_schedule(*t);
+      if (auto p = n.get("point")) l.point = p->vec2();
+      if (auto fr = n.get("frame")) l.body_frame = fr->choice<bool>({{"world", false}, {"body", true}});
+      m_.loads.push_back(std::move(l));
+    }
+  }
+
+  void read_commands(const Node& n) {
+    if (!n.raw().is_object()) n.fail("must be an object mapping joint names to commands");
+    for (const auto& item : n.raw().items()) {
+      const Node c = n.child(item.key());
+      if (item.key() == "note") {
+        c.string();
+        continue;
+      }
+      const int j = m_.find_joint(item.key());
+      if (j < 0) {
+        for (const Dof& d : m_.dofs)
+          if (d.name == item.key()) c.fail("not an actuated joint (an unactuated DOF of a free body cannot be commanded)");
+        c.fail("no joint named \"" + item.key() + "\"");
+      }
+      Joint& joint = m_.joints[j];
+      c.expect_object({"velocity", "effort"});
+      const char* want = joint.control == Control::velocity ? "velocity" : "effort";
+      const char* other = joint.control == Control::velocity ? "effort" : "velocity";
+      if (c.has(other))
+        c.child(other).fail("joint \"" + joint.name + "\" is " + want + "-controlled; give \"" + want + "\"");
+      joint.command = read_schedule(c.at(want));
+    }
+  }
+
+  static double check_value(const ParameterRef& p, const Node& n) {
+    switch (p.kind) {
+      case ParameterRef::Kind::body_mass:
+      case ParameterRef::Kind::body_scale: return n.positive();
+      case ParameterRef::Kind::pair_friction: return n.nonnegative();
+      default: return n.number();
+    }
+  }
+
+  std::vector<std::vector<std::pair<ParameterRef, double>>> read_overrides(const Model& m, const Node& n) {
+    n.expect_object({"worlds"});
+    const Node worlds = n.at("worlds");
+    const size_t k = worlds.array(1);
+    std::vector<std::vector<std::pair<ParameterRef, double>>> out(k);
+    for (size_t i = 0; i < k; ++i) {
+      const Node w = worlds.item(i);
+      if (!w.raw().is_object()) w.fail("must be an object mapping parameter paths to values");
+      for (const auto& item : w.raw().items()) {
+        const Node v = w.child(item.key());
+        if (item.key() == "note") {
+          v.string();
+          continue;
+        }
+        const ParameterRef p = resolve_parameter(m, item.key(), v.path());
+        out[i].emplace_back(p, check_value(p, v));
+      }
+    }
+    return out;
+  }
+
+  std::vector<UncertainParameter> read_uncertainty(const Model& m, const Node& n) {
+    n.expect_object({"parameters"});
+    const Node list = n.at("parameters");
+    const size_t k = list.array(1);
+    std::vector<UncertainParameter> out;
+    std::set<std::string> seen;
+    for (size_t i = 0; i < k; ++i) {
+      const Node u = list.item(i);
+      if (!u.raw().is_object()) u.fail("must be an object");
+      const Node dist = u.at("distribution");
+      UncertainParameter up;
+      up.distribution.kind = dist.choice<Distribution::Kind>({{"uniform", Distribution::Kind::uniform},
+                                                              {"normal", Distribution::Kind::normal},
+                                                              {"truncated_normal", Distribution::Kind::truncated_normal}});
+      Distribution& d = up.distribution;
+      switch (d.kind) {
+        case Distribution::Kind::uniform: u.expect_object({"parameter", "distribution", "low", "high"}); break;
+        case Distribution::Kind::normal: u.expect_object({"parameter", "distribution", "mean", "stddev"}); break;
+        case Distribution::Kind::truncated_normal:
+          u.expect_object({"parameter", "distribution", "mean", "stddev", "low", "high"});
+          break;
+      }
+      const Node param = u.at("parameter");
+      up.parameter = resolve_parameter(m, param.string(), param.path());
+      if (!seen.insert(up.parameter.path).second) param.fail("parameter listed twice");
+      if (d.kind != Distribution::Kind::uniform) {
+        d.mean = u.at("mean").number();
+        d.stddev = u.at("stddev").positive();
+      }
+      if (d.kind != Distribution::Kind::normal) {
+        d.low = u.at("low").number();
+        d.high = u.at("high").number();
+        if (!(d.high > d.low)) u.child("high").fail("must be > low");
+      }
+      out.push_back(up);
+    }
+    return out;
+  }
+
+  SuccessCriterion read_success(const Model& m, const Node& n) {
+    SuccessCriterion s;
+    s.kind = n.at("type").choice<SuccessCriterion::Kind>(
+        {{"lifted", SuccessCriterion::Kind::lifted}, {"goal_region", SuccessCriterion::Kind::goal_region}});
+    if (s.kind == SuccessCriterion::Kind::lifted) n.expect_object({"type", "body", "height", "hold_until"});
+    else n.expect_object({"type", "body", "center", "tolerance"});
+    const Node body = n.at("body");
+    s.body = m.find_body(body.string());
+    if (s.body < 0) body.fail("no body named \"" + body.string() + "\"");
+    if (m.bodies[s.body].kind != BodyKind::free) body.fail("must be a free body (the object)");
+    if (s.kind == SuccessCriterion::Kind::lifted) {
+      if (m.world.type != WorldType::vertical) n.child("type").fail("\"lifted\" needs a vertical world");
+      s.height = n.at("height").positive();
+      s.hold_until = n.at("hold_until").nonnegative();
+    } else {
+      s.center = n.at("center").fixed_vector<3>();
+      const Node tol = n.at("tolerance");
+      s.tolerance = tol.fixed_vector<3>();
+      for (double t : s.tolerance)
+        if (!(t > 0)) tol.fail("every entry must be > 0");
+    }
+    return s;
+  }
+
+  Node root_;
+  Model m_;
+};
+
+}  // namespace
+
+ParameterRef resolve_parameter(const Model& m, std::string_view path, const std::string& where) {
+  using K = ParameterRef::Kind;
+  auto fail = [&](const std::string& why) -> ParameterRef {
+    throw SceneError(where, "parameter \"" + std::string(path) + "\": " + why);
+  };
+  std::vector<std::string> parts;
+  {
+    std::string cur;
+    for (char c : path) {
+      if (c == '.') {
+        parts.push_back(cur);
+        cur.clear();
+      } else {
+        cur += c;
+      }
+    }
+    parts.push_back(cur);
+  }
+  ParameterRef ref;
+  ref.path = std::string(path);
+  if (parts.size() >= 3 && parts[0] == "bodies") {
+    const int b = m.find_body(parts[1]);
+    if (b < 0) return fail("no body named \"" + parts[1] + "\"");
+    const Body& body = m.bodies[b];
+    ref.index = b;
+    if (parts.size() == 3 && parts[2] == "mass") {
+      if (body.kind == BodyKind::fixed) return fail("a fixed body has no mass");
+      ref.kind = K::body_mass;
+      return ref;
+    }
+    if (parts.size() == 3 && parts[2] == "scale") {
+      if (body.shapes.empty()) return fail("the body has no shapes to scale");
+      ref.kind = K::body_scale;
+      return ref;
+    }
+    if (parts.size() == 4 && parts[2] == "pose") {
+      if (body.kind == BodyKind::linked) return fail("a linked body's pose follows its joint; vary the joint position");
+      if (parts[3] == "x") ref.kind = K::body_pose_x;
+      else if (parts[3] == "y") ref.kind = K::body_pose_y;
+      else if (parts[3] == "theta") ref.kind = K::body_pose_theta;
+      else return fail("pose has components x, y and theta");
+      return ref;
+    }
+    return fail("a body parameter is mass, scale, or pose.x|y|theta");
+  }
+  if (parts.size() == 3 && parts[0] == "joints") {
+    ref.index = m.find_joint(parts[1]);
+    if (ref.index < 0) return fail("no joint named \"" + parts[1] + "\"");
+    if (parts[2] != "position") return fail("a joint parameter is position");
+    ref.kind = K::joint_position;
+    return ref;
+  }
+  if (parts.size() == 3 && parts[0] == "pairs") {
+    const auto slash = parts[1].find('/');
+    if (slash == std::string::npos) return fail("a pair is named \"A/B\" after its two bodies");
+    const int a = m.find_body(parts[1].substr(0, slash));
+    const int b = m.find_body(parts[1].substr(slash + 1));
+    for (size_t i = 0; i < m.pairs.size(); ++i) {
+      const ContactPair& p = m.pairs[i];
+      if ((p.body_a == a && p.body_b == b) || (p.body_a == b && p.body_b == a)) {
+        if (parts[2] != "friction") return fail("a pair parameter is friction");
+        ref.kind = K::pair_friction;
+        ref.index = static_cast<int>(i);
+        return ref;
+      }
+    }
+    return fail("no contact pair between those bodies");
+  }
+  return fail("unknown parameter (expected bodies.NAME.mass|scale|pose.x|pose.y|pose.theta, "
+              "joints.NAME.position or pairs.A/B.friction)");
+}
+
+std::string fnv1a_hex(std::string_view bytes) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  static const char* digits = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i, h >>= 4) out[i] = digits[h & 15];
+  return out;
+}
+
+Scene parse_scene(std::string_view text, const std::string& source) {
+  // Duplicate keys are errors (nlohmann keeps the last silently): track keys per object.
+  std::vector<std::set<std::string>> open_objects;
+  std::string duplicate;
+  auto callback = [&](int /*depth*/, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start: open_objects.emplace_back(); break;
+      case json::parse_event_t::object_end: open_objects.pop_back(); break;
+      case json::parse_event_t::key:
+        if (!open_objects.back().insert(parsed.get<std::string>()).second && duplicate.empty())
+          duplicate = parsed.get<std::string>();
+        break;
+      default: break;
+    }
+    return true;
+  };
+  json doc;
+  try {
+    doc = json::parse(text, callback);
+  } catch (const json::parse_error& e) {
+    // nlohmann's message: "[json.exception.parse_error.101] parse error at line L, column C: ..."
+    std::string what = e.what();
+    const auto pos = what.find("] ");
+    throw SceneError("", "malformed JSON: " + (pos == std::string::npos ? what : what.substr(pos + 2)));
+  }
+  if (!duplicate.empty()) throw SceneError("", "malformed scene: duplicate key \"" + duplicate + "\"");
+  Scene scene = Compiler(doc).run();
+  scene.source = source;
+  scene.hash = fnv1a_hex(text);
+  return scene;
+}
+
+Scene load_scene_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw SceneError("", "cannot read scene file \"" + path + "\"");
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  if (in.bad()) throw SceneError("", "error while reading scene file \"" + path + "\"");
+  return parse_scene(buf.str(), path);
+}
+
+}  // namespace qs
