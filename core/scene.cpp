@@ -369,6 +369,7 @@ class Compiler {
       const Node name = n.at("name");
       b.name = name.identifier();
       if (b.name == "world") name.fail("\"world\" is reserved for the fixed world frame");
+      if (b.name == "note") name.fail("\"note\" is reserved for comments");
       if (m_.find_body(b.name) >= 0) name.fail("duplicate body name \"" + b.name + "\"");
       if (auto p = n.get("pose")) b.pose = p->fixed_vector<3>();
       if (b.kind == BodyKind::free) {
@@ -409,6 +410,7 @@ class Compiler {
       Joint j;
       const Node name = n.at("name");
       j.name = name.identifier();
+      if (j.name == "note") name.fail("\"note\" is reserved for comments (commands are keyed by joint name)");
       if (m_.find_joint(j.name) >= 0) name.fail("duplicate joint name \"" + j.name + "\"");
       j.type = n.at("type").choice<JointType>({{"prismatic", JointType::prismatic}, {"revolute", JointType::revolute}});
       const Node parent = n.at("parent");
@@ -493,6 +495,7 @@ class Compiler {
   }
 
   void read_model(const Node& n) {
+    if (!n.raw().is_object()) n.fail("must be an object");
     const Node f = n.at("formulation");
     m_.formulation = f.choice<Formulation>({{"trinkle_lcp", Formulation::trinkle_lcp},
                                             {"perfect_velocity_lcp", Formulation::perfect_velocity_lcp},
@@ -561,7 +564,7 @@ class Compiler {
   void read_step(const Node& n) {
     n.expect_object({"h", "steps"});
     m_.step.h = n.at("h").positive();
-    m_.step.steps = n.has("steps") ? n.child("steps").integer(0) : 1;
+    m_.step.steps = n.at("steps").integer(0);
   }
 
   /// Rank for the default orientation of a pair: the normal points from the environment
@@ -578,6 +581,8 @@ class Compiler {
   void add_pair(int a, int b, double friction, const Node& where) {
     if (m_.bodies[a].kind == BodyKind::fixed && m_.bodies[b].kind == BodyKind::fixed)
       where.fail("bodies \"" + m_.bodies[a].name + "\" and \"" + m_.bodies[b].name + "\" are both fixed");
+    for (int x : {a, b})
+      if (m_.bodies[x].shapes.empty()) where.fail("body \"" + m_.bodies[x].name + "\" has no shapes to touch with");
     for (int sa : m_.bodies[a].shapes) {
       for (int sb : m_.bodies[b].shapes) {
         const Shape& A = m_.shapes[sa];
@@ -651,7 +656,9 @@ class Compiler {
       for (size_t i = 0; i < k; ++i) {
         const Node e = exclude->item(i);
         if (e.array() != 2) e.fail("must name exactly two bodies");
-        seen.insert(key(body_index(e.item(0), false), body_index(e.item(1), false)));
+        const int a = body_index(e.item(0), false), b = body_index(e.item(1), false);
+        if (a == b) e.fail("must name two different bodies");
+        seen.insert(key(a, b));
       }
     }
     for (size_t i = 0; i < m_.bodies.size(); ++i) {
@@ -711,11 +718,22 @@ class Compiler {
     }
   }
 
-  static double check_value(const ParameterRef& p, const Node& n) {
+  /// The range a parameter's values must lie in, as the scene reader checks it elsewhere:
+  /// masses of free bodies and scales > 0, masses of linked bodies and friction >= 0.
+  enum class Range { any, nonnegative, positive };
+  static Range range_of(const Model& m, const ParameterRef& p) {
     switch (p.kind) {
       case ParameterRef::Kind::body_mass:
-      case ParameterRef::Kind::body_scale: return n.positive();
-      case ParameterRef::Kind::pair_friction: return n.nonnegative();
+        return m.bodies[p.index].kind == BodyKind::free ? Range::positive : Range::nonnegative;
+      case ParameterRef::Kind::body_scale: return Range::positive;
+      case ParameterRef::Kind::pair_friction: return Range::nonnegative;
+      default: return Range::any;
+    }
+  }
+  static double check_value(const Model& m, const ParameterRef& p, const Node& n) {
+    switch (range_of(m, p)) {
+      case Range::positive: return n.positive();
+      case Range::nonnegative: return n.nonnegative();
       default: return n.number();
     }
   }
@@ -735,7 +753,9 @@ class Compiler {
           continue;
         }
         const ParameterRef p = resolve_parameter(m, item.key(), v.path());
-        out[i].emplace_back(p, check_value(p, v));
+        for (const auto& [earlier, value] : out[i])
+          if (earlier.same_as(p)) v.fail("names the same parameter as \"" + earlier.path + "\"");
+        out[i].emplace_back(p, check_value(m, p, v));
       }
     }
     return out;
@@ -746,7 +766,6 @@ class Compiler {
     const Node list = n.at("parameters");
     const size_t k = list.array(1);
     std::vector<UncertainParameter> out;
-    std::set<std::string> seen;
     for (size_t i = 0; i < k; ++i) {
       const Node u = list.item(i);
       if (!u.raw().is_object()) u.fail("must be an object");
@@ -765,7 +784,9 @@ class Compiler {
       }
       const Node param = u.at("parameter");
       up.parameter = resolve_parameter(m, param.string(), param.path());
-      if (!seen.insert(up.parameter.path).second) param.fail("parameter listed twice");
+      for (const UncertainParameter& earlier : out)
+        if (earlier.parameter.same_as(up.parameter))
+          param.fail("names the same parameter as \"" + earlier.parameter.path + "\" (listed twice)");
       if (d.kind != Distribution::Kind::uniform) {
         d.mean = u.at("mean").number();
         d.stddev = u.at("stddev").positive();
@@ -775,12 +796,23 @@ class Compiler {
         d.high = u.at("high").number();
         if (!(d.high > d.low)) u.child("high").fail("must be > low");
       }
+      // Every sample must be a value the parameter may take.
+      const Range range = range_of(m, up.parameter);
+      if (range != Range::any) {
+        const char* bound = range == Range::positive ? "> 0" : ">= 0";
+        if (d.kind == Distribution::Kind::normal)
+          u.child("distribution").fail("a normal distribution can reach any value, but this parameter must be " +
+                                       std::string(bound) + "; use truncated_normal");
+        const bool ok = range == Range::positive ? d.low > 0 : d.low >= 0;
+        if (!ok) u.child("low").fail(std::string("must be ") + bound + " for this parameter");
+      }
       out.push_back(up);
     }
     return out;
   }
 
   SuccessCriterion read_success(const Model& m, const Node& n) {
+    if (!n.raw().is_object()) n.fail("must be an object");
     SuccessCriterion s;
     s.kind = n.at("type").choice<SuccessCriterion::Kind>(
         {{"lifted", SuccessCriterion::Kind::lifted}, {"goal_region", SuccessCriterion::Kind::goal_region}});
@@ -865,14 +897,17 @@ ParameterRef resolve_parameter(const Model& m, std::string_view path, const std:
   if (parts.size() == 3 && parts[0] == "pairs") {
     const auto slash = parts[1].find('/');
     if (slash == std::string::npos) return fail("a pair is named \"A/B\" after its two bodies");
-    const int a = m.find_body(parts[1].substr(0, slash));
-    const int b = m.find_body(parts[1].substr(slash + 1));
-    for (size_t i = 0; i < m.pairs.size(); ++i) {
-      const ContactPair& p = m.pairs[i];
+    const std::string name_a = parts[1].substr(0, slash), name_b = parts[1].substr(slash + 1);
+    const int a = m.find_body(name_a);
+    const int b = m.find_body(name_b);
+    if (a < 0) return fail("no body named \"" + name_a + "\"");
+    if (b < 0) return fail("no body named \"" + name_b + "\"");
+    for (const ContactPair& p : m.pairs) {
       if ((p.body_a == a && p.body_b == b) || (p.body_a == b && p.body_b == a)) {
         if (parts[2] != "friction") return fail("a pair parameter is friction");
         ref.kind = K::pair_friction;
-        ref.index = static_cast<int>(i);
+        ref.index = p.body_a;
+        ref.other = p.body_b;
         return ref;
       }
     }

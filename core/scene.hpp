@@ -36,8 +36,15 @@ class SceneError : public std::runtime_error {
 struct ParameterRef {
   enum class Kind { body_mass, body_pose_x, body_pose_y, body_pose_theta, body_scale, joint_position, pair_friction };
   Kind kind = Kind::body_mass;
-  int index = -1;  // body, joint, or the first pair with those bodies
+  int index = -1;  // the body or joint; pair_friction: body A of the pair
+  int other = -1;  // pair_friction: body B (the parameter applies to every shape pair of A and B)
   std::string path;
+  /// Two paths name the same parameter (e.g. pairs.A/B and pairs.B/A).
+  bool same_as(const ParameterRef& o) const {
+    if (kind != o.kind) return false;
+    if (kind != Kind::pair_friction) return index == o.index;
+    return (index == o.index && other == o.other) || (index == o.other && other == o.index);
+  }
 };
 
 /// Resolve a parameter path against a Model; throws SceneError (at `where`) when the path

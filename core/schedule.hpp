@@ -25,8 +25,8 @@ class Schedule {
 
   Schedule() = default;
   static Schedule constant(double value) { return Schedule({}, {value}, {}); }
-  /// breaks strictly increasing and values.size() == breaks.size() + 1 (checked by the
-  /// scene reader, which names the field; asserted here).
+  /// values.size() == breaks.size() + 1 and breaks sorted (asserted here); the scene
+  /// reader also requires them strictly increasing and names the field when they are not.
   Schedule(std::vector<double> breaks, std::vector<double> values, std::vector<Term> terms);
 
   double operator()(double t) const;

@@ -74,7 +74,11 @@ void print_contacts(const Model& m, const State& s, std::ostream& out) {
     const ContactSlot& cs = m.slots[i];
     const ContactFrame<double>& f = ws.frame[i];
     std::ostringstream feature;
-    feature << m.bodies[m.shapes[cs.feature_shape].body].name << "#" << cs.feature_index;
+    // body:shape#feature, the shape counted within its body
+    const Shape& fs = m.shapes[cs.feature_shape];
+    const std::vector<int>& own = m.bodies[fs.body].shapes;
+    feature << m.bodies[fs.body].name << ":" << (std::find(own.begin(), own.end(), cs.feature_shape) - own.begin()) << "#"
+            << cs.feature_index;
     out << "  " << std::setw(4) << i << "  " << std::left << std::setw(28) << m.pair_name(cs.pair) << " "
         << std::setw(14) << feature.str() << std::right << std::setw(12) << format_number(f.phi) << "   ("
         << std::setw(6) << format_number(f.normal.x) << ", " << std::setw(6) << format_number(f.normal.y) << ")   "

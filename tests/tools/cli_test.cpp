@@ -1,1 +1,162 @@
+// The CLI's contract: exit codes, one-line errors, provenance, no output file that looks
+// complete after a failure.
+#include "tools/cli.hpp"
+
 #include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace qs::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kGripper = std::string(QUASISTEP_SOURCE_DIR) + "/examples/pang_tedrake_gripper.json";
+
+struct Result {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Result run(std::vector<std::string> args) {
+  args.insert(args.begin(), "quasistep");
+  std::vector<const char*> argv;
+  for (const std::string& a : args) argv.push_back(a.c_str());
+  std::ostringstream out, err;
+  const int code = qs::cli::main(static_cast<int>(argv.size()), argv.data(), out, err);
+  return {code, out.str(), err.str()};
+}
+
+int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("quasistep_cli_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+                                        "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string file(const std::string& name, const std::string& content) {
+    const fs::path p = dir_ / name;
+    std::ofstream(p) << content;
+    return p.string();
+  }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+TEST_F(CliTest, ValidateAcceptsTheGripperAndSummarisesIt) {
+  const Result r = run({"validate", kGripper});
+  EXPECT_EQ(r.code, kOk) << r.err;
+  EXPECT_NE(r.out.find("ok: "), std::string::npos);
+  EXPECT_NE(r.out.find("u = [cylinder.x, cylinder.y], a = [x_l, x_r, y_g]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("trinkle_lcp"), std::string::npos);
+  EXPECT_TRUE(r.err.empty());
+}
+
+TEST_F(CliTest, ValidateContactsListsEverySlot) {
+  const Result r = run({"validate", kGripper, "--contacts"});
+  EXPECT_EQ(r.code, kOk);
+  EXPECT_NE(r.out.find("left_finger/cylinder"), std::string::npos);
+  EXPECT_NE(r.out.find("ground/cylinder"), std::string::npos);
+}
+
+TEST_F(CliTest, BadSceneIsOneLineNamingTheFieldAndExitsOne) {
+  const std::string bad = file("bad.json", R"({"format": 1, "world": {"type": "vertical"},
+    "model": {"formulation": "trinkle_lcp"},
+    "bodies": [{"name": "b", "kind": "free", "mass": 1, "shapes": [{"type": "disk", "radius": -1}]}]})");
+  const Result r = run({"validate", bad});
+  EXPECT_EQ(r.code, kInputError);
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("bodies[0].shapes[0].radius: must be > 0"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty());
+}
+
+TEST_F(CliTest, MalformedJsonAndMissingFileAreOneLineErrors) {
+  const Result malformed = run({"validate", file("m.json", "{\"format\": 1,,}")});
+  EXPECT_EQ(malformed.code, kInputError);
+  EXPECT_EQ(lines(malformed.err), 1) << malformed.err;
+  EXPECT_NE(malformed.err.find("malformed JSON"), std::string::npos);
+  const Result missing = run({"validate", path("nope.json")});
+  EXPECT_EQ(missing.code, kInputError);
+  EXPECT_NE(missing.err.find("cannot read scene file"), std::string::npos);
+}
+
+TEST_F(CliTest, UsageErrorsExitOne) {
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {}, {"frobnicate"}, {"run"}, {"run", kGripper, "--steps", "-1"}, {"validate", kGripper, "--threads", "x"},
+           {"validate", kGripper, "--bogus"}}) {
+    const Result r = run(args);
+    EXPECT_EQ(r.code, kInputError) << (args.empty() ? "(none)" : args[0]);
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+  }
+}
+
+TEST_F(CliTest, HelpAndVersionExitZero) {
+  EXPECT_EQ(run({"--help"}).code, kOk);
+  EXPECT_EQ(run({"run", "--help"}).code, kOk);
+  const Result v = run({"--version"});
+  EXPECT_EQ(v.code, kOk);
+  EXPECT_NE(v.out.find("quasistep "), std::string::npos);
+}
+
+TEST_F(CliTest, ThreadsIsAcceptedByEverySubcommand) {
+  EXPECT_EQ(run({"validate", kGripper, "--threads", "2"}).code, kOk);
+  EXPECT_EQ(run({"run", kGripper, "--steps", "0", "--threads", "1"}).code, kOk);
+}
+
+TEST_F(CliTest, RunZeroStepsWritesRowZeroWithProvenance) {
+  const std::string out = path("traj.csv"), forces = path("forces.csv");
+  const Result r = run({"run", kGripper, "--steps", "0", "--out", out, "--forces", forces});
+  ASSERT_EQ(r.code, kOk) << r.err;
+  EXPECT_EQ(lines(r.err), 1);  // the summary
+  std::ifstream in(out);
+  std::string provenance, header, row, extra;
+  std::getline(in, provenance);
+  std::getline(in, header);
+  std::getline(in, row);
+  EXPECT_FALSE(std::getline(in, extra));
+  EXPECT_EQ(provenance.rfind("# quasistep ", 0), 0u) << provenance;
+  EXPECT_NE(provenance.find("scene_hash="), std::string::npos);
+  EXPECT_NE(provenance.find("model=trinkle_lcp"), std::string::npos);
+  EXPECT_NE(provenance.find("seed="), std::string::npos);
+  EXPECT_EQ(header, "step,t,cylinder.x,cylinder.y,x_l,x_r,y_g");
+  EXPECT_EQ(row, "0,0,0,0.050000000000000003,-0.070000000000000007,0.070000000000000007,0.01");
+  EXPECT_TRUE(fs::exists(forces));
+  EXPECT_FALSE(fs::exists(out + ".partial"));
+}
+
+TEST_F(CliTest, RunThatCannotStepLeavesNoOutputFile) {
+  const std::string out = path("traj.csv");
+  const Result r = run({"run", kGripper, "--out", out});
+  EXPECT_EQ(r.code, kInputError);
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("model.formulation"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_FALSE(fs::exists(out + ".partial"));
+}
+
+TEST_F(CliTest, UnwritableOutputIsAnInputError) {
+  const Result r = run({"run", kGripper, "--steps", "0", "--out", path("no/such/dir/traj.csv")});
+  EXPECT_EQ(r.code, kInputError);
+  EXPECT_NE(r.err.find("cannot write output file"), std::string::npos) << r.err;
+}
+
+TEST_F(CliTest, StepsWithoutStepSectionNamesStepH) {
+  const std::string scene = file("nostep.json", R"({"format": 1, "world": {"type": "vertical"},
+    "model": {"formulation": "ucp"},
+    "bodies": [{"name": "b", "kind": "free", "mass": 1, "shapes": [{"type": "disk", "radius": 1}]}]})");
+  EXPECT_EQ(run({"run", scene, "--steps", "0"}).code, kOk);
+  const Result r = run({"run", scene, "--steps", "3"});
+  EXPECT_EQ(r.code, kInputError);
+  EXPECT_NE(r.err.find("step.h"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace qs::cli
