@@ -358,6 +358,9 @@ class Compiler {
     for (size_t i = 0; i < k; ++i) {
       const Node n = list.item(i);
       if (!n.raw().is_object()) n.fail("must be an object");
+      if (n.has("pose3"))
+        n.child("pose3").fail("reserved for 3D bodies ([x, y, z, qw, qx, qy, qz], position and unit quaternion) "
+                              "of a body_on_plane world, which this build does not have yet");
       Body b;
       b.kind = n.at("kind").choice<BodyKind>(
           {{"fixed", BodyKind::fixed}, {"free", BodyKind::free}, {"linked", BodyKind::linked}});
