@@ -4,11 +4,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 
 namespace qs {
 namespace {
@@ -43,8 +44,9 @@ class Node {
     }
   }
   bool has(std::string_view key) const { return j_->contains(key); }
+  /// The value at an existing key (checked: indexing a missing key is a bug, not input).
   Node child(std::string_view key) const {
-    return Node((*j_)[std::string(key)], path_.empty() ? std::string(key) : path_ + "." + std::string(key));
+    return Node(j_->at(std::string(key)), path_.empty() ? std::string(key) : path_ + "." + std::string(key));
   }
   Node at(std::string_view key) const {
     if (!has(key)) throw SceneError(path_.empty() ? std::string(key) : path_ + "." + std::string(key), "missing (required)");
@@ -79,6 +81,7 @@ class Node {
   }
   int integer(int min_value) const {
     if (!j_->is_number_integer()) fail("must be an integer");
+    if (j_->is_number_unsigned() && j_->get<std::uint64_t>() > 1'000'000'000u) fail("must be <= 1000000000");
     const auto v = j_->get<std::int64_t>();
     if (v < min_value) fail("must be >= " + std::to_string(min_value));
     if (v > 1'000'000'000) fail("must be <= 1000000000");
@@ -194,13 +197,18 @@ std::vector<Vec2<double>> read_convex_polygon(const Node& n) {
     scale = std::max(scale, norm(v[i] - v[(i + 1) % k]));
   }
   if (area2 < 0) std::reverse(v.begin(), v.end());
+  // Strictly convex: every turn is to the left, and the turns add up to one full turn (a
+  // star polygon turns left at every vertex too, but winds twice).
+  const char* why = "vertices must form a strictly convex polygon (collinear, repeated, reflex or crossing "
+                    "vertices found; describe a non-convex body as several convex shapes)";
+  double turning = 0;
   for (size_t i = 0; i < k; ++i) {
     const Vec2<double> e1 = v[(i + 1) % k] - v[i];
     const Vec2<double> e2 = v[(i + 2) % k] - v[(i + 1) % k];
-    if (!(cross(e1, e2) > 1e-12 * scale * scale))
-      n.fail("vertices must form a strictly convex polygon (collinear, repeated or reflex vertex found; "
-             "describe a non-convex body as several convex shapes)");
+    if (!(cross(e1, e2) > 1e-12 * scale * scale)) n.fail(why);
+    turning += std::atan2(cross(e1, e2), dot(e1, e2));
   }
+  if (std::abs(turning - 2 * M_PI) > 1e-6) n.fail(why);
   return v;
 }
 
@@ -339,9 +347,8 @@ class Compiler {
     if (!root_.raw().is_object()) root_.fail("a scene must be a JSON object");
     const Node f = root_.at("format");
     if (!f.raw().is_number_integer()) f.fail("must be the integer " + std::to_string(kSceneFormatVersion));
-    const auto v = f.raw().get<std::int64_t>();
-    if (v != kSceneFormatVersion)
-      f.fail("format version " + std::to_string(v) + " is not known to this reader (it reads format " +
+    if (f.raw() != kSceneFormatVersion)
+      f.fail("format version " + f.raw().dump() + " is not known to this reader (it reads format " +
              std::to_string(kSceneFormatVersion) + ")");
   }
 
@@ -627,7 +634,8 @@ class Compiler {
       pairs = n->get("pairs");
       exclude = n->get("exclude");
     }
-    const Node where = n ? *n : root_.child("contacts");
+    static const json kEmptyObject = json::object();
+    const Node where = n ? *n : Node(kEmptyObject, "contacts");
     auto friction_or_default = [&](const Node& at) {
       if (!default_friction) at.fail("missing friction (give it here or as contacts.friction)");
       return *default_friction;
@@ -921,7 +929,7 @@ ParameterRef resolve_parameter(const Model& m, std::string_view path, const std:
 }
 
 std::string fnv1a_hex(std::string_view bytes) {
-  std::uint64_t h = 1469598103934665603ull;
+  std::uint64_t h = 14695981039346656037ull;  // FNV-1a 64 offset basis 0xcbf29ce484222325
   for (unsigned char c : bytes) {
     h ^= c;
     h *= 1099511628211ull;
@@ -951,8 +959,9 @@ Scene parse_scene(std::string_view text, const std::string& source) {
   json doc;
   try {
     doc = json::parse(text, callback);
-  } catch (const json::parse_error& e) {
-    // nlohmann's message: "[json.exception.parse_error.101] parse error at line L, column C: ..."
+  } catch (const json::exception& e) {
+    // nlohmann's messages: "[json.exception.parse_error.101] parse error at line L, column C: ..."
+    // and, for a number beyond double range, "[json.exception.out_of_range.406] number overflow ...".
     std::string what = e.what();
     const auto pos = what.find("] ");
     throw SceneError("", "malformed JSON: " + (pos == std::string::npos ? what : what.substr(pos + 2)));
@@ -965,12 +974,14 @@ Scene parse_scene(std::string_view text, const std::string& source) {
 }
 
 Scene load_scene_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw SceneError("", "cannot read scene file \"" + path + "\" (it is a directory)");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw SceneError("", "cannot read scene file \"" + path + "\"");
-  std::ostringstream buf;
-  buf << in.rdbuf();
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) throw SceneError("", "error while reading scene file \"" + path + "\"");
-  return parse_scene(buf.str(), path);
+  return parse_scene(text, path);
 }
 
 }  // namespace qs
