@@ -87,10 +87,15 @@ void contact_jacobian_rows(const Model& m, int slot, const ContactFrame<T>& cf, 
                            const Pose2<T>* joint_frame, T* jn, T* jt) {
   const ContactPair& pair = m.pairs[m.slots[slot].pair];
   for (int k = 0; k < m.n_q(); ++k) jn[k] = jt[k] = T(0);
-  add_point_jacobian(m, pair.body_b, cf.point_b, cf.normal, T(1), body_pose, joint_frame, jn);
-  add_point_jacobian(m, pair.body_a, cf.point_a, cf.normal, T(-1), body_pose, joint_frame, jn);
-  add_point_jacobian(m, pair.body_b, cf.point_b, cf.tangent, T(1), body_pose, joint_frame, jt);
-  add_point_jacobian(m, pair.body_a, cf.point_a, cf.tangent, T(-1), body_pose, joint_frame, jt);
+  // One walk per body fills both rows: + for B's witness point, then - for A's.
+  auto both_rows = [&](const T& sign) {
+    return [&, sign](int dof, const Vec2<T>& column) {
+      jn[dof] = jn[dof] + sign * dot(cf.normal, column);
+      jt[dof] = jt[dof] + sign * dot(cf.tangent, column);
+    };
+  };
+  visit_point_jacobian(m, pair.body_b, cf.point_b, body_pose, joint_frame, both_rows(T(1)));
+  visit_point_jacobian(m, pair.body_a, cf.point_a, body_pose, joint_frame, both_rows(T(-1)));
 }
 
 using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;

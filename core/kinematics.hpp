@@ -39,29 +39,38 @@ void forward_kinematics(const Model& m, const T* q, Pose2<T>* body_pose, Pose2<T
   }
 }
 
-/// row += sign * dir^T dp/dq, for the material point of `body` at world position p:
-/// the derivative of dot(dir, p) with respect to every coordinate that moves the body.
-/// `row` has n_q entries; static bodies add nothing.
-template <class T>
-void add_point_jacobian(const Model& m, int body, const Vec2<T>& p, const Vec2<T>& dir, const T& sign,
-                        const Pose2<T>* body_pose, const Pose2<T>* joint_frame, T* row) {
+/// Calls visit(dof, column) with column = dp/dq_dof for every coordinate that moves the
+/// material point of `body` at world position p (the one walk up the kinematic chain that
+/// every Jacobian in the project uses). Fixed bodies have none.
+template <class T, class Visit>
+void visit_point_jacobian(const Model& m, int body, const Vec2<T>& p, const Pose2<T>* body_pose,
+                          const Pose2<T>* joint_frame, Visit&& visit) {
   while (body >= 0) {
     const Body& b = m.bodies[body];
     if (b.kind == BodyKind::fixed) return;
     if (b.kind == BodyKind::free) {
-      if (b.dof[0] >= 0) row[b.dof[0]] = row[b.dof[0]] + sign * dir.x;
-      if (b.dof[1] >= 0) row[b.dof[1]] = row[b.dof[1]] + sign * dir.y;
+      if (b.dof[0] >= 0) visit(b.dof[0], Vec2<T>{T(1), T(0)});
+      if (b.dof[1] >= 0) visit(b.dof[1], Vec2<T>{T(0), T(1)});
       // d p / d theta = perp(p - origin) for a point fixed in the body.
-      if (b.dof[2] >= 0) row[b.dof[2]] = row[b.dof[2]] + sign * dot(dir, perp(p - body_pose[body].translation));
+      if (b.dof[2] >= 0) visit(b.dof[2], perp(p - body_pose[body].translation));
       return;
     }
     const Joint& j = m.joints[b.parent_joint];
     const Pose2<T>& f = joint_frame[b.parent_joint];
-    const T d = j.type == JointType::prismatic ? dot(dir, f.rotate(Vec2<T>{T(j.axis.x), T(j.axis.y)}))
-                                               : dot(dir, perp(p - f.translation));
-    row[j.dof] = row[j.dof] + sign * d;
+    visit(j.dof, j.type == JointType::prismatic ? f.rotate(Vec2<T>{T(j.axis.x), T(j.axis.y)})
+                                                : perp(p - f.translation));
     body = j.parent;
   }
+}
+
+/// row += sign * dir^T dp/dq, for the material point of `body` at world position p:
+/// the derivative of dot(dir, p) with respect to every coordinate that moves the body.
+/// `row` has n_q entries.
+template <class T>
+void add_point_jacobian(const Model& m, int body, const Vec2<T>& p, const Vec2<T>& dir, const T& sign,
+                        const Pose2<T>* body_pose, const Pose2<T>* joint_frame, T* row) {
+  visit_point_jacobian(m, body, p, body_pose, joint_frame,
+                       [&](int dof, const Vec2<T>& column) { row[dof] = row[dof] + sign * dot(dir, column); });
 }
 
 /// row += sign * d(theta_body)/dq: the angular velocity Jacobian of a body.
