@@ -194,7 +194,7 @@ class Lemke {
       }
     }
     // Check against the original mixed problem.
-    out.w = M.bottomLeftCorner(m, k) * out.u;  // fixed-capacity destination: no allocation
+    out.w.noalias() = M.bottomLeftCorner(m, k) * out.u;  // noalias: no heap temporary
     out.w.noalias() += M.bottomRightCorner(m, m) * out.z;
     out.w += q.tail(m);
     eq_ = q.head(k);
