@@ -14,22 +14,15 @@
 #include <utility>
 #include <vector>
 
+#include "core/json_node.hpp"
 #include "core/model.hpp"
 
 namespace qs {
 
 constexpr int kSceneFormatVersion = 1;
 
-class SceneError : public std::runtime_error {
- public:
-  SceneError(std::string path, const std::string& message)
-      : std::runtime_error(path.empty() ? message : path + ": " + message), path_(std::move(path)) {}
-  /// JSON path of the field at fault ("" for the document as a whole).
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+/// A scene input error: what() is "path: cause" (see core/json_node.hpp).
+using SceneError = JsonInputError;
 
 /// A per-world parameter that overrides and uncertainty sections may change, addressed by
 /// a path such as `bodies.cylinder.mass` (see docs/scene-format.md, "Parameter paths").

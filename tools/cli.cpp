@@ -12,6 +12,7 @@
 #include "core/contacts.hpp"
 #include "core/scene.hpp"
 #include "core/version.hpp"
+#include "tools/lcp_command.hpp"
 #include "tools/output_file.hpp"
 
 namespace qs::cli {
@@ -92,6 +93,18 @@ Scene load(const std::string& path) {
   } catch (const SceneError& e) {
     throw InputError(path + ": " + e.what());
   }
+}
+
+int cmd_lcp(const std::string& path, std::ostream& out) {
+  LcpProblem problem;
+  try {
+    problem = load_lcp_problem(path);
+  } catch (const JsonInputError& e) {
+    throw InputError(path + ": " + e.what());
+  }
+  // Exit 0 whenever the solver ran, whatever it concluded (see cli.hpp).
+  out << solve_lcp_to_json(problem) << "\n";
+  return kOk;
 }
 
 int cmd_validate(const std::string& path, bool contacts, std::ostream& out) {
@@ -188,6 +201,11 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   validate->add_flag("--contacts", contacts, "Also list every contact slot at the initial state");
   add_common(*validate, common);
 
+  std::string lcp_path;
+  CLI::App* lcp = app.add_subcommand("lcp", "Solve one LCP {\"M\", \"q\", \"free\"} by Lemke; prints JSON");
+  lcp->add_option("problem", lcp_path, "Problem file (JSON)")->required();
+  add_common(*lcp, common);
+
   RunOptions run_opt;
   CLI::App* run = app.add_subcommand("run", "Step one world and write its trajectory");
   run->add_option("scene", run_opt.scene, "Scene file (JSON, format 1)")->required();
@@ -215,6 +233,7 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
     if (common.threads > 0) threads.emplace(tbb::global_control::max_allowed_parallelism, common.threads);
     if (*validate) return cmd_validate(validate_path, contacts, out);
     if (*run) return cmd_run(run_opt, err);
+    if (*lcp) return cmd_lcp(lcp_path, out);
   } catch (const InputError& e) {
     err << "quasistep: " << e.what() << "\n";
     return kInputError;

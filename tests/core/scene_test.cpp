@@ -146,7 +146,7 @@ TEST(SceneErrors, DuplicateKey) {
   const std::string from = "\"mass\":1.0,";
   ASSERT_NE(text.find(from), std::string::npos);
   text.replace(text.find(from), from.size(), "\"mass\":1.0,\"mass\":2.0,");
-  EXPECT_TRUE(FailsText(text, "", "malformed scene: duplicate key \"mass\""));
+  EXPECT_TRUE(FailsText(text, "", "malformed JSON: duplicate key \"mass\""));
 }
 
 TEST(SceneErrors, SameKeyInDifferentObjectsIsNotADuplicate) {

@@ -158,5 +158,56 @@ TEST_F(CliTest, StepsWithoutStepSectionNamesStepH) {
   EXPECT_NE(r.err.find("step.h"), std::string::npos) << r.err;
 }
 
+TEST_F(CliTest, LcpPrintsTheSolutionAsJson) {
+  const std::string p = file("lcp.json", R"({"M": [[2, 1, 0], [1, 2, 1], [0, 1, 2]], "q": [-1, 1, -1]})");
+  const Result r = run({"lcp", p});
+  ASSERT_EQ(r.code, kOk) << r.err;
+  EXPECT_EQ(r.out.rfind("{\"status\":\"solved\",\"z\":[0.5,0.0,0.5],\"w\":[0.0,2.0,0.0],\"pivots\":", 0), 0u) << r.out;
+  EXPECT_TRUE(r.err.empty());
+}
+
+TEST_F(CliTest, LcpWithFreeVariablesReportsAllOfThem) {
+  const std::string p = file("mlcp.json", R"({"M": [[0, 1, -1], [1, 1, 0], [-1, 0, 1]], "q": [-1, 0.5, 0.25], "free": 1})");
+  const Result r = run({"lcp", p});
+  ASSERT_EQ(r.code, kOk) << r.err;
+  EXPECT_NE(r.out.find("\"status\":\"solved\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"z\":[-1.5,1.0,0.0]"), std::string::npos) << r.out;
+}
+
+TEST_F(CliTest, LcpWithoutSolutionStillExitsZero) {
+  const Result r = run({"lcp", file("none.json", R"({"M": [[-1]], "q": [-1]})")});
+  EXPECT_EQ(r.code, kOk);
+  EXPECT_NE(r.out.find("\"status\":\"not_found\",\"z\":null,\"w\":null"), std::string::npos) << r.out;
+}
+
+TEST_F(CliTest, LcpBadInputIsOneLineNamingTheField) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"M": [[1, 2]], "q": [1]})", "M[0]: must be a row of 1 numbers"},
+      {R"({"M": [[1]], "q": [1, 2]})", "M: must be a 2 x 2 matrix"},
+      {R"({"M": [[1]], "q": [1], "free": 2})", "free: must be <= n = 1"},
+      {R"({"M": [[1]], "q": [1], "free": -1})", "free: must be >= 0"},
+      {R"({"M": [], "q": []})", "q: must have at least 1 entries"},
+      {R"({"M": [[1e999]], "q": [1]})", "malformed JSON"},
+      {R"({"M": [["x"]], "q": [1]})", "M[0][0]: must be a number"},
+      {R"({"M": [[1]], "q": [1], "extra": 0})", "extra: unknown field"},
+      {R"({"M": [[1]]})", "q: missing"},
+  };
+  for (const auto& [text, fragment] : cases) {
+    const Result r = run({"lcp", file("bad.json", text)});
+    EXPECT_EQ(r.code, kInputError) << text;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(fragment), std::string::npos) << text << " -> " << r.err;
+    EXPECT_TRUE(r.out.empty());
+  }
+  const std::string big = [] {
+    std::string s = R"({"q": [)";
+    for (int i = 0; i < 129; ++i) s += (i ? ",1" : "1");
+    return s + "], \"M\": []}";
+  }();
+  const Result r = run({"lcp", file("big.json", big)});
+  EXPECT_EQ(r.code, kInputError);
+  EXPECT_NE(r.err.find("up to n = 128"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace qs::cli

@@ -1,0 +1,92 @@
+#include "tools/lcp_command.hpp"
+
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <memory>
+
+#include "core/json_node.hpp"
+#include "kernels/lemke.hpp"
+
+namespace qs::cli {
+namespace {
+
+using json_input::json;
+using json_input::Node;
+
+// The CLI's capacity for `lcp`: the largest problem a Lemke<128> holds.
+using CliLemke = Lemke<128>;
+
+LcpProblem read_problem(const json& doc) {
+  const Node root(doc, "");
+  root.expect_object({"M", "q", "free"});
+  const Node qn = root.at("q");
+  const size_t n = qn.array(1);
+  if (n > static_cast<size_t>(CliLemke::kCapacity))
+    qn.fail("has " + std::to_string(n) + " entries; this build solves LCPs up to n = " +
+            std::to_string(CliLemke::kCapacity));
+  LcpProblem p;
+  p.q.resize(static_cast<Eigen::Index>(n));
+  for (size_t i = 0; i < n; ++i) p.q[static_cast<Eigen::Index>(i)] = qn.item(i).number();
+  p.M = root.at("M").matrix(static_cast<int>(n), static_cast<int>(n));
+  if (auto f = root.get("free")) {
+    p.free = f->integer(0);
+    if (p.free > static_cast<int>(n)) f->fail("must be <= n = " + std::to_string(n));
+  }
+  return p;
+}
+
+nlohmann::ordered_json vector_json(const Eigen::Ref<const Eigen::VectorXd>& v) {
+  nlohmann::ordered_json a = nlohmann::ordered_json::array();
+  for (Eigen::Index i = 0; i < v.size(); ++i) a.push_back(v[i]);
+  return a;
+}
+
+}  // namespace
+
+LcpProblem load_lcp_problem(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw JsonInputError("", "cannot read problem file \"" + path + "\"");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return read_problem(json_input::parse_document(text));
+}
+
+std::string solve_lcp_to_json(const LcpProblem& p) {
+  auto solver = std::make_unique<CliLemke>();
+  nlohmann::ordered_json out;  // keys in the documented order
+  const int n = static_cast<int>(p.q.size());
+  Eigen::VectorXd z = Eigen::VectorXd::Zero(n), w = Eigen::VectorXd::Zero(n);
+  Status status;
+  SolverStats stats;
+  if (p.free == 0) {
+    auto r = std::make_unique<CliLemke::Result>();
+    status = solver->solve(p.M, p.q, *r);
+    stats = r->stats;
+    if (status == Status::solved) {
+      z = r->z;
+      w = r->w;
+    }
+  } else {
+    auto r = std::make_unique<CliLemke::MixedResult>();
+    status = solver->solve_mixed(p.M, p.q, p.free, *r);
+    stats = r->stats;
+    if (status == Status::solved) {
+      z << r->u, r->z;
+      w = p.M * z + p.q;  // the free rows' entries are the equality residuals
+    }
+  }
+  out["status"] = std::string(to_string(status));
+  // A point is reported only when it is a verified solution.
+  if (status == Status::solved) {
+    out["z"] = vector_json(z);
+    out["w"] = vector_json(w);
+  } else {
+    out["z"] = nullptr;
+    out["w"] = nullptr;
+  }
+  out["pivots"] = stats.iterations;
+  out["residual"] = stats.residual;
+  return out.dump();
+}
+
+}  // namespace qs::cli
