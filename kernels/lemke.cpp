@@ -1,6 +1,7 @@
 #include "kernels/lemke.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace qs {
 
@@ -17,10 +18,19 @@ double lcp_natural_residual(const Eigen::Ref<const Eigen::MatrixXd>& M, const Ei
 }
 
 Status check_lcp_input(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::Ref<const Eigen::VectorXd>& q,
-                       int capacity) {
+                       int capacity, double* m_abs_max) {
   const Eigen::Index n = q.size();
   if (n < 1 || n > capacity || M.rows() != n || M.cols() != n) return Status::bad_input;
-  if (!M.allFinite() || !q.allFinite()) return Status::bad_input;
+  double biggest = 0;
+  for (Eigen::Index j = 0; j < n; ++j) {
+    const double* m = M.data() + j * M.outerStride();
+    for (Eigen::Index i = 0; i < n; ++i) {
+      if (!std::isfinite(m[i])) return Status::bad_input;
+      biggest = std::max(biggest, std::abs(m[i]));
+    }
+    if (!std::isfinite(q[j])) return Status::bad_input;
+  }
+  if (m_abs_max) *m_abs_max = biggest;
   return Status::solved;
 }
 

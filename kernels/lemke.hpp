@@ -58,9 +58,10 @@ struct LemkeOptions {
 double lcp_natural_residual(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::Ref<const Eigen::VectorXd>& q,
                             const Eigen::Ref<const Eigen::VectorXd>& z);
 
-/// Status::bad_input unless M is n x n, q has n entries, 1 <= n <= capacity, all finite.
+/// Status::bad_input unless M is n x n, q has n entries, 1 <= n <= capacity, all finite;
+/// otherwise Status::solved, with max |M_ij| in *m_abs_max when given (one pass over M).
 Status check_lcp_input(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::Ref<const Eigen::VectorXd>& q,
-                       int capacity);
+                       int capacity, double* m_abs_max = nullptr);
 
 template <int N>
 class Lemke {
@@ -95,7 +96,7 @@ class Lemke {
   Status solve(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::Ref<const Eigen::VectorXd>& q, Result& out,
                const Basis* warm = nullptr, const LemkeOptions& opt = {}) {
     out = Result{};
-    const Status in = check_lcp_input(M, q, N);
+    const Status in = check_lcp_input(M, q, N, &m_abs_max_);
     if (in != Status::solved) return out.status = in;
     const int n = static_cast<int>(q.size());
     const int limit = opt.max_pivots > 0 ? opt.max_pivots : 1000 + 100 * n;
@@ -223,11 +224,13 @@ class Lemke {
     const int n = n_;
     for (int i = 0; i < 2 * n + 1; ++i) row_of_[i] = -1;
     if (!warm) {
-      for (int i = 0; i < n; ++i) {
-        for (int j = 0; j < n; ++j) binv(i, j) = i == j ? 1.0 : 0.0;
-        basic_[i] = i;
-        row_of_[i] = i;
-        z0_col_[i] = -1.0;
+      for (int j = 0; j < n; ++j) {
+        double* b = binv_col(j);
+        for (int i = 0; i < n; ++i) b[i] = 0.0;
+        b[j] = 1.0;
+        basic_[j] = j;
+        row_of_[j] = j;
+        z0_col_[j] = -1.0;
       }
       return true;
     }
@@ -250,26 +253,27 @@ class Lemke {
     return true;
   }
 
-  double& binv(int i, int j) { return binv_[static_cast<size_t>(i) * N + j]; }
+  // B^-1 is stored column-major, so that both O(n^2) loops of a pivot (the entering column
+  // and the update) are contiguous axpy loops the compiler vectorises without reassociating
+  // any sum: each entry still accumulates its terms in index order.
+  double& binv(int i, int j) { return binv_[static_cast<size_t>(j) * N + i]; }
+  double* binv_col(int j) { return &binv_[static_cast<size_t>(j) * N]; }
 
   /// c = B^-1 (column of variable `var` in [I, -M, z0_col]).
   void entering_column(const Eigen::Ref<const Eigen::MatrixXd>& M, int var) {
     const int n = n_;
     if (var < n) {
-      for (int i = 0; i < n; ++i) col_[i] = binv(i, var);
-    } else if (var < 2 * n) {
-      const int j = var - n;
-      for (int i = 0; i < n; ++i) {
-        double s = 0;
-        for (int k = 0; k < n; ++k) s -= binv(i, k) * M(k, j);
-        col_[i] = s;
-      }
-    } else {
-      for (int i = 0; i < n; ++i) {
-        double s = 0;
-        for (int k = 0; k < n; ++k) s += binv(i, k) * z0_col_[k];
-        col_[i] = s;
-      }
+      const double* b = binv_col(var);
+      for (int i = 0; i < n; ++i) col_[i] = b[i];
+      return;
+    }
+    for (int i = 0; i < n; ++i) col_[i] = 0.0;
+    const double* m = var < 2 * n ? M.data() + (var - n) * M.outerStride() : nullptr;  // column j of M (contiguous)
+    for (int k = 0; k < n; ++k) {
+      const double a = m ? -m[k] : z0_col_[k];
+      if (a == 0.0) continue;  // contact LCPs are sparse
+      const double* b = binv_col(k);
+      for (int i = 0; i < n; ++i) col_[i] += b[i] * a;
     }
   }
 
@@ -290,14 +294,16 @@ class Lemke {
   void pivot(int r, int entering) {
     const int n = n_;
     const double p = col_[r];
-    for (int k = 0; k < n; ++k) binv(r, k) /= p;
     xb_[r] /= p;
-    for (int i = 0; i < n; ++i) {
-      if (i == r) continue;
-      const double f = col_[i];
-      if (f == 0.0) continue;
-      for (int k = 0; k < n; ++k) binv(i, k) -= f * binv(r, k);
-      xb_[i] -= f * xb_[r];
+    for (int i = 0; i < n; ++i)
+      if (i != r) xb_[i] -= col_[i] * xb_[r];
+    for (int k = 0; k < n; ++k) {
+      double* b = binv_col(k);
+      b[r] /= p;
+      const double brk = b[r];
+      if (brk == 0.0) continue;
+      for (int i = 0; i < r; ++i) b[i] -= col_[i] * brk;
+      for (int i = r + 1; i < n; ++i) b[i] -= col_[i] * brk;
     }
     row_of_[basic_[r]] = -1;
     basic_[r] = entering;
@@ -308,10 +314,10 @@ class Lemke {
   Status pivot_loop(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::Ref<const Eigen::VectorXd>& q, int limit,
                     const LemkeOptions& opt, Result& out, int& pivots) {
     const int n = n_;
-    for (int i = 0; i < n; ++i) {
-      double s = 0;
-      for (int k = 0; k < n; ++k) s += binv(i, k) * q[k];
-      xb_[i] = s;
+    for (int i = 0; i < n; ++i) xb_[i] = 0.0;
+    for (int k = 0; k < n; ++k) {
+      const double* b = binv_col(k);
+      for (int i = 0; i < n; ++i) xb_[i] += b[i] * q[k];
     }
     pivots = 0;
     // Roundoff-level negatives (e.g. a warm basis that is still optimal) count as feasible;
@@ -382,7 +388,7 @@ class Lemke {
         out.z[var - n] = std::max(0.0, xb_[i]);
       }
     }
-    out.stats.residual = lcp_natural_residual(M, q, out.z);
+    out.stats.residual = residual_of(M, q, out);
     if (out.stats.residual > opt.tolerance) {
       // Refine: solve B x = q afresh for the same basis.
       basis_.resize(n, n);
@@ -393,15 +399,34 @@ class Lemke {
       lu_.compute(basis_);
       xref_ = lu_.solve(q);
       for (int j = 0; j < n; ++j) out.z[j] = out.basis.z_basic[j] ? std::max(0.0, xref_[j]) : 0.0;
-      out.stats.residual = lcp_natural_residual(M, q, out.z);
+      out.stats.residual = residual_of(M, q, out);
       if (!(out.stats.residual <= opt.tolerance)) return Status::numerical_failure;
     }
-    out.w = q;
-    out.w.noalias() += M * out.z;
     return Status::solved;
   }
 
-  std::array<double, static_cast<size_t>(N) * N> binv_{};  // B^-1, row-major
+  /// w = M z + q into out.w (by contiguous columns, skipping z_j = 0) and the scaled
+  /// natural residual of lcp_natural_residual, computed from that w.
+  double residual_of(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::Ref<const Eigen::VectorXd>& q,
+                     Result& out) {
+    const int n = n_;
+    out.w = q;
+    double zmax = 0;
+    for (int j = 0; j < n; ++j) {
+      const double zj = out.z[j];
+      if (zj == 0.0) continue;
+      zmax = std::max(zmax, zj);
+      const double* m = M.data() + j * M.outerStride();
+      for (int i = 0; i < n; ++i) out.w[i] += m[i] * zj;
+    }
+    double worst = 0;
+    for (int i = 0; i < n; ++i) worst = std::max(worst, std::abs(std::min(out.z[i], out.w[i])));
+    const double scale = std::max({1.0, q.cwiseAbs().maxCoeff(), m_abs_max_ * zmax});
+    return worst / scale;
+  }
+
+  double m_abs_max_ = 0;  // |M|_inf of the problem being solved (set by solve)
+  std::array<double, static_cast<size_t>(N) * N> binv_{};  // B^-1, column-major
   std::array<double, N> xb_{}, col_{}, z0_col_{};
   std::array<int, N> basic_{};            // variable basic in each row
   std::array<int, 2 * N + 1> row_of_{};   // row of each basic variable, -1 when nonbasic
