@@ -289,6 +289,16 @@ class Lemke {
     }
     return i < j;  // identical rows cannot occur in a nonsingular B^-1; keep a total order
   }
+  /// Rows i and j of B^-1, each divided by its (positive) pivot-column entry, compared
+  /// lexicographically: the tie-break once the ratios x_B / c are tied.
+  bool lex_less_rows(int i, int j) {
+    const double ci = col_[i], cj = col_[j];
+    for (int k = 0; k < n_; ++k) {
+      const double a = binv(i, k) / ci, b = binv(j, k) / cj;
+      if (!ties(a, b)) return a < b;
+    }
+    return i < j;
+  }
   static bool ties(double a, double b) { return std::abs(a - b) <= 1e-12 * std::max({1.0, std::abs(a), std::abs(b)}); }
 
   void pivot(int r, int entering) {
@@ -345,11 +355,14 @@ class Lemke {
         double cmax = 0;
         for (int i = 0; i < n; ++i) cmax = std::max(cmax, std::abs(col_[i]));
         const double tol = opt.pivot_tolerance * std::max(1.0, cmax);
+        // Minimum ratio over the rows that block (entry > tol), each ratio computed once.
         r = -1;
         const int z0_row = row_of_[2 * n];
         double best = std::numeric_limits<double>::infinity();
-        for (int i = 0; i < n; ++i)
-          if (col_[i] > tol) best = std::min(best, xb_[i] / col_[i]);
+        for (int i = 0; i < n; ++i) {
+          ratio_[i] = col_[i] > tol ? xb_[i] / col_[i] : std::numeric_limits<double>::infinity();
+          best = std::min(best, ratio_[i]);
+        }
         if (best == std::numeric_limits<double>::infinity()) {
           // A secondary ray. If z0 is zero up to roundoff (degenerate; seen with nearly
           // singular M), the point without z0 may already be a solution: only the residual
@@ -357,11 +370,15 @@ class Lemke {
           if (extract(M, q, opt, out) == Status::solved) return Status::solved;
           return Status::not_found;
         }
-        if (col_[z0_row] > tol && ties(xb_[z0_row] / col_[z0_row], best)) {
+        if (ratio_[z0_row] != std::numeric_limits<double>::infinity() && ties(ratio_[z0_row], best)) {
           r = z0_row;  // z0 leaves: a solution
         } else {
+          // Among the rows tied at the minimum, the lexicographically smallest row of
+          // B^-1 divided by its pivot entry (CPS 4.4.6-4.4.9): never cycles.
           for (int i = 0; i < n; ++i)
-            if (col_[i] > tol && (r < 0 || lex_less(i, col_[i], r, col_[r]))) r = i;
+            if (ratio_[i] != std::numeric_limits<double>::infinity() && ties(ratio_[i], best) &&
+                (r < 0 || lex_less_rows(i, r)))
+              r = i;
         }
         leaving = basic_[r];
         pivot(r, entering);
@@ -427,7 +444,7 @@ class Lemke {
 
   double m_abs_max_ = 0;  // |M|_inf of the problem being solved (set by solve)
   std::array<double, static_cast<size_t>(N) * N> binv_{};  // B^-1, column-major
-  std::array<double, N> xb_{}, col_{}, z0_col_{};
+  std::array<double, N> xb_{}, col_{}, z0_col_{}, ratio_{};
   std::array<int, N> basic_{};            // variable basic in each row
   std::array<int, 2 * N + 1> row_of_{};   // row of each basic variable, -1 when nonbasic
   // Factorisations and the mixed-LCP reduction (fixed capacity: no allocation).
