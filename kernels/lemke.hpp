@@ -216,17 +216,22 @@ class Lemke {
  private:
   // Variables: w_j = j, z_j = n + j, z0 = 2n.
   int n_ = 0;
+  int padded_ = 0;  // n rounded up to a multiple of 4, at most N
 
   /// Sets the starting basis (warm: the given complementary basis, cold: all w) and the
   /// z0 column -B 1. Returns false when the warm basis is singular.
   bool start_from(const Eigen::Ref<const Eigen::MatrixXd>& M, const Basis* warm) {
     n_ = static_cast<int>(M.rows());
     const int n = n_;
+    // Loops over rows run to n rounded up to a multiple of 4 (the rows beyond n are kept at
+    // zero in B^-1, x_B and every column), so they vectorise without remainder handling.
+    padded_ = std::min(N, (n + 3) / 4 * 4);
+    for (int i = n; i < padded_; ++i) xb_[i] = col_[i] = 0.0;
     for (int i = 0; i < 2 * n + 1; ++i) row_of_[i] = -1;
     if (!warm) {
       for (int j = 0; j < n; ++j) {
         double* b = binv_col(j);
-        for (int i = 0; i < n; ++i) b[i] = 0.0;
+        for (int i = 0; i < padded_; ++i) b[i] = 0.0;
         b[j] = 1.0;
         basic_[j] = j;
         row_of_[j] = j;
@@ -243,6 +248,8 @@ class Lemke {
     if (!(lu_.rcond() > 1e-12)) return false;
     inv_.resize(n, n);
     inv_ = lu_.inverse();
+    for (int j = 0; j < n; ++j)
+      for (int i = n; i < padded_; ++i) binv(i, j) = 0.0;
     for (int i = 0; i < n; ++i) {
       for (int j = 0; j < n; ++j) binv(i, j) = inv_(i, j);
       const int var = warm->z_basic[i] ? n + i : i;
@@ -262,18 +269,19 @@ class Lemke {
   /// c = B^-1 (column of variable `var` in [I, -M, z0_col]).
   void entering_column(const Eigen::Ref<const Eigen::MatrixXd>& M, int var) {
     const int n = n_;
+    const int np = padded_;
     if (var < n) {
       const double* b = binv_col(var);
-      for (int i = 0; i < n; ++i) col_[i] = b[i];
+      for (int i = 0; i < np; ++i) col_[i] = b[i];
       return;
     }
-    for (int i = 0; i < n; ++i) col_[i] = 0.0;
+    for (int i = 0; i < np; ++i) col_[i] = 0.0;
     const double* m = var < 2 * n ? M.data() + (var - n) * M.outerStride() : nullptr;  // column j of M (contiguous)
     for (int k = 0; k < n; ++k) {
       const double a = m ? -m[k] : z0_col_[k];
       if (a == 0.0) continue;  // contact LCPs are sparse
       const double* b = binv_col(k);
-      for (int i = 0; i < n; ++i) col_[i] += b[i] * a;
+      for (int i = 0; i < np; ++i) col_[i] += b[i] * a;
     }
   }
 
@@ -302,19 +310,22 @@ class Lemke {
   static bool ties(double a, double b) { return std::abs(a - b) <= 1e-12 * std::max({1.0, std::abs(a), std::abs(b)}); }
 
   void pivot(int r, int entering) {
-    const int n = n_;
+    const int n = n_, np = padded_;
     const double p = col_[r];
     xb_[r] /= p;
-    for (int i = 0; i < n; ++i)
-      if (i != r) xb_[i] -= col_[i] * xb_[r];
+    // The pivot row's own factor is set to 0 for the sweeps, so one unsplit loop over all
+    // rows leaves row r exactly as it is (x - 0 * y == x) and vectorises cleanly.
+    col_[r] = 0.0;
+    const double xr = xb_[r];
+    for (int i = 0; i < np; ++i) xb_[i] -= col_[i] * xr;
     for (int k = 0; k < n; ++k) {
       double* b = binv_col(k);
       b[r] /= p;
       const double brk = b[r];
       if (brk == 0.0) continue;
-      for (int i = 0; i < r; ++i) b[i] -= col_[i] * brk;
-      for (int i = r + 1; i < n; ++i) b[i] -= col_[i] * brk;
+      for (int i = 0; i < np; ++i) b[i] -= col_[i] * brk;
     }
+    col_[r] = p;
     row_of_[basic_[r]] = -1;
     basic_[r] = entering;
     row_of_[entering] = r;
