@@ -216,7 +216,11 @@ class Lemke {
  private:
   // Variables: w_j = j, z_j = n + j, z0 = 2n.
   int n_ = 0;
-  int padded_ = 0;  // n rounded up to a multiple of 4, at most N
+  int padded_ = 0;  // n rounded up to a multiple of 4, at most N; N itself for small N
+  // Small capacities sweep all N rows (the extra ones are zero): a compile-time trip count
+  // the compiler unrolls.
+  static constexpr int kFixedRows = 16;
+  int rows() const { return N <= kFixedRows ? N : padded_; }
 
   /// Sets the starting basis (warm: the given complementary basis, cold: all w) and the
   /// z0 column -B 1. Returns false when the warm basis is singular.
@@ -225,7 +229,7 @@ class Lemke {
     const int n = n_;
     // Loops over rows run to n rounded up to a multiple of 4 (the rows beyond n are kept at
     // zero in B^-1, x_B and every column), so they vectorise without remainder handling.
-    padded_ = std::min(N, (n + 3) / 4 * 4);
+    padded_ = N <= kFixedRows ? N : std::min(N, (n + 3) / 4 * 4);
     for (int i = n; i < padded_; ++i) xb_[i] = col_[i] = 0.0;
     for (int i = 0; i < 2 * n + 1; ++i) row_of_[i] = -1;
     if (!warm) {
@@ -269,7 +273,7 @@ class Lemke {
   /// c = B^-1 (column of variable `var` in [I, -M, z0_col]).
   void entering_column(const Eigen::Ref<const Eigen::MatrixXd>& M, int var) {
     const int n = n_;
-    const int np = padded_;
+    const int np = rows();
     if (var < n) {
       const double* b = binv_col(var);
       for (int i = 0; i < np; ++i) col_[i] = b[i];
@@ -310,7 +314,7 @@ class Lemke {
   static bool ties(double a, double b) { return std::abs(a - b) <= 1e-12 * std::max({1.0, std::abs(a), std::abs(b)}); }
 
   void pivot(int r, int entering) {
-    const int n = n_, np = padded_;
+    const int n = n_, np = rows();
     const double p = col_[r];
     xb_[r] /= p;
     // The pivot row's own factor is set to 0 for the sweeps, so one unsplit loop over all

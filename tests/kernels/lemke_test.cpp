@@ -219,6 +219,32 @@ TEST_F(LemkeTest, HalmPosaContactLcpsAreAllSolved) {
   }
 }
 
+template <int N>
+void expect_same_as_capacity_64(int k) {
+  auto small = std::make_unique<Lemke<N>>();
+  auto big = std::make_unique<Lemke<64>>();
+  auto rs = std::make_unique<typename Lemke<N>::Result>();
+  auto rb = std::make_unique<Lemke<64>::Result>();
+  for (std::uint64_t seed = 0; seed < 60; ++seed) {
+    for (double c : {1.0, 0.01, 1e-4}) {
+      const test::LcpInstance p = test::halm_posa_disk_lcp(k, seed, c);
+      ASSERT_EQ(small->solve(p.M, p.q, *rs), Status::solved) << "N " << N << " k " << k << " seed " << seed;
+      ASSERT_EQ(big->solve(p.M, p.q, *rb), Status::solved);
+      EXPECT_EQ(rs->stats.iterations, rb->stats.iterations);
+      for (int i = 0; i < p.q.size(); ++i) EXPECT_EQ(rs->z[i], rb->z[i]) << i;  // the same path, the same numbers
+    }
+  }
+}
+
+TEST_F(LemkeTest, SmallCapacitiesSweepFixedRowsAndGiveTheSameAnswers) {
+  // Capacities up to 16 sweep all N rows (zero padding beyond n) with compile-time bounds.
+  expect_same_as_capacity_64<8>(1);
+  expect_same_as_capacity_64<8>(2);
+  expect_same_as_capacity_64<16>(3);
+  expect_same_as_capacity_64<16>(4);
+  expect_same_as_capacity_64<32>(8);
+}
+
 TEST_F(LemkeTest, WarmStartFromTheSolutionBasisTakesNoPivots) {
   const test::LcpInstance p = test::halm_posa_disk_lcp(8, 3);
   ASSERT_EQ(solver->solve(p.M, p.q, r), Status::solved);
