@@ -189,9 +189,14 @@ class Lemke {
       out.u = qp_.head(k);
       out.u.noalias() += mp_.topRightCorner(k, m).lazyProduct(lcp_.z);
       out.z.resize(m);
+      // z_S comes from the reduced problem's w side, which may carry roundoff of either sign:
+      // values negligible against the data are clamped as the standard path clamps z; the
+      // residual check below still rejects anything larger.
+      const double negligible = 1e-14 * std::max(1.0, q.cwiseAbs().maxCoeff());
       for (int p = k; p < n; ++p) {
         const int var = order_[p] - k;  // index into z
-        out.z[var] = in_s[order_[p]] ? lcp_.w[p - k] : lcp_.z[p - k];
+        const double v = in_s[order_[p]] ? lcp_.w[p - k] : lcp_.z[p - k];
+        out.z[var] = v < 0 && v >= -negligible ? 0.0 : v;
       }
     }
     // Check against the original mixed problem.

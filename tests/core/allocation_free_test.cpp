@@ -7,6 +7,7 @@
 
 #include "core/contacts.hpp"
 #include "core/scene.hpp"
+#include "core/trinkle_lcp.hpp"
 #include "tests/support/allocation_counter.hpp"
 
 namespace qs {
@@ -36,6 +37,16 @@ TEST(AllocationFree, ContactEvaluationAndExternalForce) {
     }
     EXPECT_EQ(guard.count(), 0) << rel;
   }
+}
+
+TEST(AllocationFree, TrinkleLcpStep) {
+  const Scene scene = load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/examples/pang_tedrake_gripper.json");
+  const Model& m = *scene.model;
+  State s = initial_state(m);
+  TrinkleLcp stepper(m);
+  test::CountAllocations guard;
+  for (int l = 0; l < 60; ++l) ASSERT_EQ(stepper.step(m, s), Status::solved);
+  EXPECT_EQ(guard.count(), 0);
 }
 
 }  // namespace

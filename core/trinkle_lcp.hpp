@@ -1,0 +1,76 @@
+// Trinkle's quasistatic time-stepping LCP (seed 000 sec. III-IV without the MIQP's
+// objective): the unactuated coordinates move so that the bodies stay in force balance
+// while the actuated ones follow their velocity commands exactly.
+//
+// Per step, over the active contact slots (phi <= margin), unknowns
+//   dq_u free;   P_n, P_t+, P_t-, Gamma >= 0   (impulses; friction basis {t, -t}, eq. 4)
+// with
+//   J_n^u' P_n + J_t^u' (P_t+ - P_t-) + h tau_u = 0                     (23a: force balance)
+//   0 <= phi + J_n^u dq_u + J_n^a dqa_bar        _|_ P_n   >= 0         (12-13)
+//   0 <= Gamma + J_t^u dq_u + J_t^a dqa_bar      _|_ P_t+  >= 0         (14-16)
+//   0 <= Gamma - J_t^u dq_u - J_t^a dqa_bar      _|_ P_t-  >= 0
+//   0 <= mu P_n - P_t+ - P_t-                    _|_ Gamma >= 0         (17)
+// where dqa_bar = h * command and tau_u is gravity, loads and joint efforts, both sampled
+// at the middle of the step (docs/scene-format.md, "Sampling convention"). The free block
+// of this mixed LCP is zero; Lemke's block pivot handles it (kernels/lemke.hpp). Where the
+// LCP has several solutions, the one returned is Lemke's (docs/kernels.md, "Which
+// solution"); seed 000's point is that the zero-grip one is among them.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "core/contacts.hpp"
+#include "core/model.hpp"
+#include "kernels/lemke.hpp"
+
+namespace qs {
+
+class TrinkleLcp {
+ public:
+  /// The largest mixed LCP one step may pose: n_u + 4 * (active slots).
+  static constexpr int kCapacity = 64;
+  using Solver = Lemke<kCapacity>;
+
+  /// Sizes every buffer from the Model; step() then allocates nothing.
+  explicit TrinkleLcp(const Model& m);
+
+  /// Advances s by one step of m.step.h. On any status but `solved` the state is left
+  /// unchanged. bad_input: a world other than vertical, or more active slots than the
+  /// capacity holds.
+  Status step(const Model& m, State& s);
+
+  /// Of the last step: the solver's result, and per slot (n_slots) whether it was active and
+  /// its normal and net tangential impulse (N s; zero for inactive slots).
+  const Solver::MixedResult& result() const { return *result_; }
+  const std::vector<char>& active() const { return active_; }
+  const std::vector<double>& normal_impulse() const { return p_n_; }
+  const std::vector<double>& tangent_impulse() const { return p_t_; }
+  /// Of the last step: the linearised phi^{l+1} of every active slot must be >= 0; this is
+  /// its most negative value (0 when none is negative), and the force-balance residual
+  /// max |J^u' P + h tau_u| (N s).
+  double linearised_penetration() const { return penetration_; }
+  double force_balance_residual() const { return balance_; }
+  /// The mixed LCP of the last step (first n_u variables free), for inspection and tests:
+  /// layout [dq_u | P_n | P_t+ | P_t- | Gamma] over contacts_in_lcp() active slots, in slot
+  /// order.
+  Eigen::Ref<const Eigen::MatrixXd> lcp_matrix() const { return M_.topLeftCorner(size_, size_); }
+  Eigen::Ref<const Eigen::VectorXd> lcp_vector() const { return q_.head(size_); }
+  int contacts_in_lcp() const { return contacts_; }
+
+ private:
+  ContactWorkspace ws_;
+  std::unique_ptr<Solver> solver_;
+  std::unique_ptr<Solver::MixedResult> result_;
+  Eigen::MatrixXd M_;          // (kCapacity x kCapacity), the top-left block is used
+  Eigen::VectorXd q_;          // (kCapacity)
+  std::vector<double> tau_;    // (n_q) generalized external force
+  std::vector<double> dqa_;    // (n_a) commanded displacement of the step
+  std::vector<int> slot_;      // active slot of each LCP contact
+  std::vector<char> active_;
+  std::vector<double> p_n_, p_t_;
+  double penetration_ = 0, balance_ = 0;
+  int size_ = 0, contacts_ = 0;
+};
+
+}  // namespace qs

@@ -1,0 +1,141 @@
+// Trinkle's LCP stepper on the seed 000 gripper (sec. V.A, Fig. 6): every step is a checked
+// complementarity solution in force balance, and the test shows the paper's point: once the
+// fingers touch and rise, both a zero-grip solution (the cylinder stays) and a lifting one
+// satisfy the LCP, and Lemke's documented choice is the zero-grip one.
+#include "core/trinkle_lcp.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "core/scene.hpp"
+
+namespace qs {
+namespace {
+
+const std::string kGripper = std::string(QUASISTEP_SOURCE_DIR) + "/examples/pang_tedrake_gripper.json";
+
+/// max violation of the mixed LCP (first k free): equalities, signs and complementarity.
+double mixed_violation(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::Ref<const Eigen::VectorXd>& q, int k,
+                       const Eigen::VectorXd& x) {
+  const Eigen::VectorXd y = M * x + q;
+  double v = y.head(k).cwiseAbs().maxCoeff();
+  for (int i = k; i < x.size(); ++i) v = std::max(v, std::abs(std::min(x[i], y[i])));
+  return v;
+}
+
+TEST(TrinkleLcp, GripperFollowsSeed000Figure6) {
+  const Scene scene = load_scene_file(kGripper);
+  const Model& m = *scene.model;
+  ASSERT_EQ(m.n_slots(), 3);
+  State s = initial_state(m);
+  TrinkleLcp stepper(m);
+  ContactWorkspace ws(m);
+  const double mgh = 1.0 * 9.81 * 0.01;
+  for (int l = 1; l <= 60; ++l) {
+    ASSERT_EQ(stepper.step(m, s), Status::solved) << "step " << l;
+    EXPECT_EQ(s.step, l);
+    EXPECT_NEAR(s.t, 0.01 * l, 1e-12);
+    // Every solved step: force balance and non-penetration of the linearised step.
+    EXPECT_LE(stepper.force_balance_residual(), 1e-12) << l;
+    EXPECT_GE(stepper.linearised_penetration(), -1e-12) << l;
+    EXPECT_LE(stepper.result().stats.residual, 1e-9) << l;
+    // Actuated DOFs follow command (30) as the text reads it: squeeze for 20 steps, rise always.
+    EXPECT_NEAR(s.q[2], -0.07 + 0.001 * std::min(l, 20), 1e-12) << l;
+    EXPECT_NEAR(s.q[3], 0.07 - 0.001 * std::min(l, 20), 1e-12) << l;
+    EXPECT_NEAR(s.q[4], 0.01 + 0.001 * l, 1e-12) << l;
+    // The cylinder stays on the table (Fig. 6a, 6c) and the fingers carry nothing (Fig. 6b).
+    EXPECT_NEAR(s.q[0], 0.0, 1e-12) << l;
+    EXPECT_NEAR(s.q[1], 0.05, 1e-12) << l;
+    EXPECT_NEAR(stepper.normal_impulse()[0], 0.0, 1e-12) << l;
+    EXPECT_NEAR(stepper.normal_impulse()[1], 0.0, 1e-12) << l;
+    EXPECT_NEAR(stepper.normal_impulse()[2], mgh, 1e-12) << l;
+    // Contact holds from row 20 (the paper's "step 21") while the fingertips are below the
+    // cylinder's center (the paper's assumption y_g < y_c, eq. 24). From row 41 the tips
+    // have passed y_c = 0.05 and the true distance is tip-to-disk, which eq. (24) does not
+    // model: phi = sqrt(r^2 + (y_g - y_c)^2) - r.
+    ws.evaluate(m, s.q.data());
+    if (l < 20) {
+      EXPECT_GT(ws.frame[0].phi, 0.0) << l;
+    } else if (l <= 40) {
+      EXPECT_NEAR(ws.frame[0].phi, 0.0, 1e-12) << l;
+      EXPECT_NEAR(ws.frame[1].phi, 0.0, 1e-12) << l;
+    } else {
+      const double r = 0.05, rise = s.q[4] - s.q[1];
+      EXPECT_NEAR(ws.frame[0].phi, std::hypot(r, rise) - r, 1e-12) << l;
+      EXPECT_NEAR(ws.frame[1].phi, std::hypot(r, rise) - r, 1e-12) << l;
+    }
+  }
+}
+
+TEST(TrinkleLcp, GripperStepInContactAdmitsBothZeroGripAndLifting) {
+  const Scene scene = load_scene_file(kGripper);
+  const Model& m = *scene.model;
+  State s = initial_state(m);
+  TrinkleLcp stepper(m);
+  for (int l = 1; l <= 25; ++l) ASSERT_EQ(stepper.step(m, s), Status::solved);
+  // Step 26: fingers touching (phi = 0), rising 1 mm. Layout: [dx_c, dy_c | P_n(3) |
+  // P_t+(3) | P_t-(3) | Gamma(3)], contacts in slot order: left finger, right finger, ground.
+  const Eigen::MatrixXd M = stepper.lcp_matrix();
+  const Eigen::VectorXd q = stepper.lcp_vector();
+  ASSERT_EQ(stepper.contacts_in_lcp(), 3);
+  ASSERT_EQ(M.rows(), 14);
+  const double mgh = 1.0 * 9.81 * 0.01, mu = 0.5;
+  // Zero grip: the ground carries the weight impulse, the cylinder stays, and the fingers
+  // slide 1 mm past it, so their slack Gamma equals that slip (eqs. 14-17).
+  Eigen::VectorXd stay = Eigen::VectorXd::Zero(14);
+  stay[2 + 2] = mgh;
+  stay[11 + 0] = stay[11 + 1] = 0.001;
+  // Lifting: the cylinder rises with the fingers, each finger's friction carries half the
+  // weight at the edge of its cone (P_t = mu P_n), the ground lets go. Tangent directions:
+  // left finger t = +y, right finger t = -y (t = perp(n), n into the cylinder).
+  Eigen::VectorXd lift = Eigen::VectorXd::Zero(14);
+  lift[1] = 0.001;                  // dy_c = dy_g
+  lift[2 + 0] = lift[2 + 1] = mgh;  // P_n of both fingers: mu P_n = mgh / 2
+  lift[5 + 0] = 0.5 * mgh;          // left finger: P_t+ along +y
+  lift[8 + 1] = 0.5 * mgh;          // right finger: P_t- along -t = +y
+  (void)mu;
+  ASSERT_NO_FATAL_FAILURE(stepper.step(m, s));
+  const Eigen::MatrixXd M26 = stepper.lcp_matrix();
+  const Eigen::VectorXd q26 = stepper.lcp_vector();
+  EXPECT_LE(mixed_violation(M26, q26, 2, stay), 1e-15);
+  EXPECT_LE(mixed_violation(M26, q26, 2, lift), 1e-15);
+  // Lemke's choice under the documented policy (docs/kernels.md): the zero-grip solution.
+  Eigen::VectorXd got(14);
+  got << stepper.result().u, stepper.result().z;
+  EXPECT_LE(mixed_violation(M26, q26, 2, got), 1e-12);
+  EXPECT_LT((got - stay).cwiseAbs().maxCoeff(), 1e-12);
+}
+
+TEST(TrinkleLcp, SqueezingIntoTheCylinderIsNotSolvedAndLeavesTheStateAlone) {
+  // Command (29) keeps squeezing after contact: the fingers cannot both advance without
+  // penetrating, so the step has no solution (seed 000 sec. IV-B).
+  std::string text;
+  {
+    std::ifstream in(kGripper);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  auto replace_once = [&text](const std::string& from, const std::string& to) {
+    const auto at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+  };
+  replace_once(R"("x_l": {"velocity": {"breaks": [0.2], "values": [0.1, 0.0]}})", R"("x_l": {"velocity": 0.1})");
+  replace_once(R"("x_r": {"velocity": {"breaks": [0.2], "values": [-0.1, 0.0]}})", R"("x_r": {"velocity": -0.1})");
+  const Scene scene = parse_scene(text);
+  const Model& m = *scene.model;
+  State s = initial_state(m);
+  TrinkleLcp stepper(m);
+  for (int l = 1; l <= 20; ++l) ASSERT_EQ(stepper.step(m, s), Status::solved) << l;
+  const State before = s;
+  const Status st = stepper.step(m, s);
+  EXPECT_NE(st, Status::solved);
+  EXPECT_EQ(s.step, before.step);
+  EXPECT_EQ(s.q, before.q);
+}
+
+}  // namespace
+}  // namespace qs
