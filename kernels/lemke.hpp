@@ -248,12 +248,7 @@ class Lemke {
       }
       return true;
     }
-    basis_.resize(n, n);
-    for (int j = 0; j < n; ++j) {
-      if (warm->z_basic[j]) basis_.col(j) = -M.col(j);
-      else basis_.col(j).setZero(), basis_(j, j) = 1.0;
-    }
-    lu_.compute(basis_);
+    factor_complementary_basis(M, *warm);
     if (!(lu_.rcond() > 1e-12)) return false;
     inv_.resize(n, n);
     inv_ = lu_.inverse();
@@ -272,6 +267,22 @@ class Lemke {
   // B^-1 is stored column-major, so that both O(n^2) loops of a pivot (the entering column
   // and the update) are contiguous axpy loops the compiler vectorises without reassociating
   // any sum: each entry still accumulates its terms in index order.
+  /// basis_ = the columns of a complementary basis (-M_j for basic z_j, e_j for basic w_j),
+  /// LU-factorised into lu_.
+  void factor_complementary_basis(const Eigen::Ref<const Eigen::MatrixXd>& M, const Basis& b) {
+    const int n = n_;
+    basis_.resize(n, n);
+    for (int j = 0; j < n; ++j) {
+      if (b.z_basic[j]) {
+        basis_.col(j) = -M.col(j);
+      } else {
+        basis_.col(j).setZero();
+        basis_(j, j) = 1.0;
+      }
+    }
+    lu_.compute(basis_);
+  }
+
   double& binv(int i, int j) { return binv_[static_cast<size_t>(j) * N + i]; }
   double* binv_col(int j) { return &binv_[static_cast<size_t>(j) * N]; }
 
@@ -428,12 +439,7 @@ class Lemke {
     out.stats.residual = residual_of(M, q, out);
     if (out.stats.residual > opt.tolerance) {
       // Refine: solve B x = q afresh for the same basis.
-      basis_.resize(n, n);
-      for (int j = 0; j < n; ++j) {
-        if (out.basis.z_basic[j]) basis_.col(j) = -M.col(j);
-        else basis_.col(j).setZero(), basis_(j, j) = 1.0;
-      }
-      lu_.compute(basis_);
+      factor_complementary_basis(M, out.basis);
       xref_ = lu_.solve(q);
       for (int j = 0; j < n; ++j) out.z[j] = out.basis.z_basic[j] ? std::max(0.0, xref_[j]) : 0.0;
       out.stats.residual = residual_of(M, q, out);

@@ -122,11 +122,16 @@ struct RunOptions {
   std::string forces;
 };
 
+/// The provenance comment of every output file written for this scene (no seed: one world).
+std::string provenance(const Scene& scene) {
+  const Model& m = *scene.model;
+  return io::provenance_line(scene.source, scene.hash, "none", std::string(to_string(m.world.type)),
+                             std::string(to_string(m.formulation)));
+}
+
 void write_trajectory_header(const Scene& scene, std::ostream& o) {
   const Model& m = *scene.model;
-  o << io::provenance_line(scene.source, scene.hash, "none", std::string(to_string(m.world.type)),
-                           std::string(to_string(m.formulation)))
-    << "\n";
+  o << provenance(scene) << "\n";
   o << "step,t";
   for (const Dof& d : m.dofs) o << "," << d.name;
   o << "\n";
@@ -162,9 +167,7 @@ int cmd_run(const RunOptions& opt, std::ostream& err) {
     write_trajectory_row(s, traj->stream());
   }
   if (forces) {
-    forces->stream() << io::provenance_line(scene.source, scene.hash, "none", std::string(to_string(m.world.type)),
-                                            std::string(to_string(m.formulation)))
-                     << "\nstep,t,slot,pair,phi,normal_impulse,tangent_impulse,status\n";
+    forces->stream() << provenance(scene) << "\nstep,t,slot,pair,phi,normal_impulse,tangent_impulse,status\n";
   }
   ContactWorkspace ws(m);
   ws.evaluate(m, s.q.data());
