@@ -50,7 +50,10 @@ struct World {
 /// Parameters of the chosen formulation (docs/scene-format.md, "model"). Only the fields of
 /// the chosen formulation are set; the reader rejects the others.
 struct FormulationParams {
-  std::optional<Eigen::Matrix3d> limit_surface_A;  // seed 001 eq. (12), symmetric positive definite
+  /// Ã of seed 001 eq. (11): body frame, torque about the body origin; symmetric positive
+  /// definite. World-frame A = R Ã R' (eq. (12)) is formed by the stepper.
+  std::optional<Eigen::Matrix3d> limit_surface_A;
+  bool limit_surface_computed = false;             // Ã from the support (core/limit_surface.hpp), not model.A
   std::optional<Eigen::MatrixXd> gain_B;           // seed 001 eq. (33), n_a x n_a, SPD
   double feedback_scale_c = 1.0;                   // seed 001 c in M(cB), > 0
   int relinearize_iterations = 0;                  // seed 001 sec. 5 fixed-point re-linearisation

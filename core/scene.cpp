@@ -1,6 +1,7 @@
 #include "core/scene.hpp"
 
 #include "core/json_node.hpp"
+#include "core/limit_surface.hpp"
 
 #include <Eigen/Cholesky>
 #include <algorithm>
@@ -447,8 +448,21 @@ class Compiler {
     if (o.dof[0] < 0 || o.dof[1] < 0 || o.dof[2] < 0)
       throw SceneError("bodies[" + std::to_string(object) + "].dofs",
                        "the tabletop models move the object in x, y and theta; all three are required");
+    // Seed 001 commands every manipulator DOF by velocity (eq. (15)); an effort joint
+    // would be an unknown the LCP of eqs. (31)-(38) has no row for.
+    for (size_t j = 0; j < m_.joints.size(); ++j)
+      if (m_.joints[j].control == Control::effort)
+        throw SceneError("joints[" + std::to_string(j) + "].control",
+                         "the tabletop models command every joint by velocity (seed 001 eq. (15)); joint \"" +
+                             m_.joints[j].name + "\" is effort-controlled");
     if (!m_.params.limit_surface_A && !(m_.world.support_friction > 0))
       model.fail("needs the limit surface: give model.A, or world.support_friction > 0 to compute it");
+    // Bodies and shapes are read before the model section, so the support patch is known.
+    if (!m_.params.limit_surface_A) {
+      m_.params.limit_surface_A =
+          limit_surface_from_support(m_, object, m_.world.support_friction, m_.world.gravity).A;
+      m_.params.limit_surface_computed = true;
+    }
   }
 
   void read_step(const Node& n) {
@@ -566,6 +580,9 @@ class Compiler {
 
   void read_loads(const Node& list) {
     const size_t k = list.array();
+    if (k > 0 && m_.world.type == WorldType::tabletop)
+      list.fail("the tabletop models take no loads: their contact impulses are scaled by the unknown k of seed 001 "
+                "eq. (10)");
     for (size_t i = 0; i < k; ++i) {
       const Node n = list.item(i);
       n.expect_object({"body", "force", "torque", "point", "frame"});

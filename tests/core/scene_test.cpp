@@ -2,6 +2,8 @@
 // offending field and the cause in one line; valid scenes compile into the documented Model.
 #include "core/scene.hpp"
 
+#include "core/limit_surface.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -1372,6 +1374,73 @@ TEST(SceneModel, TabletopScene) {
   EXPECT_EQ(box.points[0].y, -0.05);
   EXPECT_EQ(box.points[2].x, 0.05);
   EXPECT_EQ(box.points[2].y, 0.05);
+}
+
+// ---- tabletop: limit surface from the support, loads and effort joints -----------------
+
+TEST(SceneErrors, TabletopTakesNoLoads) {
+  const json load = json::parse(R"([{"body": "object", "force": [1, 0]}])");
+  EXPECT_TRUE(Fails(with("/loads", load, tabletop_scene()), "loads",
+                    "the tabletop models take no loads: their contact impulses are scaled by the unknown k of seed 001 "
+                    "eq. (10)"));
+  EXPECT_TRUE(Fails(with("/model/formulation", "perfect_velocity_lcp", with("/loads", load, tabletop_scene())), "loads",
+                    "take no loads"));
+  EXPECT_NO_THROW(parse(with("/loads", json::array(), tabletop_scene())));
+}
+
+TEST(SceneErrors, TabletopJointsAreVelocityControlled) {
+  EXPECT_TRUE(Fails(with("/joints/1/control", "effort", tabletop_scene()), "joints[1].control",
+                    "the tabletop models command every joint by velocity (seed 001 eq. (15)); joint \"py\" is "
+                    "effort-controlled"));
+  EXPECT_NO_THROW(parse(with("/joints/1/control", "velocity", tabletop_scene())));
+}
+
+TEST(SceneErrors, TabletopLimitSurfaceCannotBeComputed) {
+  EXPECT_TRUE(Fails(with("/world/gravity", 0, tabletop_scene()), "model.A",
+                    "cannot compute the limit surface of body \"object\": world.gravity must be > 0; give model.A"));
+  const json capsule = json::parse(R"([{"type": "capsule", "a": [0, 0], "b": [0.1, 0], "radius": 0.02}])");
+  EXPECT_TRUE(Fails(with("/bodies/0/shapes", capsule, tabletop_scene()), "model.A",
+                    "bodies[0].shapes[0] is a capsule, whose support area is not modelled; give model.A"));
+  const json segment = json::parse(R"([{"type": "segment", "a": [0, 0], "b": [0.1, 0]}])");
+  EXPECT_TRUE(Fails(with("/bodies/0/shapes", segment, tabletop_scene()), "model.A", "it has no shape with area"));
+  EXPECT_TRUE(Fails(with("/bodies/0/shapes", json::array(), tabletop_scene()), "model.A", "it has no shapes"));
+  // Given model.A, none of this matters.
+  EXPECT_NO_THROW(parse(with("/model/A", json::parse("[[1,0,0],[0,1,0],[0,0,1]]"),
+                             with("/bodies/0/shapes", capsule, with("/world/gravity", 0, tabletop_scene())))));
+}
+
+TEST(SceneModel, TabletopLimitSurfaceComputedFromTheSupport) {
+  for (const char* formulation : {"halm_posa_lcp", "perfect_velocity_lcp"}) {
+    const Scene s = parse(with("/model/formulation", formulation, tabletop_scene()));
+    const Model& m = *s.model;
+    ASSERT_TRUE(m.params.limit_surface_A.has_value());
+    EXPECT_TRUE(m.params.limit_surface_computed);
+    // 0.1 m square box, 1 kg, support friction 0.5, g = 9.81 (core/limit_surface.hpp).
+    const double f = 0.5 * 1.0 * 9.81;
+    const double m_max = f * 0.1 / 6 * (std::sqrt(2.0) + std::log(1 + std::sqrt(2.0)));
+    const Eigen::Matrix3d& A = *m.params.limit_surface_A;
+    EXPECT_NEAR(A(0, 0), 1 / (f * f), 1e-14 / (f * f));
+    EXPECT_NEAR(A(1, 1), 1 / (f * f), 1e-14 / (f * f));
+    EXPECT_NEAR(A(2, 2), 1 / (m_max * m_max), 1e-13 / (m_max * m_max));
+    EXPECT_NEAR(A(0, 2), 0.0, 1e-12 * A(2, 2));  // the box is centered on the body origin
+    EXPECT_NEAR(A(1, 2), 0.0, 1e-12 * A(2, 2));
+    EXPECT_EQ(A, limit_surface_from_support(m, 0, 0.5, 9.81).A);
+  }
+  // An off-center shape couples force and torque at the body origin.
+  const Scene off = parse(with("/bodies/0/shapes/0/pose", {0.02, 0, 0}, tabletop_scene()));
+  const Eigen::Matrix3d& A = *off.model->params.limit_surface_A;
+  EXPECT_NEAR(A(1, 2), -0.02 * A(2, 2), 1e-12 * A(2, 2));
+}
+
+TEST(SceneModel, TabletopLimitSurfaceGivenIsKept) {
+  const Scene s = parse(with("/model/A", json::parse("[[1,0,0],[0,1,0.1],[0,0.1,2]]"), tabletop_scene()));
+  ASSERT_TRUE(s.model->params.limit_surface_A.has_value());
+  EXPECT_FALSE(s.model->params.limit_surface_computed);
+  EXPECT_EQ((*s.model->params.limit_surface_A)(1, 2), 0.1);
+  EXPECT_EQ((*s.model->params.limit_surface_A)(2, 2), 2.0);
+  // Not a tabletop formulation: nothing is computed.
+  EXPECT_FALSE(parse(base_scene()).model->params.limit_surface_A.has_value());
+  EXPECT_FALSE(parse(base_scene()).model->params.limit_surface_computed);
 }
 
 }  // namespace
