@@ -6,21 +6,22 @@
 namespace qs {
 
 TrinkleLcp::TrinkleLcp(const Model& m)
-    : ws_(m),
+    : Stepper(m),
+      ws_(m),
       solver_(std::make_unique<Solver>()),
       result_(std::make_unique<Solver::MixedResult>()),
+      certifier_(std::make_unique<StepCertifier>(kCapacity / 4, m.n_u)),
       M_(kCapacity, kCapacity),
       q_(kCapacity),
       tau_(m.n_q()),
       dqa_(m.n_a),
-      slot_(m.n_slots()),
-      active_(m.n_slots(), 0),
-      p_n_(m.n_slots(), 0.0),
-      p_t_(m.n_slots(), 0.0) {}
+      slot_(m.n_slots()) {}
 
 Status TrinkleLcp::step(const Model& m, State& s) {
   *result_ = Solver::MixedResult{};
-  if (m.world.type != WorldType::vertical || !(m.step.h > 0)) return result_->status = Status::bad_input;
+  report_.status = Status::not_run;
+  report_.detail.clear();
+  if (m.world.type != WorldType::vertical || !(m.step.h > 0)) return fail(Status::bad_input, "trinkle_lcp steps a vertical world with h > 0");
   const double h = m.step.h;
   const double t_mid = s.t + 0.5 * h;
   const int nu = m.n_u, na_dofs = m.n_a;
@@ -30,12 +31,18 @@ Status TrinkleLcp::step(const Model& m, State& s) {
   int nc = 0;
   for (int i = 0; i < m.n_slots(); ++i) {
     active_[i] = ws_.active(m, i);
+    phi_[i] = ws_.frame[i].phi;
     if (active_[i]) slot_[nc++] = i;
   }
   const int n = nu + 4 * nc;
-  if (n > kCapacity || n == 0) return result_->status = Status::bad_input;
   size_ = n;
   contacts_ = nc;
+  report_.contacts = nc;
+  report_.problem_size = n;
+  if (n > kCapacity)
+    return fail(Status::bad_input, "the step's LCP needs " + std::to_string(n) + " variables (" + std::to_string(nc) +
+                                       " active contacts), more than the capacity " + std::to_string(kCapacity) +
+                                       "; set contact_margin to keep distant slots out");
 
   // The step's inputs: tau_u and dqa_bar at the middle of the step.
   generalized_external_force(m, ws_.body_pose.data(), ws_.joint_frame.data(), t_mid, tau_.data());
@@ -77,35 +84,71 @@ Status TrinkleLcp::step(const Model& m, State& s) {
   }
 
   // 4: solve. The kernel checks complementarity and the equalities before `solved`.
-  const Status st = solver_->solve_mixed(M, q, nu, *result_);
-  if (st != Status::solved) return st;
+  // Nothing to solve when no object moves and no contact is active.
+  const Status st = n == 0 ? (result_->status = Status::solved) : solver_->solve_mixed(M, q, nu, *result_);
+  report_.pivots = result_->stats.iterations;
+  report_.complementarity_residual = result_->stats.residual;
+  if (st != Status::solved) return explain_failure(m, st);
 
   // What the step produced, per slot, and its own residuals.
   std::fill(p_n_.begin(), p_n_.end(), 0.0);
   std::fill(p_t_.begin(), p_t_.end(), 0.0);
-  penetration_ = 0;
+  double penetration = 0;
   for (int c = 0; c < nc; ++c) {
     const int i = slot_[c];
     const auto& z = result_->z;  // [P_n | P_t+ | P_t- | Gamma]
     p_n_[i] = z[c];
     p_t_[i] = z[nc + c] - z[2 * nc + c];
-    penetration_ = std::min(penetration_, result_->w[c]);  // linearised phi^{l+1}
+    penetration = std::min(penetration, result_->w[c]);  // linearised phi^{l+1}
   }
-  balance_ = 0;
+  report_.linearised_penetration = penetration;
+  double balance = 0;
   for (int e = 0; e < nu; ++e) {
     double r = h * tau_[e];
     for (int c = 0; c < nc; ++c) {
       const int i = slot_[c];
       r += ws_.J_n(i, e) * p_n_[i] + ws_.J_t(i, e) * p_t_[i];
     }
-    balance_ = std::max(balance_, std::abs(r));
+    balance = std::max(balance, std::abs(r));
   }
+  report_.force_balance_residual = balance;
 
   // 5: integrate.
   for (int e = 0; e < nu; ++e) s.q[e] += result_->u[e];
   for (int a = 0; a < na_dofs; ++a) s.q[nu + a] += dqa_[a];
   s.t += h;
   ++s.step;
+  return report_.status = Status::solved;
+}
+
+Status TrinkleLcp::explain_failure(const Model& m, Status st) {
+  if (st != Status::not_found && st != Status::iteration_limit) return fail(st, "");
+  const int nu = m.n_u, nc = contacts_;
+  // Rows of the active contacts: J_n^u, J_t^u, mu, and the known part of phi^{l+1}.
+  Eigen::MatrixXd Jn(nc, nu), Jt(nc, nu);
+  Eigen::VectorXd offset(nc), mu(nc), h_tau(nu);
+  std::vector<std::string> labels;
+  for (int c = 0; c < nc; ++c) {
+    const int i = slot_[c];
+    Jn.row(c) = ws_.J_n.row(i).head(nu);
+    Jt.row(c) = ws_.J_t.row(i).head(nu);
+    offset[c] = q_[nu + c];  // phi + J_n^a dqa_bar (the P_n rows of the LCP)
+    mu[c] = m.pairs[m.slots[i].pair].friction;
+    labels.push_back("slot " + std::to_string(i) + " (" + m.pair_name(m.slots[i].pair) + ")");
+  }
+  for (int e = 0; e < nu; ++e) h_tau[e] = q_[e];
+  std::vector<std::string> dofs;
+  for (int e = 0; e < nu; ++e) dofs.push_back(m.dofs[e].name);
+  StepCertificate cert;
+  if (certifier_->penetration(Jn, offset, cert) == Status::infeasible) return fail(Status::infeasible, cert.describe(labels, dofs));
+  if (certifier_->equilibrium(Jn, Jt, mu, h_tau, cert) == Status::infeasible)
+    return fail(Status::infeasible, cert.describe(labels, dofs));
+  return fail(st, "Lemke found no solution; neither a penetration nor an equilibrium certificate exists, so this is not a proof of infeasibility");
+}
+
+Status TrinkleLcp::fail(Status st, std::string detail) {
+  report_.status = st;
+  report_.detail = std::move(detail);
   return st;
 }
 

@@ -14,7 +14,11 @@
 // at the middle of the step (docs/scene-format.md, "Sampling convention"). The free block
 // of this mixed LCP is zero; Lemke's block pivot handles it (kernels/lemke.hpp). Where the
 // LCP has several solutions, the one returned is Lemke's (docs/kernels.md, "Which
-// solution"); seed 000's point is that the zero-grip one is among them.
+// solution"); seed 000's point is that the zero-grip one is among them. When Lemke finds no
+// solution, two LPs may prove there is none: no motion of the objects avoids penetration
+// (e.g. fingers driven into each other), or no admissible contact impulse balances the load
+// (e.g. an object with nothing under it); the step is then `infeasible` with the verified
+// certificate in report().detail, otherwise it keeps Lemke's status.
 #pragma once
 
 #include <memory>
@@ -22,11 +26,13 @@
 
 #include "core/contacts.hpp"
 #include "core/model.hpp"
+#include "core/step_certificate.hpp"
+#include "core/stepper.hpp"
 #include "kernels/lemke.hpp"
 
 namespace qs {
 
-class TrinkleLcp {
+class TrinkleLcp final : public Stepper {
  public:
   /// The largest mixed LCP one step may pose: n_u + 4 * (active slots).
   static constexpr int kCapacity = 64;
@@ -38,19 +44,10 @@ class TrinkleLcp {
   /// Advances s by one step of m.step.h. On any status but `solved` the state is left
   /// unchanged. bad_input: a world other than vertical, or more active slots than the
   /// capacity holds.
-  Status step(const Model& m, State& s);
+  Status step(const Model& m, State& s) override;
 
-  /// Of the last step: the solver's result, and per slot (n_slots) whether it was active and
-  /// its normal and net tangential impulse (N s; zero for inactive slots).
+  /// The kernel's result of the last step.
   const Solver::MixedResult& result() const { return *result_; }
-  const std::vector<char>& active() const { return active_; }
-  const std::vector<double>& normal_impulse() const { return p_n_; }
-  const std::vector<double>& tangent_impulse() const { return p_t_; }
-  /// Of the last step: the linearised phi^{l+1} of every active slot must be >= 0; this is
-  /// its most negative value (0 when none is negative), and the force-balance residual
-  /// max |J^u' P + h tau_u| (N s).
-  double linearised_penetration() const { return penetration_; }
-  double force_balance_residual() const { return balance_; }
   /// The mixed LCP of the last step (first n_u variables free), for inspection and tests:
   /// layout [dq_u | P_n | P_t+ | P_t- | Gamma] over contacts_in_lcp() active slots, in slot
   /// order.
@@ -59,17 +56,19 @@ class TrinkleLcp {
   int contacts_in_lcp() const { return contacts_; }
 
  private:
+  Status fail(Status st, std::string detail);
+  /// After Lemke failed: try to prove that the step has no solution (step_certificate.hpp).
+  Status explain_failure(const Model& m, Status st);
+
   ContactWorkspace ws_;
   std::unique_ptr<Solver> solver_;
   std::unique_ptr<Solver::MixedResult> result_;
+  std::unique_ptr<StepCertifier> certifier_;
   Eigen::MatrixXd M_;          // (kCapacity x kCapacity), the top-left block is used
   Eigen::VectorXd q_;          // (kCapacity)
   std::vector<double> tau_;    // (n_q) generalized external force
   std::vector<double> dqa_;    // (n_a) commanded displacement of the step
   std::vector<int> slot_;      // active slot of each LCP contact
-  std::vector<char> active_;
-  std::vector<double> p_n_, p_t_;
-  double penetration_ = 0, balance_ = 0;
   int size_ = 0, contacts_ = 0;
 };
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -11,6 +12,7 @@
 
 #include "core/contacts.hpp"
 #include "core/scene.hpp"
+#include "core/stepper.hpp"
 #include "core/version.hpp"
 #include "tools/lcp_command.hpp"
 #include "tools/output_file.hpp"
@@ -143,18 +145,35 @@ void write_trajectory_row(const State& s, std::ostream& o) {
   o << "\n";
 }
 
+/// The worst (most negative) gap of any slot at configuration q, in m; +inf without slots.
+double min_phi(const Model& m, ContactWorkspace& ws, const Eigen::VectorXd& q) {
+  ws.evaluate(m, q.data());
+  double v = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < m.n_slots(); ++i) v = std::min(v, ws.frame[i].phi);
+  return v;
+}
+
+/// One forces-CSV row per active slot of the step just taken (or failed: impulses empty).
+void write_force_rows(const Model& m, const Stepper& st, int step, double t, Status status, std::ostream& o) {
+  for (int i = 0; i < m.n_slots(); ++i) {
+    if (!st.active()[i]) continue;
+    o << step << "," << t << "," << i << "," << m.pair_name(m.slots[i].pair) << "," << st.phi()[i] << ",";
+    if (status == Status::solved) o << st.normal_impulse()[i] << "," << st.tangent_impulse()[i];
+    else o << ",";
+    o << "," << to_string(status) << "\n";
+  }
+}
+
 int cmd_run(const RunOptions& opt, std::ostream& err) {
   const Scene scene = load(opt.scene);
   const Model& m = *scene.model;
   const int steps = opt.steps.value_or(m.step.steps);
   if (steps > 0 && !(m.step.h > 0)) throw InputError(opt.scene + ": step.h: missing (required to take steps)");
-  if (steps > 0) {
-    // Honest refusal until the formulation's stepper exists (LCP steppers, MIQP, UCP,
-    // Anitescu and ECP issues); the plumbing below already writes the outputs.
+  std::unique_ptr<Stepper> stepper = make_stepper(m);
+  if (steps > 0 && !stepper)
     throw InputError(opt.scene + ": model.formulation: \"" + std::string(to_string(m.formulation)) +
                      "\" has no stepper in this build yet; --steps 0 writes the initial state");
-  }
-  const State s = initial_state(m);
+  State s = initial_state(m);
   std::unique_ptr<io::OutputFile> traj, forces;
   try {
     if (!opt.out.empty()) traj = std::make_unique<io::OutputFile>(opt.out);
@@ -167,15 +186,50 @@ int cmd_run(const RunOptions& opt, std::ostream& err) {
     write_trajectory_row(s, traj->stream());
   }
   if (forces) {
-    forces->stream() << provenance(scene) << "\nstep,t,slot,pair,phi,normal_impulse,tangent_impulse,status\n";
+    // Halm-Posa's impulses are known up to the factor k of seed 001 eq. (10): say so in
+    // the column names.
+    const bool k = stepper && stepper->impulses_scaled_by_k();
+    forces->stream() << provenance(scene) << "\nstep,t,slot,pair,phi,"
+                     << (k ? "normal_impulse_times_k,tangent_impulse_times_k" : "normal_impulse,tangent_impulse")
+                     << ",status\n";
   }
+
+  // Worst values over the run: the kernel residual, the true (nonlinear) gap of every row's
+  // state, the linearised gap and force balance of every step.
   ContactWorkspace ws(m);
-  ws.evaluate(m, s.q.data());
-  int active = 0;
-  double min_phi = std::numeric_limits<double>::infinity();
-  for (int i = 0; i < m.n_slots(); ++i) {
-    active += ws.active(m, i);
-    min_phi = std::min(min_phi, ws.frame[i].phi);
+  double worst_residual = 0, worst_lin = 0, worst_balance = 0;
+  double worst_phi = min_phi(m, ws, s.q);
+  const double initial_phi = worst_phi;
+  int failed_step = 0;
+  Status failure = Status::solved;
+  std::string failure_detail;
+  for (int l = 1; l <= steps; ++l) {
+    const double t0 = s.t;
+    const Status st = stepper->step(m, s);
+    const StepReport& rep = stepper->report();
+    if (forces) write_force_rows(m, *stepper, l, t0 + m.step.h, st, forces->stream());
+    if (st != Status::solved) {
+      failed_step = l;
+      failure = st;
+      failure_detail = rep.detail;
+      break;
+    }
+    worst_residual = std::max(worst_residual, rep.complementarity_residual);
+    worst_lin = std::min(worst_lin, rep.linearised_penetration);
+    worst_balance = std::max(worst_balance, rep.force_balance_residual);
+    worst_phi = std::min(worst_phi, min_phi(m, ws, s.q));
+    if (traj) write_trajectory_row(s, traj->stream());
+  }
+  const int taken = failed_step ? failed_step - 1 : steps;
+  std::string failure_line;
+  if (failed_step) {
+    std::ostringstream f;
+    f << "step " << failed_step << " (t = " << format_number(s.t) << " to " << format_number(s.t + m.step.h)
+      << " s): " << to_string(failure) << (failure_detail.empty() ? "" : ": " + failure_detail);
+    failure_line = f.str();
+    // The rows written are valid; the file says where and why it stops.
+    if (traj) traj->stream() << "# stopped: " << failure_line << "\n";
+    if (forces) forces->stream() << "# stopped: " << failure_line << "\n";
   }
   try {
     if (traj) traj->commit();
@@ -183,9 +237,19 @@ int cmd_run(const RunOptions& opt, std::ostream& err) {
   } catch (const std::runtime_error& e) {
     throw InputError(e.what());
   }
-  err << "run: " << steps << " steps of " << to_string(m.formulation) << "; " << m.n_slots() << " contact slots, "
-      << active << " active, min phi " << format_number(min_phi) << " m"
-      << (traj ? "; trajectory in " + opt.out : std::string()) << "\n";
+  const double penetration = std::max(0.0, -worst_phi);
+  err << "run: " << taken << " of " << steps << " steps of " << to_string(m.formulation) << "; worst residual "
+      << format_number(worst_residual) << ", worst penetration " << format_number(penetration) << " m (linearised "
+      << format_number(-worst_lin) << " m)";
+  if (m.formulation == Formulation::trinkle_lcp) err << ", worst force balance " << format_number(worst_balance) << " N s";
+  // A scene that starts in overlap is usually a placement mistake: say so.
+  if (initial_phi < -1e-9) err << " (the initial state already overlaps by " << format_number(-initial_phi) << " m)";
+  err << ", " << (failed_step ? 1 : 0) << " failed" << (traj ? "; trajectory in " + opt.out : std::string())
+      << (forces ? "; forces in " + opt.forces : std::string()) << "\n";
+  if (failed_step) {
+    err << "quasistep: " << opt.scene << ": " << failure_line << "\n";
+    return kStepFailed;
+  }
   return kOk;
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/contacts.hpp"
+#include "core/halm_posa_lcp.hpp"
 #include "core/scene.hpp"
 #include "core/trinkle_lcp.hpp"
 #include "tests/support/allocation_counter.hpp"
@@ -46,6 +47,19 @@ TEST(AllocationFree, TrinkleLcpStep) {
   TrinkleLcp stepper(m);
   test::CountAllocations guard;
   for (int l = 0; l < 60; ++l) ASSERT_EQ(stepper.step(m, s), Status::solved);
+  EXPECT_EQ(guard.count(), 0);
+}
+
+TEST(AllocationFree, HalmPosaLcpStepWithRelinearisation) {
+  // The wall example exercises contact changes, the squeeze and the roll; relinearisation
+  // exercises the repeated solves.
+  const Scene scene = load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/examples/halm_posa_wall.json");
+  Model m = *scene.model;
+  m.params.relinearize_iterations = 2;
+  State s = initial_state(m);
+  HalmPosaLcp stepper(m);
+  test::CountAllocations guard;
+  for (int l = 0; l < m.step.steps; ++l) ASSERT_EQ(stepper.step(m, s), Status::solved);
   EXPECT_EQ(guard.count(), 0);
 }
 

@@ -40,8 +40,8 @@ TEST(TrinkleLcp, GripperFollowsSeed000Figure6) {
     EXPECT_EQ(s.step, l);
     EXPECT_NEAR(s.t, 0.01 * l, 1e-12);
     // Every solved step: force balance and non-penetration of the linearised step.
-    EXPECT_LE(stepper.force_balance_residual(), 1e-12) << l;
-    EXPECT_GE(stepper.linearised_penetration(), -1e-12) << l;
+    EXPECT_LE(stepper.report().force_balance_residual, 1e-12) << l;
+    EXPECT_GE(stepper.report().linearised_penetration, -1e-12) << l;
     EXPECT_LE(stepper.result().stats.residual, 1e-9) << l;
     // Actuated DOFs follow command (30) as the text reads it: squeeze for 20 steps, rise always.
     EXPECT_NEAR(s.q[2], -0.07 + 0.001 * std::min(l, 20), 1e-12) << l;
@@ -110,9 +110,10 @@ TEST(TrinkleLcp, GripperStepInContactAdmitsBothZeroGripAndLifting) {
   EXPECT_LT((got - stay).cwiseAbs().maxCoeff(), 1e-12);
 }
 
-TEST(TrinkleLcp, SqueezingIntoTheCylinderIsNotSolvedAndLeavesTheStateAlone) {
+TEST(TrinkleLcp, SqueezingIntoTheCylinderIsProvenInfeasibleAndLeavesTheStateAlone) {
   // Command (29) keeps squeezing after contact: the fingers cannot both advance without
-  // penetrating, so the step has no solution (seed 000 sec. IV-B).
+  // penetrating, so step 21 (row 20 -> 21) has no solution (seed 000 sec. IV-B), and an LP
+  // proves it: the multipliers (1/2, 1/2) on the two finger contacts, 1 mm of penetration.
   std::string text;
   {
     std::ifstream in(kGripper);
@@ -132,9 +133,77 @@ TEST(TrinkleLcp, SqueezingIntoTheCylinderIsNotSolvedAndLeavesTheStateAlone) {
   for (int l = 1; l <= 20; ++l) ASSERT_EQ(stepper.step(m, s), Status::solved) << l;
   const State before = s;
   const Status st = stepper.step(m, s);
-  EXPECT_NE(st, Status::solved);
+  EXPECT_EQ(st, Status::infeasible);
+  const std::string& why = stepper.report().detail;
+  EXPECT_NE(why.find("left_finger/cylinder"), std::string::npos) << why;
+  EXPECT_NE(why.find("right_finger/cylinder"), std::string::npos) << why;
+  EXPECT_NE(why.find("penetrates at least 0.001 m"), std::string::npos) << why;
+  EXPECT_NE(why.find("0.5, 0.5"), std::string::npos) << why;
   EXPECT_EQ(s.step, before.step);
   EXPECT_EQ(s.q, before.q);
+}
+
+TEST(TrinkleLcp, AnObjectWithNothingUnderItIsProvenUnableToBalance) {
+  // The cylinder 0.5 m up and a 1 cm contact margin: no contact is active, so no impulse
+  // can balance gravity; the certificate is the virtual displacement straight down.
+  std::string text;
+  {
+    std::ifstream in(kGripper);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const auto at = text.find(R"("pose": [0, 0.05, 0])");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 20, R"("pose": [0, 0.50, 0])");
+  const auto contacts = text.find(R"("contacts": {)");
+  ASSERT_NE(contacts, std::string::npos);
+  text.insert(contacts + 13, R"("margin": 0.01, )");
+  const Scene scene = parse_scene(text);
+  const Model& m = *scene.model;
+  State s = initial_state(m);
+  TrinkleLcp stepper(m);
+  EXPECT_EQ(stepper.step(m, s), Status::infeasible);
+  EXPECT_EQ(stepper.report().contacts, 0);
+  const std::string& why = stepper.report().detail;
+  EXPECT_NE(why.find("cylinder.y"), std::string::npos) << why;
+  EXPECT_EQ(s.step, 0);
+}
+
+TEST(TrinkleLcp, StackedObjectsStayInForceBalance) {
+  // Several objects: two disks stacked on the ground, no manipulator. Every step solves,
+  // balances each body's weight, and nothing moves.
+  const Scene scene = parse_scene(R"({
+    "format": 1, "world": {"type": "vertical"}, "model": {"formulation": "trinkle_lcp"},
+    "step": {"h": 0.01, "steps": 10},
+    "bodies": [
+      {"name": "ground", "kind": "fixed", "shapes": [{"type": "half_plane", "normal": [0, 1]}]},
+      {"name": "lower", "kind": "free", "dofs": ["x", "y"], "mass": 2, "pose": [0, 0.1, 0], "shapes": [{"type": "disk", "radius": 0.1}]},
+      {"name": "upper", "kind": "free", "dofs": ["x", "y"], "mass": 1, "pose": [0, 0.3, 0], "shapes": [{"type": "disk", "radius": 0.1}]}
+    ],
+    "contacts": {"friction": 0.5}
+  })");
+  const Model& m = *scene.model;
+  State s = initial_state(m);
+  const Eigen::VectorXd q0 = s.q;
+  TrinkleLcp stepper(m);
+  for (int l = 1; l <= 10; ++l) {
+    ASSERT_EQ(stepper.step(m, s), Status::solved) << stepper.report().detail;
+    EXPECT_LE(stepper.report().force_balance_residual, 1e-12);
+    EXPECT_LE(mixed_violation(stepper.lcp_matrix(), stepper.lcp_vector(), m.n_u,
+                              (Eigen::VectorXd(m.n_u + stepper.result().z.size()) << stepper.result().u, stepper.result().z)
+                                  .finished()),
+              1e-12);
+  }
+  EXPECT_LT((s.q - q0).cwiseAbs().maxCoeff(), 1e-12);
+  // The ground carries both weights, the upper disk rests on the lower one.
+  const double h = m.step.h, g = m.world.gravity;
+  double ground = 0, between = 0;
+  for (int i = 0; i < m.n_slots(); ++i) {
+    const std::string pair = m.pair_name(m.slots[i].pair);
+    if (pair == "ground/lower") ground += stepper.normal_impulse()[i];
+    if (pair == "lower/upper") between += stepper.normal_impulse()[i];
+  }
+  EXPECT_NEAR(ground, 3 * g * h, 1e-12);
+  EXPECT_NEAR(between, 1 * g * h, 1e-12);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -132,14 +133,95 @@ TEST_F(CliTest, RunZeroStepsWritesRowZeroWithProvenance) {
   EXPECT_FALSE(fs::exists(out + ".partial"));
 }
 
-TEST_F(CliTest, RunThatCannotStepLeavesNoOutputFile) {
+TEST_F(CliTest, RunWithoutAStepperLeavesNoOutputFile) {
+  // ucp has no stepper in this build: refused before anything is written.
+  const std::string scene = file("ucp.json", R"({"format": 1, "world": {"type": "vertical"},
+    "model": {"formulation": "ucp"}, "step": {"h": 0.01, "steps": 3},
+    "bodies": [{"name": "b", "kind": "free", "mass": 1, "shapes": [{"type": "disk", "radius": 1}]}]})");
   const std::string out = path("traj.csv");
-  const Result r = run({"run", kGripper, "--out", out});
+  const Result r = run({"run", scene, "--out", out});
   EXPECT_EQ(r.code, kInputError);
   EXPECT_EQ(lines(r.err), 1) << r.err;
   EXPECT_NE(r.err.find("model.formulation"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(out));
   EXPECT_FALSE(fs::exists(out + ".partial"));
+}
+
+std::vector<std::string> data_rows(const std::string& file) {
+  std::ifstream in(file);
+  std::vector<std::string> rows;
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] != '#') rows.push_back(line);
+  return rows;  // header first
+}
+
+TEST_F(CliTest, RunStepsTheGripperAndWritesTrajectoryAndForces) {
+  const std::string out = path("traj.csv"), forces = path("forces.csv");
+  const Result r = run({"run", kGripper, "--out", out, "--forces", forces});
+  ASSERT_EQ(r.code, kOk) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("60 of 60 steps of trinkle_lcp"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("worst residual"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("worst penetration"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("0 failed"), std::string::npos) << r.err;
+  const std::vector<std::string> traj = data_rows(out);
+  ASSERT_EQ(traj.size(), 62u);  // header, rows 0..60
+  EXPECT_EQ(traj[61].rfind("60,0.6", 0), 0u) << traj[61];
+  const std::vector<std::string> f = data_rows(forces);
+  EXPECT_EQ(f[0], "step,t,slot,pair,phi,normal_impulse,tangent_impulse,status");
+  EXPECT_EQ(f.size(), 1u + 60 * 3);  // every slot of the gripper is active (no margin)
+  EXPECT_EQ(f[1].rfind("1,0.01,0,left_finger/cylinder,", 0), 0u) << f[1];
+  EXPECT_NE(f[1].find(",solved"), std::string::npos) << f[1];
+}
+
+TEST_F(CliTest, RunHalmPosaLabelsImpulsesAsScaledByK) {
+  const std::string forces = path("forces.csv");
+  const Result r = run({"run", std::string(QUASISTEP_SOURCE_DIR) + "/examples/halm_posa_push.json", "--steps", "3",
+                        "--forces", forces});
+  ASSERT_EQ(r.code, kOk) << r.err;
+  EXPECT_EQ(data_rows(forces)[0], "step,t,slot,pair,phi,normal_impulse_times_k,tangent_impulse_times_k,status");
+}
+
+TEST_F(CliTest, RunSaysWhenTheInitialStateOverlaps) {
+  std::ifstream in(kGripper);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string from = R"("pose": [0, 0.05, 0])";
+  const auto at = text.find(from);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, from.size(), R"("pose": [0, 0.049, 0])");  // 1 mm into the ground
+  const Result r = run({"run", file("sunk.json", text), "--steps", "1"});
+  EXPECT_NE(r.err.find("the initial state already overlaps by 0.001 m"), std::string::npos) << r.err;
+}
+
+TEST_F(CliTest, InfeasibleStepExitsTwoNamingStepAndCertificate) {
+  // Seed 000 command (29): squeezing on after contact. Step 21 has no solution.
+  std::ifstream in(kGripper);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const std::string& j : {std::string("x_l"), std::string("x_r")}) {
+    const std::string from = "\"" + j + "\": {\"velocity\": {\"breaks\": [0.2], \"values\": [" +
+                             (j == "x_l" ? "0.1" : "-0.1") + ", 0.0]}}";
+    const auto at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), "\"" + j + "\": {\"velocity\": " + (j == "x_l" ? "0.1" : "-0.1") + "}");
+  }
+  const std::string scene = file("squeeze.json", text);
+  const std::string out = path("traj.csv"), forces = path("forces.csv");
+  const Result r = run({"run", scene, "--out", out, "--forces", forces});
+  EXPECT_EQ(r.code, kStepFailed);
+  EXPECT_EQ(lines(r.err), 2) << r.err;  // the summary, then the failure
+  EXPECT_NE(r.err.find("20 of 60 steps"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("step 21 (t = 0.2 to 0.21 s): infeasible: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("non-penetrating"), std::string::npos) << r.err;
+  // The valid rows are kept, and the file says where and why it stops.
+  const std::vector<std::string> traj = data_rows(out);
+  EXPECT_EQ(traj.size(), 22u);  // header, rows 0..20
+  std::ifstream t(out);
+  std::string last, line;
+  while (std::getline(t, line)) last = line;
+  EXPECT_EQ(last.rfind("# stopped: step 21", 0), 0u) << last;
+  const std::vector<std::string> f = data_rows(forces);
+  EXPECT_NE(f.back().find(",infeasible"), std::string::npos) << f.back();
+  EXPECT_EQ(f.back().rfind("21,", 0), 0u) << f.back();
 }
 
 TEST_F(CliTest, UnwritableOutputIsAnInputError) {

@@ -1,0 +1,205 @@
+#include "core/halm_posa_lcp.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace qs {
+
+HalmPosaLcp::HalmPosaLcp(const Model& m)
+    : Stepper(m),
+      perfect_(m.formulation == Formulation::perfect_velocity_lcp),
+      A_body_(m.params.limit_surface_A.value_or(Eigen::Matrix3d::Zero())),
+      cB_(Eigen::MatrixXd::Zero(m.n_a, m.n_a)),
+      ws_(m),
+      solver_(std::make_unique<Solver>()),
+      result_(std::make_unique<Solver::Result>()),
+      certifier_(std::make_unique<StepCertifier>(kMaxContacts, 3)),
+      M_(kCapacity, kCapacity),
+      w_(kCapacity),
+      Jo_(2 * kMaxContacts, 3),
+      Jm_(2 * kMaxContacts, m.n_a),
+      AJo_(3, 2 * kMaxContacts),
+      BJm_(m.n_a, 2 * kMaxContacts),
+      u_h_(m.n_a),
+      q_lin_(m.n_q()),
+      q_end_(m.n_q()),
+      cert_J_(kMaxContacts, 3),
+      cert_offset_(kMaxContacts),
+      slot_(m.n_slots()) {
+  for (size_t b = 0; b < m.bodies.size(); ++b)
+    if (m.bodies[b].kind == BodyKind::free) object_ = static_cast<int>(b);
+  if (object_ >= 0)
+    for (int k = 0; k < 3; ++k) dof_o_[k] = m.bodies[object_].dof[k];
+  if (!perfect_ && m.params.gain_B) cB_ = m.params.feedback_scale_c * *m.params.gain_B;  // seed 001 eq. (37)
+}
+
+Status HalmPosaLcp::fail(Status st, std::string detail) {
+  report_.status = st;
+  report_.detail = std::move(detail);
+  return st;
+}
+
+Status HalmPosaLcp::step(const Model& m, State& s) {
+  report_ = StepReport{};
+  *result_ = Solver::Result{};
+  if (m.world.type != WorldType::tabletop || !(m.step.h > 0) || object_ < 0 || dof_o_[2] < 0 ||
+      !m.params.limit_surface_A || m.n_u != 3)
+    return fail(Status::bad_input, "the tabletop models step one free object (x, y, theta) with a limit surface and h > 0");
+  const double h = m.step.h;
+  const double t_mid = s.t + 0.5 * h;
+  for (const Joint& j : m.joints) u_h_[j.dof - m.n_u] = h * j.command(t_mid);  // all velocity-commanded
+
+  q_lin_ = s.q;
+  int pivots = 0;
+  for (int it = 0; it <= m.params.relinearize_iterations; ++it) {
+    const Status st = solve_about(m, s.q, q_lin_, q_end_);
+    pivots += result_->stats.iterations;
+    report_.pivots = pivots;
+    if (st != Status::solved) return st;  // solve_about filled the report
+    q_lin_ = q_end_;
+  }
+  s.q = q_end_;
+  s.t += h;
+  ++s.step;
+  return report_.status = Status::solved;
+}
+
+Status HalmPosaLcp::solve_about(const Model& m, const Eigen::VectorXd& q0, const Eigen::VectorXd& q_lin,
+                                Eigen::VectorXd& q_end) {
+  const int nu = m.n_u, na = m.n_a;
+  ws_.evaluate(m, q_lin.data());
+  int nc = 0;
+  for (int i = 0; i < m.n_slots(); ++i) {
+    active_[i] = ws_.active(m, i);
+    phi_[i] = ws_.frame[i].phi;
+    p_n_[i] = p_t_[i] = 0.0;
+    if (active_[i]) {
+      if (nc == kMaxContacts)
+        return fail(Status::bad_input, "more than " + std::to_string(kMaxContacts) +
+                                           " active contacts in one step; set contact_margin to keep distant slots out");
+      slot_[nc++] = i;
+    }
+  }
+  const int n = 4 * nc;
+  size_ = n;
+  report_.contacts = nc;
+  report_.problem_size = n;
+
+  // Rows of J (normal rows 0..nc-1, tangent rows nc..2nc-1) split into object and
+  // manipulator columns; A rotated to the linearisation point's theta (seed 001 eq. (12)).
+  const double th = q_lin[dof_o_[2]];
+  const double c = std::cos(th), sn = std::sin(th);
+  Eigen::Matrix3d R;
+  R << c, -sn, 0, sn, c, 0, 0, 0, 1;
+  const Eigen::Matrix3d A = R * A_body_ * R.transpose();
+  for (int k = 0; k < nc; ++k) {
+    const int i = slot_[k];
+    for (int e = 0; e < 3; ++e) {
+      Jo_(k, e) = ws_.J_n(i, dof_o_[e]);
+      Jo_(nc + k, e) = ws_.J_t(i, dof_o_[e]);
+    }
+    for (int a = 0; a < na; ++a) {
+      Jm_(k, a) = ws_.J_n(i, nu + a);
+      Jm_(nc + k, a) = ws_.J_t(i, nu + a);
+    }
+  }
+  const int r = 2 * nc;
+  for (int j = 0; j < r; ++j) {
+    for (int e = 0; e < 3; ++e) AJo_(e, j) = A(e, 0) * Jo_(j, 0) + A(e, 1) * Jo_(j, 1) + A(e, 2) * Jo_(j, 2);
+    for (int a = 0; a < na; ++a) {
+      double v = 0;
+      for (int b = 0; b < na; ++b) v += cB_(a, b) * Jm_(j, b);
+      BJm_(a, j) = v;
+    }
+  }
+
+  // The LCP, layout [Lambda_N | Lambda_T+ | Lambda_T- | gamma] (nc each).
+  auto M = M_.topLeftCorner(n, n);
+  auto w = w_.head(n);
+  M.setZero();
+  w.setZero();
+  const int pn = 0, pp = nc, pm = 2 * nc, pg = 3 * nc;
+  // Row/column of each J row in the LCP: normal k -> pn + k; tangent k -> pp + k (and its
+  // negation at pm + k).
+  auto lcp_index = [&](int j) { return j < nc ? pn + j : pp + (j - nc); };
+  for (int i = 0; i < r; ++i) {
+    for (int j = 0; j < r; ++j) {
+      // seed 001 eq. (17): J_o A J_o' + J_m cB J_m'
+      double g = Jo_(i, 0) * AJo_(0, j) + Jo_(i, 1) * AJo_(1, j) + Jo_(i, 2) * AJo_(2, j);
+      for (int a = 0; a < na; ++a) g += Jm_(i, a) * BJm_(a, j);
+      const int I = lcp_index(i), J = lcp_index(j);
+      M(I, J) = g;
+      if (i >= nc) M(I + nc, J) = -g;                  // -t row
+      if (j >= nc) M(I, J + nc) = -g;                  // -t column
+      if (i >= nc && j >= nc) M(I + nc, J + nc) = g;   // both negated
+    }
+  }
+  for (int k = 0; k < nc; ++k) {
+    const int i = slot_[k];
+    double jn_u = 0, jt_u = 0;  // J_m h u
+    for (int a = 0; a < na; ++a) {
+      jn_u += Jm_(k, a) * u_h_[a];
+      jt_u += Jm_(nc + k, a) * u_h_[a];
+    }
+    // phi^+ linearised about q_lin for a step from q0: phi(q_lin) + J_n(q_lin) (q0 - q_lin)
+    // + J_n dq (seed 001 eq. (31), and sec. 5 for the re-linearisation).
+    double back = 0;
+    for (int e = 0; e < m.n_q(); ++e) back += ws_.J_n(i, e) * (q0[e] - q_lin[e]);
+    w[pn + k] = ws_.frame[i].phi + back + jn_u;
+    w[pp + k] = jt_u;  // tangential displacement over the step, from q0
+    w[pm + k] = -jt_u;
+    M(pp + k, pg + k) = 1.0;  // E gamma (eq. (35))
+    M(pm + k, pg + k) = 1.0;
+    M(pg + k, pn + k) = m.pairs[m.slots[i].pair].friction;  // mu Lambda_N - E' Lambda_T (eq. (36))
+    M(pg + k, pp + k) = -1.0;
+    M(pg + k, pm + k) = -1.0;
+  }
+
+  Status st = Status::solved;
+  if (n > 0) st = solver_->solve(M, w, *result_);
+  else result_->status = Status::solved;
+  report_.complementarity_residual = result_->stats.residual;
+  if (st != Status::solved) {
+    if (perfect_ && (st == Status::not_found || st == Status::iteration_limit)) {
+      // Is there any object displacement that keeps every active contact open?
+      auto J = cert_J_.topRows(nc);
+      auto offset = cert_offset_.head(nc);
+      for (int k = 0; k < nc; ++k) {
+        for (int e = 0; e < 3; ++e) J(k, e) = Jo_(k, e);
+        offset[k] = w[pn + k];
+      }
+      StepCertificate cert;
+      if (certifier_->penetration(J, offset, cert) == Status::infeasible) {
+        std::vector<std::string> labels;
+        for (int k = 0; k < nc; ++k) labels.push_back("slot " + std::to_string(slot_[k]) + " (" + m.pair_name(m.slots[slot_[k]].pair) + ")");
+        return fail(Status::infeasible, cert.describe(labels));
+      }
+      return fail(st, "Lemke ended on a ray; an object displacement keeping every contact open exists, so this is not a proof of infeasibility");
+    }
+    return fail(st, "");
+  }
+
+  // The step: dq_o = A J_o' Lambda (eq. (32)), dq_m = cB J_m' Lambda + h u (eq. (33)).
+  const auto& z = result_->z;
+  double lin_pen = 0;
+  Eigen::Vector3d dq_o = Eigen::Vector3d::Zero();
+  q_end = q0;
+  for (int k = 0; k < nc; ++k) {
+    const int i = slot_[k];
+    const double ln = z[pn + k], lt = z[pp + k] - z[pm + k];
+    p_n_[i] = ln;
+    p_t_[i] = lt;
+    lin_pen = std::min(lin_pen, result_->w[pn + k]);
+    for (int e = 0; e < 3; ++e) dq_o[e] += AJo_(e, k) * ln + AJo_(e, nc + k) * lt;
+    for (int a = 0; a < na; ++a) q_end[nu + a] += BJm_(a, k) * ln + BJm_(a, nc + k) * lt;
+  }
+  for (int a = 0; a < na; ++a) q_end[nu + a] += u_h_[a];
+  for (int e = 0; e < 3; ++e) q_end[dof_o_[e]] += dq_o[e];
+  dq_o_ = dq_o;
+  report_.linearised_penetration = lin_pen;
+  return Status::solved;
+}
+
+}  // namespace qs

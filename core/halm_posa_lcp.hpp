@@ -1,0 +1,93 @@
+// Halm & Posa's quasistatic time-stepping LCP for one object pushed and grasped on a
+// tabletop (seed 001 sec. 5), and its perfect-velocity special case (Zhou et al.'s model,
+// seed 001 eqs. (13)-(14) in time-stepping form, i.e. B = 0).
+//
+// Per step, over the active contact slots, with J = [J_n; J_t] split into the object's
+// columns J_o (x, y, theta) and the manipulator's J_m (the velocity-commanded joints):
+//   z = [Lambda_N | Lambda_T+ | Lambda_T- | gamma]  (one each per contact; seed 001 groups
+//       the two tangential directions per contact with E, eq. (1); we group by direction)
+//   M(cB) = [ J_o A J_o' + J_m cB J_m'   E ]                          seed 001 eqs. (17), (37)
+//           [ mu     -E'                 0 ]
+//   w = [ phi + J_n,m h u ;  J_t,m h u ;  0 ]                         seed 001 eq. (38)
+// (the tangential rows appear twice, +t and -t), and the step moves
+//   dq_o = A J_o' Lambda               seed 001 eq. (32)
+//   dq_m = cB J_m' Lambda + h u        seed 001 eq. (33), with cB as in eq. (37).
+// A = R(theta) Ã R(theta)' is the limit surface rotated into the world frame (eq. (12)),
+// Ã the scene's model.A (body frame) or the one computed from the support (limit_surface.hpp);
+// u is the joints' velocity command at the middle of the step. The impulses Lambda are
+// known only up to the positive factor k of eq. (10): impulses_scaled_by_k() is true.
+//
+// Halm-Posa (c > 0, B SPD): M(cB) is copositive and Lemke always ends at a solution
+// (Theorem 1 with phi >= 0). Perfect velocity (cB = 0): a command that squeezes or jams has
+// no solution; when Lemke ends on a ray the step asks an LP whether any object displacement
+// keeps every active contact non-penetrating, and reports `infeasible` with the Farkas
+// certificate when none does (core/step_certificate.hpp), `not_found` otherwise.
+//
+// Re-linearisation (seed 001 sec. 5, model.relinearize = r): after the first solve the
+// problem is rebuilt about the predicted end state q^ and solved again, r times: phi^+ is
+// linearised as phi(q^) + J(q^) (q^+ - q^), A is rotated by theta^.
+#pragma once
+
+#include <Eigen/Core>
+#include <memory>
+
+#include "core/contacts.hpp"
+#include "core/model.hpp"
+#include "core/step_certificate.hpp"
+#include "core/stepper.hpp"
+#include "kernels/lemke.hpp"
+
+namespace qs {
+
+class HalmPosaLcp final : public Stepper {
+ public:
+  static constexpr int kCapacity = 64;  // LCP variables: 4 per active contact
+  static constexpr int kMaxContacts = kCapacity / 4;
+  using Solver = Lemke<kCapacity>;
+
+  /// Sizes every buffer from the Model (tabletop, one free object, A set: the scene reader
+  /// guarantees it); step() then allocates nothing on the solved path.
+  explicit HalmPosaLcp(const Model& m);
+
+  Status step(const Model& m, State& s) override;
+  bool impulses_scaled_by_k() const override { return true; }
+
+  /// The LCP of the last solve (of the last re-linearisation), layout as in the file comment.
+  Eigen::Ref<const Eigen::MatrixXd> lcp_matrix() const { return M_.topLeftCorner(size_, size_); }
+  Eigen::Ref<const Eigen::VectorXd> lcp_vector() const { return w_.head(size_); }
+  const Solver::Result& result() const { return *result_; }
+  /// The object's displacement of the last step (world x, y, theta).
+  const Eigen::Vector3d& object_displacement() const { return dq_o_; }
+
+ private:
+  /// One linearisation: build the LCP about q_lin for a step starting at q0, solve it, and
+  /// write the predicted end state into q_end.
+  Status solve_about(const Model& m, const Eigen::VectorXd& q0, const Eigen::VectorXd& q_lin, Eigen::VectorXd& q_end);
+  Status fail(Status st, std::string detail);
+
+  bool perfect_;                 // perfect_velocity_lcp: cB = 0
+  int object_ = -1;              // the free body
+  int dof_o_[3] = {-1, -1, -1};  // its x, y, theta DOFs
+  Eigen::Matrix3d A_body_;       // Ã (body frame)
+  Eigen::MatrixXd cB_;           // (n_a x n_a) c B, zero for perfect velocity
+
+  ContactWorkspace ws_;
+  std::unique_ptr<Solver> solver_;
+  std::unique_ptr<Solver::Result> result_;
+  std::unique_ptr<StepCertifier> certifier_;
+  Eigen::MatrixXd M_;            // (kCapacity x kCapacity)
+  Eigen::VectorXd w_;            // (kCapacity)
+  Eigen::MatrixXd Jo_;           // (2 kMaxContacts x 3) rows n_1..n_k, t_1..t_k
+  Eigen::MatrixXd Jm_;           // (2 kMaxContacts x n_a)
+  Eigen::MatrixXd AJo_;          // (3 x 2 kMaxContacts) A J_o'
+  Eigen::MatrixXd BJm_;          // (n_a x 2 kMaxContacts) cB J_m'
+  Eigen::VectorXd u_h_;          // (n_a) h u
+  Eigen::VectorXd q_lin_, q_end_;  // (n_q)
+  Eigen::MatrixXd cert_J_;       // (kMaxContacts x 3) for the certificate
+  Eigen::VectorXd cert_offset_;  // (kMaxContacts)
+  Eigen::Vector3d dq_o_ = Eigen::Vector3d::Zero();
+  std::vector<int> slot_;        // active slot of each LCP contact
+  int size_ = 0;
+};
+
+}  // namespace qs

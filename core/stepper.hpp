@@ -1,0 +1,67 @@
+// One time step of one world, whatever the formulation: the interface `quasistep run` (and
+// the tests) drive every stepper through, and what a step reports about itself.
+//
+// A stepper is built once per Model (it sizes every buffer then) and advances a State by
+// m.step.h per call. On any status but `solved` the State is left unchanged. Per-slot
+// results use the Model's fixed slot numbering; inactive slots read zero.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/model.hpp"
+#include "kernels/status.hpp"
+
+namespace qs {
+
+/// What the last step produced, beyond the new State.
+struct StepReport {
+  Status status = Status::not_run;
+  int contacts = 0;        // active slots in the step's problem
+  int problem_size = 0;    // variables of the (mixed) LCP
+  int pivots = 0;          // Lemke pivots, summed over re-linearisations
+  /// The kernel's scaled natural residual of the accepted solution (<= 1e-9 when solved).
+  double complementarity_residual = 0;
+  /// The most negative linearised end-of-step gap phi^{l+1} of an active slot (0 when none
+  /// is negative): complementarity makes it >= 0 to rounding.
+  double linearised_penetration = 0;
+  /// max |J^u' P + h tau_u| (N s) where the model has force balance (Trinkle); 0 otherwise.
+  double force_balance_residual = 0;
+  /// Why the step failed, one line: for `infeasible` the condition that fails and its
+  /// verified certificate; for `bad_input` the cause (e.g. capacity). Empty when solved.
+  std::string detail;
+};
+
+class Stepper {
+ public:
+  explicit Stepper(const Model& m)
+      : active_(m.n_slots(), 0), phi_(m.n_slots(), 0.0), p_n_(m.n_slots(), 0.0), p_t_(m.n_slots(), 0.0) {}
+  virtual ~Stepper() = default;
+  Stepper(const Stepper&) = delete;
+  Stepper& operator=(const Stepper&) = delete;
+
+  /// Advances s by one step; the status is also in report().status.
+  virtual Status step(const Model& m, State& s) = 0;
+
+  const StepReport& report() const { return report_; }
+  /// Per slot (n_slots), of the last step: active in its problem; phi at the configuration
+  /// the step was linearised about (m); normal and net tangential impulse (N s, or N s
+  /// times the unknown k of seed 001 eq. (10) when impulses_scaled_by_k()).
+  const std::vector<char>& active() const { return active_; }
+  const std::vector<double>& phi() const { return phi_; }
+  const std::vector<double>& normal_impulse() const { return p_n_; }
+  const std::vector<double>& tangent_impulse() const { return p_t_; }
+  /// Halm-Posa's impulses are known only up to the positive factor k of seed 001 eq. (10).
+  virtual bool impulses_scaled_by_k() const { return false; }
+
+ protected:
+  StepReport report_;
+  std::vector<char> active_;
+  std::vector<double> phi_, p_n_, p_t_;
+};
+
+/// The stepper of m.formulation, or null when this build has none for it.
+std::unique_ptr<Stepper> make_stepper(const Model& m);
+
+}  // namespace qs
