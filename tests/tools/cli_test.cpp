@@ -182,6 +182,26 @@ TEST_F(CliTest, RunHalmPosaLabelsImpulsesAsScaledByK) {
   EXPECT_EQ(data_rows(forces)[0], "step,t,slot,pair,phi,normal_impulse_times_k,tangent_impulse_times_k,status");
 }
 
+TEST_F(CliTest, ValidateSaysWhereTheLimitSurfaceCameFrom) {
+  const std::string push = std::string(QUASISTEP_SOURCE_DIR) + "/examples/halm_posa_push.json";
+  EXPECT_NE(run({"validate", push}).out.find("A (body frame) = [1, 0, 0; 0, 1, 0; 0, 0, 1], given (model.A)"),
+            std::string::npos);
+  std::ifstream in(push);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{R"("A": [[1, 0, 0], [0, 1, 0], [0, 0, 1]],)", ""},
+                                 {R"("gravity": 9.81})", R"("gravity": 10, "support_friction": 0.5})"}}) {
+    const auto at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+  }
+  // Disk of radius 1, mass 1: f_max = 0.5 * 1 * 10 = 5 N, m_max = f_max * 2/3 N m.
+  const Result r = run({"validate", file("computed.json", text)});
+  ASSERT_EQ(r.code, kOk) << r.err;
+  EXPECT_NE(r.out.find("A (body frame) = [0.04, 0, 0; 0, 0.04, 0; 0, 0, 0.09], computed from mass, support friction and shape"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST_F(CliTest, RunSaysWhenTheInitialStateOverlaps) {
   std::ifstream in(kGripper);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
