@@ -71,6 +71,8 @@ PointQuery<T> point_to_polygon(const Vec2<T>& p, const Vec2<T>* v, int n) {
   Vec2<T> best_plane_normal{};
   T best_edge = T(0);
   Vec2<T> best_edge_point{};
+  Vec2<T> best_edge_normal{};
+  T best_edge_interior = T(0);  // min(s, 1 - s) of the nearest point: > 0 inside the edge
   for (int i = 0; i < n; ++i) {
     const Vec2<T>& a = v[i];
     const Vec2<T>& b = v[i + 1 == n ? 0 : i + 1];
@@ -82,11 +84,14 @@ PointQuery<T> point_to_polygon(const Vec2<T>& p, const Vec2<T>* v, int n) {
     const Vec2<T> c = a + s * e;
     const Vec2<T> d = p - c;
     const T dist2 = dot(d, d);
+    const T interior = min(s, T(1) - s);
     if (i == 0) {
       best_plane = plane;
       best_plane_normal = outward;
       best_edge = dist2;
       best_edge_point = c;
+      best_edge_normal = outward;
+      best_edge_interior = interior;
     } else {
       const auto better_plane = plane > best_plane;
       best_plane = select(better_plane, plane, best_plane);
@@ -94,12 +99,22 @@ PointQuery<T> point_to_polygon(const Vec2<T>& p, const Vec2<T>* v, int n) {
       const auto nearer = dist2 < best_edge;
       best_edge = select(nearer, dist2, best_edge);
       best_edge_point = select(nearer, c, best_edge_point);
+      best_edge_normal = select(nearer, outward, best_edge_normal);
+      best_edge_interior = select(nearer, interior, best_edge_interior);
     }
   }
   const auto inside = best_plane <= T(0);
   const T out_dist = sqrt(best_edge);
-  const T safe = select(inside, T(1), out_dist);
-  const Vec2<T> out_dir{(p.x - best_edge_point.x) / safe, (p.y - best_edge_point.y) / safe};
+  // Outside, the direction from the nearest point: where that point lies inside an edge it
+  // is the edge's outward normal, exactly (dividing the tiny offset of a point that complementarity
+  // left 1e-16 off the edge by its own length gave rounding noise, or 0/0); at a vertex it is
+  // the offset's direction, unless the offset is below 1e-12 m, where that direction is noise
+  // too and the deepest edge's normal stands in.
+  const auto on_edge = best_edge_interior > T(0);
+  const auto measurable = out_dist > T(1e-12);
+  const T safe = select(measurable, out_dist, T(1));
+  const Vec2<T> vertex_dir{(p.x - best_edge_point.x) / safe, (p.y - best_edge_point.y) / safe};
+  const Vec2<T> out_dir = select(on_edge, best_edge_normal, select(measurable, vertex_dir, best_plane_normal));
   const Vec2<T> in_closest = p - best_plane * best_plane_normal;
   return {select(inside, best_plane, out_dist), select(inside, in_closest, best_edge_point),
           select(inside, best_plane_normal, out_dir)};

@@ -71,6 +71,26 @@ TEST_F(GeometryPolygon, OutsideFacingAnEdge) {
   expect_vec(q.direction, {1, 0});
 }
 
+TEST_F(GeometryPolygon, RoundingOffAnEdgeKeepsTheEdgeNormal) {
+  // A point that complementarity left 1e-16 off an edge (or exactly on its line, outside by
+  // a hair of rounding) must get the edge's normal, not 0/0 or the rounding's direction.
+  const V tilted[3] = {{0, 0}, {1, 0.3}, {0.2, 1}};
+  const V a = tilted[0], b = tilted[1];
+  const V outward = (1.0 / norm(b - a)) * V{b.y - a.y, a.x - b.x};
+  for (const double off : {0.0, 1e-17, 1e-16, 3e-16, 1e-13}) {
+    const V p = a + 0.37 * (b - a) + off * outward;
+    const auto q = point_to_polygon(p, tilted, 3);
+    EXPECT_TRUE(std::isfinite(q.direction.x) && std::isfinite(q.direction.y)) << off;
+    EXPECT_NEAR(q.direction.x, outward.x, 1e-15) << off;
+    EXPECT_NEAR(q.direction.y, outward.y, 1e-15) << off;
+    EXPECT_NEAR(q.distance, off, 1e-15) << off;
+  }
+  // At a vertex, below 1e-12 m the deepest edge's normal stands in for the noise.
+  const auto v = point_to_polygon(V{1 + 1e-17, 1 + 1e-17}, sq, 4);
+  EXPECT_TRUE(std::isfinite(v.direction.x) && std::isfinite(v.direction.y));
+  EXPECT_NEAR(norm(v.direction), 1.0, 1e-15);
+}
+
 TEST_F(GeometryPolygon, OutsideFacingAVertex) {
   const auto q = point_to_polygon(V{4, 5}, sq, 4);
   EXPECT_DOUBLE_EQ(q.distance, 5.0);
