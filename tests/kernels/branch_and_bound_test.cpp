@@ -1,0 +1,247 @@
+// The generic branch-and-bound on a problem whose relaxation is exact and cheap: 0-1
+// knapsack, disjunction i = "x_i = 0 (first) or x_i = 1 (second)", relaxed to the
+// fractional knapsack (Dantzig's greedy bound). Checks the global optimum against brute
+// force, the answer's definition (smallest key among the optimal leaves) against every
+// round width and thread count, the node limit, infeasibility and relaxation failures.
+#include "kernels/branch_and_bound.hpp"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <numeric>
+#include <random>
+#include <tbb/global_control.h>
+
+namespace qs {
+namespace {
+
+constexpr int kMaxItems = 20;
+
+struct Knapsack {
+  int n = 0;
+  std::array<double, kMaxItems> value{}, weight{};
+  double capacity = 0;
+  int fail_at_depth = -1;  // a test hook: the relaxation "fails" at this depth
+
+  struct Workspace {
+    std::array<int, kMaxItems> order{};
+  };
+  struct Warm {
+    int depth = 0;  // the parent's depth: checks that children get their own parent's warm
+  };
+  using Solution = std::array<double, kMaxItems>;
+
+  int disjunctions() const { return n; }
+  Workspace make_workspace() const { return {}; }
+
+  BnbEvaluation evaluate(const Side* fix, const Warm* parent, Workspace& ws, Warm& warm_out, Solution& x) const {
+    int fixed = 0;
+    for (int i = 0; i < n; ++i) fixed += fix[i] != Side::free;
+    const int depth = parent ? parent->depth + 1 : 0;
+    if (fixed != depth) return {Status::numerical_failure, 0, -1};  // wrong warm start handed over
+    if (depth == fail_at_depth) return {Status::numerical_failure, 0, -1};
+    warm_out.depth = depth;
+    x.fill(0.0);
+    double room = capacity, cost = 0;
+    for (int i = 0; i < n; ++i)
+      if (fix[i] == Side::second) {
+        x[i] = 1;
+        room -= weight[i];
+        cost -= value[i];
+      }
+    if (room < 0) return {Status::infeasible, 0, -1};
+    // Greedy by value density, ties by index: the LP optimum of the fractional knapsack.
+    int m = 0;
+    for (int i = 0; i < n; ++i)
+      if (fix[i] == Side::free) ws.order[m++] = i;
+    std::stable_sort(ws.order.begin(), ws.order.begin() + m,
+                     [&](int a, int b) { return value[a] * weight[b] > value[b] * weight[a]; });
+    int branch = -1;
+    for (int k = 0; k < m; ++k) {
+      const int i = ws.order[k];
+      const double take = std::min(1.0, room / weight[i]);
+      if (take <= 0) break;
+      x[i] = take;
+      room -= take * weight[i];
+      cost -= take * value[i];
+      if (take < 1) {
+        branch = i;
+        break;
+      }
+    }
+    return {Status::solved, cost, branch};
+  }
+};
+
+double brute_force(const Knapsack& k) {
+  double best = 0;
+  for (unsigned mask = 0; mask < (1u << k.n); ++mask) {
+    double w = 0, v = 0;
+    for (int i = 0; i < k.n; ++i)
+      if (mask >> i & 1u) {
+        w += k.weight[i];
+        v += k.value[i];
+      }
+    if (w <= k.capacity) best = std::min(best, -v);
+  }
+  return best;
+}
+
+Knapsack random_knapsack(int n, std::uint64_t seed, bool integer_ties) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> small(1, 4);
+  std::uniform_real_distribution<double> unit(0.5, 2.0);
+  Knapsack k;
+  k.n = n;
+  double total = 0;
+  for (int i = 0; i < n; ++i) {
+    k.value[i] = integer_ties ? small(rng) : unit(rng);
+    k.weight[i] = integer_ties ? small(rng) : unit(rng);
+    total += k.weight[i];
+  }
+  k.capacity = integer_ties ? std::floor(total / 2) : total / 2;
+  return k;
+}
+
+TEST(BranchAndBound, FindsTheGlobalOptimumOfRandomKnapsacks) {
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    const Knapsack k = random_knapsack(6 + static_cast<int>(seed % 10), seed, seed % 2 == 0);
+    BranchAndBound<Knapsack> bnb(k);
+    const auto& r = bnb.solve(k);
+    ASSERT_EQ(r.status, Status::solved) << seed;
+    EXPECT_NEAR(r.cost, brute_force(k), 1e-9) << seed;
+    EXPECT_EQ(r.bound, r.cost);
+    // The solution is integral, feasible, and costs what it says.
+    double w = 0, v = 0;
+    for (int i = 0; i < k.n; ++i) {
+      EXPECT_TRUE(r.solution[i] == 0.0 || r.solution[i] == 1.0);
+      w += r.solution[i] * k.weight[i];
+      v += r.solution[i] * k.value[i];
+    }
+    EXPECT_LE(w, k.capacity + 1e-12);
+    EXPECT_NEAR(-v, r.cost, 1e-12);
+    EXPECT_GT(r.stats.nodes, 0);
+    EXPECT_GT(r.stats.leaves, 0);
+  }
+}
+
+TEST(BranchAndBound, AnswerIsTheSameForEveryRoundWidthAndThreadCount) {
+  // Integer data: many optimal leaves tie; the answer is defined by its key alone.
+  for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+    const Knapsack k = random_knapsack(14, 100 + seed, true);
+    std::vector<Side> key;
+    std::array<double, kMaxItems> sol{};
+    double cost = 0;
+    bool first = true;
+    for (const int threads : {1, 2, 8}) {
+      tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+      for (const int width : {1, 3, 8, 32}) {
+        BnbOptions o;
+        o.round_width = width;
+        BranchAndBound<Knapsack> bnb(k, o);
+        const auto& r = bnb.solve(k);
+        ASSERT_EQ(r.status, Status::solved);
+        if (first) {
+          key = r.fixings;
+          sol = r.solution;
+          cost = r.cost;
+          first = false;
+          continue;
+        }
+        EXPECT_EQ(r.fixings, key) << "seed " << seed << ", threads " << threads << ", width " << width;
+        EXPECT_EQ(r.solution, sol);
+        EXPECT_EQ(r.cost, cost);
+      }
+    }
+  }
+}
+
+TEST(BranchAndBound, StatisticsAreTheSameOnAnyThreadCount) {
+  const Knapsack k = random_knapsack(16, 7, true);
+  BnbStats reference{};
+  for (const int threads : {1, 2, 8}) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    BranchAndBound<Knapsack> bnb(k);
+    const BnbStats s = bnb.solve(k).stats;
+    if (threads == 1) {
+      reference = s;
+      continue;
+    }
+    EXPECT_EQ(s.nodes, reference.nodes);
+    EXPECT_EQ(s.leaves, reference.leaves);
+    EXPECT_EQ(s.pruned, reference.pruned);
+    EXPECT_EQ(s.rounds, reference.rounds);
+    EXPECT_EQ(s.max_depth, reference.max_depth);
+  }
+}
+
+TEST(BranchAndBound, NodeLimitIsDeterministicAndReportsIncumbentAndBound) {
+  const Knapsack k = random_knapsack(18, 11, false);
+  const double optimum = brute_force(k);
+  for (const long limit : {1L, 5L, 40L}) {
+    std::vector<Side> key;
+    for (const int threads : {1, 2, 8}) {
+      tbb::global_control g(tbb::global_control::max_allowed_parallelism, threads);
+      BnbOptions o;
+      o.max_nodes = limit;
+      BranchAndBound<Knapsack> bnb(k, o);
+      const auto& r = bnb.solve(k);
+      if (r.status == Status::solved) continue;  // small enough to finish
+      ASSERT_EQ(r.status, Status::iteration_limit);
+      EXPECT_EQ(r.stats.nodes, limit);
+      EXPECT_LE(r.bound, optimum + 1e-12);  // a valid lower bound
+      if (r.has_solution) {
+        EXPECT_GE(r.cost, optimum - 1e-12);
+      }
+      if (threads == 1) {
+        key = r.fixings;
+      } else {
+        EXPECT_EQ(r.fixings, key);
+      }
+    }
+  }
+}
+
+TEST(BranchAndBound, EmptyProblemIsInfeasible) {
+  Knapsack k = random_knapsack(5, 3, false);
+  k.capacity = -1;  // even the empty set does not fit
+  BranchAndBound<Knapsack> bnb(k);
+  const auto& r = bnb.solve(k);
+  EXPECT_EQ(r.status, Status::infeasible);
+  EXPECT_FALSE(r.has_solution);
+  EXPECT_EQ(r.stats.infeasible, 1);
+}
+
+TEST(BranchAndBound, ARelaxationFailureStopsTheSearchWithItsStatus) {
+  Knapsack k = random_knapsack(12, 5, false);
+  k.fail_at_depth = 2;
+  BranchAndBound<Knapsack> bnb(k);
+  EXPECT_EQ(bnb.solve(k).status, Status::numerical_failure);
+}
+
+TEST(BranchAndBound, TooManyTiedLeavesForTheCandidatePoolIsReportedNotDropped) {
+  // Twelve identical items, room for six: C(12, 6) optimal sets; a pool of 2 is too small.
+  Knapsack k;
+  k.n = 12;
+  for (int i = 0; i < k.n; ++i) k.value[i] = k.weight[i] = 1;
+  k.capacity = 6.5;
+  BranchAndBound<Knapsack> small(k, {}, 2);
+  const Status s = small.solve(k).status;
+  BranchAndBound<Knapsack> big(k, {}, 4096);
+  const auto& r = big.solve(k);
+  ASSERT_EQ(r.status, Status::solved);
+  EXPECT_EQ(r.cost, -6);
+  if (r.stats.leaves > 2) {
+    EXPECT_EQ(s, Status::numerical_failure);
+  }
+}
+
+TEST(BranchAndBound, WrongNumberOfDisjunctionsIsBadInput) {
+  Knapsack k = random_knapsack(8, 1, false);
+  BranchAndBound<Knapsack> bnb(k);
+  k.n = 7;
+  EXPECT_EQ(bnb.solve(k).status, Status::bad_input);
+}
+
+}  // namespace
+}  // namespace qs
