@@ -16,6 +16,7 @@ HalmPosaLcp::HalmPosaLcp(const Model& m)
       solver_(std::make_unique<Solver>()),
       result_(std::make_unique<Solver::Result>()),
       certifier_(std::make_unique<StepCertifier>(kMaxContacts, 3)),
+      enumeration_(std::make_unique<LcpEnumeration>(kCapacity)),
       M_(kCapacity, kCapacity),
       w_(kCapacity),
       Jo_(2 * kMaxContacts, 3),
@@ -162,7 +163,12 @@ Status HalmPosaLcp::solve_about(const Model& m, const Eigen::VectorXd& q0, const
   else result_->status = Status::solved;
   report_.complementarity_residual = result_->stats.residual;
   if (st != Status::solved) {
-    if (perfect_ && (st == Status::not_found || st == Status::iteration_limit)) {
+    if (st != Status::not_found && st != Status::iteration_limit && st != Status::numerical_failure)
+      return fail(st, "");
+    std::vector<std::string> labels;
+    for (int k = 0; k < nc; ++k)
+      labels.push_back("slot " + std::to_string(slot_[k]) + " (" + m.pair_name(m.slots[slot_[k]].pair) + ")");
+    if (perfect_) {
       // Is there any object displacement that keeps every active contact open?
       auto J = cert_J_.topRows(nc);
       auto offset = cert_offset_.head(nc);
@@ -171,14 +177,22 @@ Status HalmPosaLcp::solve_about(const Model& m, const Eigen::VectorXd& q0, const
         offset[k] = w[pn + k];
       }
       StepCertificate cert;
-      if (certifier_->penetration(J, offset, cert) == Status::infeasible) {
-        std::vector<std::string> labels;
-        for (int k = 0; k < nc; ++k) labels.push_back("slot " + std::to_string(slot_[k]) + " (" + m.pair_name(m.slots[slot_[k]].pair) + ")");
+      if (certifier_->penetration(J, offset, cert) == Status::infeasible)
         return fail(Status::infeasible, cert.describe(labels));
-      }
-      return fail(st, "Lemke ended on a ray; an object displacement keeping every contact open exists, so this is not a proof of infeasibility");
     }
-    return fail(st, "");
+    const LcpEnumeration::Result& ex = enumeration_->solve(M, w, 0);
+    report_.enumeration_nodes = ex.stats.nodes;
+    if (ex.status == Status::infeasible) return fail(Status::infeasible, exhausted_tree_detail(ex.stats.nodes));
+    if (ex.status != Status::solved)
+      return fail(ex.status == Status::iteration_limit ? Status::not_found : ex.status,
+                  "Lemke ended on a ray and the exact enumeration stopped (" + std::string(to_string(ex.status)) +
+                      ") after " + std::to_string(ex.stats.nodes) + " nodes");
+    report_.by_enumeration = true;
+    result_->status = Status::solved;
+    result_->z = ex.x;
+    result_->w = ex.w;
+    result_->stats.residual = ex.residual;
+    report_.complementarity_residual = ex.residual;
   }
 
   // The step: dq_o = A J_o' Lambda (eq. (32)), dq_m = cB J_m' Lambda + h u (eq. (33)).

@@ -17,11 +17,16 @@
 // u is the joints' velocity command at the middle of the step. The impulses Lambda are
 // known only up to the positive factor k of eq. (10): impulses_scaled_by_k() is true.
 //
-// Halm-Posa (c > 0, B SPD): M(cB) is copositive and Lemke always ends at a solution
-// (Theorem 1 with phi >= 0). Perfect velocity (cB = 0): a command that squeezes or jams has
-// no solution; when Lemke ends on a ray the step asks an LP whether any object displacement
-// keeps every active contact non-penetrating, and reports `infeasible` with the Farkas
-// certificate when none does (core/step_certificate.hpp), `not_found` otherwise.
+// Halm-Posa (c > 0, B SPD): M(cB) is copositive and the step always has a solution (Theorem
+// 1 with phi >= 0). M(cB) is not copositive-plus (z = [0; 0; 0; gamma] has z'Mz = 0 but
+// (M + M')z != 0), so Lemke's method may still end on a ray, and does on degenerate contact
+// sets (two flat faces: slots with identical rows). Perfect velocity (cB = 0): a command
+// that squeezes or jams has no solution. So when Lemke ends on a ray the step (1) for
+// perfect velocity, asks an LP whether any object displacement keeps every active contact
+// non-penetrating (`infeasible` with the Farkas certificate when none does,
+// core/step_certificate.hpp); then (2) solves the LCP exactly by enumeration
+// (kernels/lcp_enumeration.hpp): a solution, or `infeasible` when every branch is empty,
+// or `not_found` at its node limit.
 //
 // Re-linearisation (seed 001 sec. 5, model.relinearize = r): after the first solve the
 // problem is rebuilt about the predicted end state q^ and solved again, r times: phi^+ is
@@ -35,6 +40,7 @@
 #include "core/model.hpp"
 #include "core/step_certificate.hpp"
 #include "core/stepper.hpp"
+#include "kernels/lcp_enumeration.hpp"
 #include "kernels/lemke.hpp"
 
 namespace qs {
@@ -75,6 +81,7 @@ class HalmPosaLcp final : public Stepper {
   std::unique_ptr<Solver> solver_;
   std::unique_ptr<Solver::Result> result_;
   std::unique_ptr<StepCertifier> certifier_;
+  std::unique_ptr<LcpEnumeration> enumeration_;
   Eigen::MatrixXd M_;            // (kCapacity x kCapacity)
   Eigen::VectorXd w_;            // (kCapacity)
   Eigen::MatrixXd Jo_;           // (2 kMaxContacts x 3) rows n_1..n_k, t_1..t_k

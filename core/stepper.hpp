@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,10 @@ struct StepReport {
   double linearised_penetration = 0;
   /// max |J^u' P + h tau_u| (N s) where the model has force balance (Trinkle); 0 otherwise.
   double force_balance_residual = 0;
+  /// Lemke's method ended on a ray and the exact enumeration (kernels/lcp_enumeration.hpp)
+  /// solved the step's LCP instead; its nodes.
+  bool by_enumeration = false;
+  long enumeration_nodes = 0;
   /// Why the step failed, one line: for `infeasible` the condition that fails and its
   /// verified certificate; for `bad_input` the cause (e.g. capacity). Empty when solved.
   std::string detail;
@@ -60,6 +65,14 @@ class Stepper {
   std::vector<char> active_;
   std::vector<double> phi_, p_n_, p_t_;
 };
+
+/// The one-line reason a step's LCP has no solution after the enumeration closed every node.
+inline std::string exhausted_tree_detail(long nodes) {
+  std::ostringstream o;
+  o << "the step's LCP has no solution: branch-and-bound over its complementarity pairs closed all " << nodes
+    << " nodes, each by an infeasible LP (verified Farkas certificate)";
+  return o.str();
+}
 
 /// The stepper of m.formulation, or null when this build has none for it.
 std::unique_ptr<Stepper> make_stepper(const Model& m);

@@ -11,6 +11,7 @@ TrinkleLcp::TrinkleLcp(const Model& m)
       solver_(std::make_unique<Solver>()),
       result_(std::make_unique<Solver::MixedResult>()),
       certifier_(std::make_unique<StepCertifier>(kCapacity / 4, m.n_u)),
+      enumeration_(std::make_unique<LcpEnumeration>(kCapacity)),
       M_(kCapacity, kCapacity),
       q_(kCapacity),
       tau_(m.n_q()),
@@ -19,8 +20,7 @@ TrinkleLcp::TrinkleLcp(const Model& m)
 
 Status TrinkleLcp::step(const Model& m, State& s) {
   *result_ = Solver::MixedResult{};
-  report_.status = Status::not_run;
-  report_.detail.clear();
+  report_ = StepReport{};
   if (m.world.type != WorldType::vertical || !(m.step.h > 0)) return fail(Status::bad_input, "trinkle_lcp steps a vertical world with h > 0");
   const double h = m.step.h;
   const double t_mid = s.t + 0.5 * h;
@@ -88,7 +88,7 @@ Status TrinkleLcp::step(const Model& m, State& s) {
   const Status st = n == 0 ? (result_->status = Status::solved) : solver_->solve_mixed(M, q, nu, *result_);
   report_.pivots = result_->stats.iterations;
   report_.complementarity_residual = result_->stats.residual;
-  if (st != Status::solved) return explain_failure(m, st);
+  if (st != Status::solved && after_lemke_failed(m, st) != Status::solved) return report_.status;
 
   // What the step produced, per slot, and its own residuals.
   std::fill(p_n_.begin(), p_n_.end(), 0.0);
@@ -121,8 +121,9 @@ Status TrinkleLcp::step(const Model& m, State& s) {
   return report_.status = Status::solved;
 }
 
-Status TrinkleLcp::explain_failure(const Model& m, Status st) {
-  if (st != Status::not_found && st != Status::iteration_limit) return fail(st, "");
+Status TrinkleLcp::after_lemke_failed(const Model& m, Status st) {
+  if (st != Status::not_found && st != Status::iteration_limit && st != Status::numerical_failure)
+    return fail(st, "");
   const int nu = m.n_u, nc = contacts_;
   // Rows of the active contacts: J_n^u, J_t^u, mu, and the known part of phi^{l+1}.
   Eigen::MatrixXd Jn(nc, nu), Jt(nc, nu);
@@ -143,7 +144,21 @@ Status TrinkleLcp::explain_failure(const Model& m, Status st) {
   if (certifier_->penetration(Jn, offset, cert) == Status::infeasible) return fail(Status::infeasible, cert.describe(labels, dofs));
   if (certifier_->equilibrium(Jn, Jt, mu, h_tau, cert) == Status::infeasible)
     return fail(Status::infeasible, cert.describe(labels, dofs));
-  return fail(st, "Lemke found no solution; neither a penetration nor an equilibrium certificate exists, so this is not a proof of infeasibility");
+  const LcpEnumeration::Result& ex = enumeration_->solve(M_.topLeftCorner(size_, size_), q_.head(size_), nu);
+  report_.enumeration_nodes = ex.stats.nodes;
+  if (ex.status == Status::infeasible) return fail(Status::infeasible, exhausted_tree_detail(ex.stats.nodes));
+  if (ex.status != Status::solved)
+    return fail(ex.status == Status::iteration_limit ? Status::not_found : ex.status,
+                "Lemke ended on a ray and the exact enumeration stopped (" + std::string(to_string(ex.status)) +
+                    ") after " + std::to_string(ex.stats.nodes) + " nodes");
+  report_.by_enumeration = true;
+  result_->status = Status::solved;
+  result_->u = ex.x.head(nu);
+  result_->z = ex.x.tail(size_ - nu);
+  result_->w = ex.w.tail(size_ - nu);
+  result_->stats.residual = ex.residual;
+  report_.complementarity_residual = ex.residual;
+  return Status::solved;
 }
 
 Status TrinkleLcp::fail(Status st, std::string detail) {

@@ -18,7 +18,9 @@
 // solution, two LPs may prove there is none: no motion of the objects avoids penetration
 // (e.g. fingers driven into each other), or no admissible contact impulse balances the load
 // (e.g. an object with nothing under it); the step is then `infeasible` with the verified
-// certificate in report().detail, otherwise it keeps Lemke's status.
+// certificate in report().detail. Otherwise the LCP is solved exactly by enumeration
+// (kernels/lcp_enumeration.hpp): a solution (report().by_enumeration), `infeasible` when
+// every branch is empty, or `not_found` at its node limit.
 #pragma once
 
 #include <memory>
@@ -28,6 +30,7 @@
 #include "core/model.hpp"
 #include "core/step_certificate.hpp"
 #include "core/stepper.hpp"
+#include "kernels/lcp_enumeration.hpp"
 #include "kernels/lemke.hpp"
 
 namespace qs {
@@ -57,13 +60,15 @@ class TrinkleLcp final : public Stepper {
 
  private:
   Status fail(Status st, std::string detail);
-  /// After Lemke failed: try to prove that the step has no solution (step_certificate.hpp).
-  Status explain_failure(const Model& m, Status st);
+  /// After Lemke failed: prove that the step has no solution (step_certificate.hpp), or
+  /// solve it by enumeration. Returns solved when the enumeration found the solution.
+  Status after_lemke_failed(const Model& m, Status st);
 
   ContactWorkspace ws_;
   std::unique_ptr<Solver> solver_;
   std::unique_ptr<Solver::MixedResult> result_;
   std::unique_ptr<StepCertifier> certifier_;
+  std::unique_ptr<LcpEnumeration> enumeration_;
   Eigen::MatrixXd M_;          // (kCapacity x kCapacity), the top-left block is used
   Eigen::VectorXd q_;          // (kCapacity)
   std::vector<double> tau_;    // (n_q) generalized external force

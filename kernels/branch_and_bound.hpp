@@ -73,6 +73,10 @@ struct BnbOptions {
   double time_limit = 0;       // seconds, 0: none. Timing-dependent: the one non-deterministic
                                // way to stop (status iteration_limit, like the node limit)
   bool parallel = true;        // false: evaluate each round's nodes in order on this thread
+  /// Feasibility problems (every leaf is as good as any other): stop at the first leaf in
+  /// the search order, i.e. in the merge order of the rounds. Deterministic for a given
+  /// round_width, on any thread count; the answer is then that leaf, not the smallest key.
+  bool stop_at_first_leaf = false;
 };
 
 struct BnbStats {
@@ -220,6 +224,11 @@ class BranchAndBound {
           ++r.stats.leaves;
           if (!add_candidate(e.bound, &round_fixings_[static_cast<size_t>(i) * k_], round_solution_[i]))
             return finish(Status::numerical_failure, start);
+          if (opt_.stop_at_first_leaf) {
+            r.bound = best_;
+            select_answer();
+            return finish(Status::solved, start);
+          }
           continue;
         }
         if (e.branch >= k_ || round_fixings_[static_cast<size_t>(i) * k_ + e.branch] != Side::free)

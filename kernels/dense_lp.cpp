@@ -70,17 +70,21 @@ bool verify_farkas(const DenseLpProblem& p, const Eigen::Ref<const Eigen::Vector
     noise += std::abs(y[i] / ymax * p.b[i]);
   }
   for (Eigen::Index j = 0; j < n; ++j) {
-    double g = 0.0, g_mag = 0.0;
+    double g = 0.0, g_mag = 0.0, col_mag = 0.0;
     for (Eigen::Index i = 0; i < m; ++i) {
       const double t = y[i] / ymax * p.A(i, j);
       g += t;
       g_mag += std::abs(t);
+      col_mag += std::abs(p.A(i, j));
     }
     if (g == 0) continue;
     const double bound = g > 0 ? p.upper[j] : p.lower[j];
     if (!std::isfinite(bound)) {
-      if (std::abs(g) <= tol * g_mag) continue;  // zero to rounding: no contribution
-      return false;                              // y'A x is unbounded above on the box
+      // Zero to rounding: relative to the terms of g, or to the column itself, since y
+      // (scaled to max 1) carries rounding of its own (a multiplier of -5e-16 that should be
+      // 0 makes a slack column's g = 5e-16 with nothing else to compare it with).
+      if (std::abs(g) <= tol * std::max(g_mag, col_mag)) continue;
+      return false;  // y'A x is unbounded above on the box
     }
     gap -= g * bound;
     noise += g_mag * std::abs(bound);

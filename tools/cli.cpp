@@ -207,6 +207,7 @@ int cmd_run(const RunOptions& opt, std::ostream& err) {
   // state, the linearised gap and force balance of every step.
   ContactWorkspace ws(m);
   double worst_residual = 0, worst_lin = 0, worst_balance = 0;
+  int by_enumeration = 0;  // steps Lemke could not solve and the exact enumeration did
   double worst_phi = min_phi(m, ws, s.q);
   const double initial_phi = worst_phi;
   int failed_step = 0;
@@ -224,6 +225,7 @@ int cmd_run(const RunOptions& opt, std::ostream& err) {
       break;
     }
     worst_residual = std::max(worst_residual, rep.complementarity_residual);
+    by_enumeration += rep.by_enumeration;
     worst_lin = std::min(worst_lin, rep.linearised_penetration);
     worst_balance = std::max(worst_balance, rep.force_balance_residual);
     worst_phi = std::min(worst_phi, min_phi(m, ws, s.q));
@@ -249,10 +251,11 @@ int cmd_run(const RunOptions& opt, std::ostream& err) {
   const double penetration = std::max(0.0, -worst_phi);
   err << "run: " << taken << " of " << steps << " steps of " << to_string(m.formulation) << "; worst residual "
       << format_number(worst_residual) << ", worst penetration " << format_number(penetration) << " m (linearised "
-      << format_number(-worst_lin) << " m)";
+      << format_number(std::max(0.0, -worst_lin)) << " m)";
   if (m.formulation == Formulation::trinkle_lcp) err << ", worst force balance " << format_number(worst_balance) << " N s";
   // A scene that starts in overlap is usually a placement mistake: say so.
   if (initial_phi < -1e-9) err << " (the initial state already overlaps by " << format_number(-initial_phi) << " m)";
+  if (by_enumeration) err << ", " << by_enumeration << " solved by enumeration after Lemke's ray";
   err << ", " << (failed_step ? 1 : 0) << " failed" << (traj ? "; trajectory in " + opt.out : std::string())
       << (forces ? "; forces in " + opt.forces : std::string()) << "\n";
   if (failed_step) {

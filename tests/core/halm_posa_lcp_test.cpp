@@ -177,6 +177,20 @@ TEST(HalmPosaLcp, WallJamsThePerfectVelocityModelWithAProof) {
   EXPECT_EQ(failed, 82);  // the disk (0.2 m below the wall, fingers 5 mm below it) at 2.5 mm per step
 }
 
+TEST(HalmPosaLcp, AFrictionJamIsProvenByExhaustingTheComplementarityTree) {
+  // Pushed diagonally, the disk slides off one finger and jams between the other finger and
+  // the wall: a displacement avoiding penetration exists (the LP cannot prove anything),
+  // but friction forbids it. Lemke ends on a ray; the enumeration closes every branch.
+  json s = perfect_velocity(example("halm_posa_wall"));
+  s["commands"] = {{"finger1_x", {{"velocity", 0.1}}}, {"finger1_y", {{"velocity", 0.1}}},
+                   {"finger2_x", {{"velocity", 0.1}}}, {"finger2_y", {{"velocity", 0.1}}}};
+  const Rollout r = rollout(s);
+  EXPECT_EQ(r.steps_solved, 74);
+  EXPECT_EQ(r.last, Status::infeasible);
+  EXPECT_NE(r.detail.find("closed all"), std::string::npos) << r.detail;
+  EXPECT_LE(r.worst_violation, 1e-9);
+}
+
 TEST(HalmPosaLcp, WallFiniteGainRunsThroughAndRollsAlongTheWall) {
   const Rollout r = rollout(example("halm_posa_wall"));
   ASSERT_EQ(r.steps_solved, 400) << to_string(r.last) << ": " << r.detail;

@@ -1,0 +1,142 @@
+// The exact LCP fallback: against brute force over all complementary bases on random
+// small LCPs (including ones where Lemke's method ends on a ray although a solution
+// exists), proofs of infeasibility, free variables, and determinism across threads.
+#include "kernels/lcp_enumeration.hpp"
+
+#include <gtest/gtest.h>
+
+#include <Eigen/Dense>
+#include <random>
+#include <tbb/global_control.h>
+
+#include "kernels/lemke.hpp"
+
+namespace qs {
+namespace {
+
+/// Whether LCP(M, q) has a solution, by trying every complementary basis (nondegenerate
+/// data: random continuous entries).
+bool brute_force_solvable(const Eigen::MatrixXd& M, const Eigen::VectorXd& q) {
+  const int n = static_cast<int>(q.size());
+  for (unsigned mask = 0; mask < (1u << n); ++mask) {
+    std::vector<int> basic;
+    for (int i = 0; i < n; ++i)
+      if (mask >> i & 1u) basic.push_back(i);
+    Eigen::VectorXd z = Eigen::VectorXd::Zero(n);
+    if (!basic.empty()) {
+      Eigen::MatrixXd Mb(basic.size(), basic.size());
+      Eigen::VectorXd qb(basic.size());
+      for (size_t a = 0; a < basic.size(); ++a) {
+        qb[a] = -q[basic[a]];
+        for (size_t b = 0; b < basic.size(); ++b) Mb(a, b) = M(basic[a], basic[b]);
+      }
+      Eigen::FullPivLU<Eigen::MatrixXd> lu(Mb);
+      if (!lu.isInvertible()) continue;
+      const Eigen::VectorXd zb = lu.solve(qb);
+      for (size_t a = 0; a < basic.size(); ++a) z[basic[a]] = zb[a];
+    }
+    const Eigen::VectorXd w = M * z + q;
+    if (z.minCoeff() >= -1e-10 && w.minCoeff() >= -1e-10) return true;
+  }
+  return false;
+}
+
+TEST(LcpEnumeration, AgreesWithBruteForceAndSolvesWhereLemkeFails) {
+  std::mt19937_64 rng(2026);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  Lemke<8> lemke;
+  Lemke<8>::Result lr;
+  LcpEnumeration exact(8);
+  int solvable = 0, unsolvable = 0, lemke_missed = 0;
+  for (int trial = 0; trial < 600; ++trial) {
+    const int n = 2 + trial % 4;
+    Eigen::MatrixXd M(n, n);
+    Eigen::VectorXd q(n);
+    for (int i = 0; i < n; ++i) {
+      q[i] = u(rng);
+      for (int j = 0; j < n; ++j) M(i, j) = u(rng);
+    }
+    const bool truth = brute_force_solvable(M, q);
+    const auto& r = exact.solve(M, q, 0);
+    if (truth) {
+      ++solvable;
+      ASSERT_EQ(r.status, Status::solved) << "trial " << trial;
+      EXPECT_LE(r.residual, 1e-9);
+      EXPECT_GE(r.x.minCoeff(), -1e-9);
+      EXPECT_GE(r.w.minCoeff(), -1e-9);
+      if (lemke.solve(M, q, lr) != Status::solved) ++lemke_missed;
+    } else {
+      ++unsolvable;
+      EXPECT_EQ(r.status, Status::infeasible) << "trial " << trial;
+    }
+  }
+  // The sample must exercise all three cases.
+  EXPECT_GT(solvable, 100);
+  EXPECT_GT(unsolvable, 10);
+  EXPECT_GT(lemke_missed, 5);
+}
+
+TEST(LcpEnumeration, ProvesTheOneDimensionalInfeasibleLcp) {
+  LcpEnumeration exact(4);
+  const Eigen::MatrixXd M = Eigen::MatrixXd::Constant(1, 1, -1.0);
+  const Eigen::VectorXd q = Eigen::VectorXd::Constant(1, -1.0);  // w = -z - 1 < 0
+  const auto& r = exact.solve(M, q, 0);
+  EXPECT_EQ(r.status, Status::infeasible);
+  EXPECT_EQ(r.stats.nodes, 1);  // the root LP is already empty
+}
+
+TEST(LcpEnumeration, FreeVariablesWithZeroFreeBlock) {
+  // Trinkle's shape: u free, its row an equality with a zero diagonal block.
+  //   0 = z1 - z2 - 1 (u row);  w1 = u + 1 >= 0;  w2 = -u + 1 >= 0.
+  Eigen::MatrixXd M(3, 3);
+  M << 0, 1, -1, 1, 0, 0, -1, 0, 0;
+  const Eigen::Vector3d q(-1, 1, 1);
+  LcpEnumeration exact(4);
+  const auto& r = exact.solve(M, q, 1);
+  ASSERT_EQ(r.status, Status::solved);
+  EXPECT_NEAR(r.w[0], 0.0, 1e-12);
+  EXPECT_NEAR(r.x[1] - r.x[2], 1.0, 1e-12);
+  EXPECT_NEAR(r.x[1] * r.w[1], 0.0, 1e-12);
+  EXPECT_NEAR(r.x[2] * r.w[2], 0.0, 1e-12);
+}
+
+TEST(LcpEnumeration, SameAnswerOnAnyThreadCount) {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  const int n = 6;
+  Eigen::MatrixXd M(n, n);
+  Eigen::VectorXd q(n);
+  for (int i = 0; i < n; ++i) {
+    q[i] = u(rng);
+    for (int j = 0; j < n; ++j) M(i, j) = u(rng);
+  }
+  Eigen::VectorXd reference;
+  Status status0 = Status::not_run;
+  for (const int threads : {1, 2, 8}) {
+    tbb::global_control g(tbb::global_control::max_allowed_parallelism, threads);
+    LcpEnumeration exact(8);
+    const auto& r = exact.solve(M, q, 0);
+    if (threads == 1) {
+      status0 = r.status;
+      reference = r.x;
+    } else {
+      EXPECT_EQ(r.status, status0);
+      EXPECT_EQ(r.x, reference);
+    }
+  }
+}
+
+TEST(LcpEnumeration, BadInputAndNodeLimit) {
+  LcpEnumeration exact(2);
+  EXPECT_EQ(exact.solve(Eigen::MatrixXd::Identity(3, 3), Eigen::VectorXd::Ones(3), 0).status, Status::bad_input);
+  EXPECT_EQ(exact.solve(Eigen::MatrixXd::Identity(2, 2), Eigen::VectorXd::Ones(2), 3).status, Status::bad_input);
+  LcpEnumerationOptions o;
+  o.max_nodes = 1;
+  LcpEnumeration tiny(8, o);
+  // -I with q = -1: every pair needs branching; one node cannot settle it.
+  const auto& r = tiny.solve(-Eigen::MatrixXd::Identity(4, 4) + Eigen::MatrixXd::Constant(4, 4, 0.1), -Eigen::VectorXd::Ones(4), 0);
+  EXPECT_TRUE(r.status == Status::iteration_limit || r.status == Status::infeasible) << to_string(r.status);
+}
+
+}  // namespace
+}  // namespace qs
