@@ -42,4 +42,8 @@ BENCHMARK(BM_HalmPosaSemicircularPushStep)->Unit(benchmark::kMicrosecond);
 void BM_HalmPosaWallStep(benchmark::State& state) { step_example(state, "halm_posa_wall"); }
 BENCHMARK(BM_HalmPosaWallStep)->Unit(benchmark::kMicrosecond);
 
+// seed 001 sec. 6.2 re-created: 64 slots, at most 6 active (LCP of up to 24).
+void BM_HalmPosaPegStep(benchmark::State& state) { step_example(state, "halm_posa_peg"); }
+BENCHMARK(BM_HalmPosaPegStep)->Unit(benchmark::kMicrosecond);
+
 }  // namespace
