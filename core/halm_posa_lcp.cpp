@@ -36,12 +36,6 @@ HalmPosaLcp::HalmPosaLcp(const Model& m)
   if (!perfect_ && m.params.gain_B) cB_ = m.params.feedback_scale_c * *m.params.gain_B;  // seed 001 eq. (37)
 }
 
-Status HalmPosaLcp::fail(Status st, std::string detail) {
-  report_.status = st;
-  report_.detail = std::move(detail);
-  return st;
-}
-
 Status HalmPosaLcp::step(const Model& m, State& s) {
   report_ = StepReport{};
   *result_ = Solver::Result{};
@@ -181,18 +175,11 @@ Status HalmPosaLcp::solve_about(const Model& m, const Eigen::VectorXd& q0, const
         return fail(Status::infeasible, cert.describe(labels));
     }
     const LcpEnumeration::Result& ex = enumeration_->solve(M, w, 0);
-    report_.enumeration_nodes = ex.stats.nodes;
-    if (ex.status == Status::infeasible) return fail(Status::infeasible, exhausted_tree_detail(ex.stats.nodes));
-    if (ex.status != Status::solved)
-      return fail(ex.status == Status::iteration_limit ? Status::not_found : ex.status,
-                  "Lemke ended on a ray and the exact enumeration stopped (" + std::string(to_string(ex.status)) +
-                      ") after " + std::to_string(ex.stats.nodes) + " nodes");
-    report_.by_enumeration = true;
+    if (record_enumeration(ex) != Status::solved) return report_.status;
     result_->status = Status::solved;
     result_->z = ex.x;
     result_->w = ex.w;
     result_->stats.residual = ex.residual;
-    report_.complementarity_residual = ex.residual;
   }
 
   // The step: dq_o = A J_o' Lambda (eq. (32)), dq_m = cB J_m' Lambda + h u (eq. (33)).

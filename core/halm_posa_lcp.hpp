@@ -69,7 +69,6 @@ class HalmPosaLcp final : public Stepper {
   /// One linearisation: build the LCP about q_lin for a step starting at q0, solve it, and
   /// write the predicted end state into q_end.
   Status solve_about(const Model& m, const Eigen::VectorXd& q0, const Eigen::VectorXd& q_lin, Eigen::VectorXd& q_end);
-  Status fail(Status st, std::string detail);
 
   bool perfect_;                 // perfect_velocity_lcp: cB = 0
   int object_ = -1;              // the free body

@@ -1,9 +1,35 @@
 #include "core/stepper.hpp"
 
+#include <string>
+
 #include "core/halm_posa_lcp.hpp"
 #include "core/trinkle_lcp.hpp"
 
 namespace qs {
+
+Status Stepper::fail(Status st, std::string detail) {
+  report_.status = st;
+  report_.detail = std::move(detail);
+  return st;
+}
+
+Status Stepper::record_enumeration(const LcpEnumeration::Result& ex) {
+  report_.enumeration_nodes = ex.stats.nodes;
+  const std::string nodes = std::to_string(ex.stats.nodes);
+  switch (ex.status) {
+    case Status::solved:
+      report_.by_enumeration = true;
+      report_.complementarity_residual = ex.residual;
+      return Status::solved;
+    case Status::infeasible:
+      return fail(Status::infeasible, "the step's LCP has no solution: branch-and-bound over its complementarity pairs "
+                                      "closed all " + nodes + " nodes, each by an infeasible LP (verified Farkas certificate)");
+    default:
+      return fail(ex.status == Status::iteration_limit ? Status::not_found : ex.status,
+                  "Lemke ended on a ray and the exact enumeration stopped (" + std::string(to_string(ex.status)) +
+                      ") after " + nodes + " nodes");
+  }
+}
 
 std::unique_ptr<Stepper> make_stepper(const Model& m) {
   switch (m.formulation) {

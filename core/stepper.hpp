@@ -7,11 +7,11 @@
 #pragma once
 
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "core/model.hpp"
+#include "kernels/lcp_enumeration.hpp"
 #include "kernels/status.hpp"
 
 namespace qs {
@@ -61,18 +61,17 @@ class Stepper {
   virtual bool impulses_scaled_by_k() const { return false; }
 
  protected:
+  /// Ends a step that failed: its status and one-line reason go into the report.
+  Status fail(Status st, std::string detail);
+  /// After Lemke's ray, the exact enumeration's outcome: solved (report().by_enumeration; the
+  /// caller copies the solution), or the step's failure (infeasible with the exhausted tree,
+  /// not_found at the node limit, or the LP kernel's failure), recorded here.
+  Status record_enumeration(const LcpEnumeration::Result& ex);
+
   StepReport report_;
   std::vector<char> active_;
   std::vector<double> phi_, p_n_, p_t_;
 };
-
-/// The one-line reason a step's LCP has no solution after the enumeration closed every node.
-inline std::string exhausted_tree_detail(long nodes) {
-  std::ostringstream o;
-  o << "the step's LCP has no solution: branch-and-bound over its complementarity pairs closed all " << nodes
-    << " nodes, each by an infeasible LP (verified Farkas certificate)";
-  return o.str();
-}
 
 /// The stepper of m.formulation, or null when this build has none for it.
 std::unique_ptr<Stepper> make_stepper(const Model& m);

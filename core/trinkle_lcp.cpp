@@ -145,26 +145,13 @@ Status TrinkleLcp::after_lemke_failed(const Model& m, Status st) {
   if (certifier_->equilibrium(Jn, Jt, mu, h_tau, cert) == Status::infeasible)
     return fail(Status::infeasible, cert.describe(labels, dofs));
   const LcpEnumeration::Result& ex = enumeration_->solve(M_.topLeftCorner(size_, size_), q_.head(size_), nu);
-  report_.enumeration_nodes = ex.stats.nodes;
-  if (ex.status == Status::infeasible) return fail(Status::infeasible, exhausted_tree_detail(ex.stats.nodes));
-  if (ex.status != Status::solved)
-    return fail(ex.status == Status::iteration_limit ? Status::not_found : ex.status,
-                "Lemke ended on a ray and the exact enumeration stopped (" + std::string(to_string(ex.status)) +
-                    ") after " + std::to_string(ex.stats.nodes) + " nodes");
-  report_.by_enumeration = true;
+  if (record_enumeration(ex) != Status::solved) return report_.status;
   result_->status = Status::solved;
   result_->u = ex.x.head(nu);
   result_->z = ex.x.tail(size_ - nu);
   result_->w = ex.w.tail(size_ - nu);
   result_->stats.residual = ex.residual;
-  report_.complementarity_residual = ex.residual;
   return Status::solved;
-}
-
-Status TrinkleLcp::fail(Status st, std::string detail) {
-  report_.status = st;
-  report_.detail = std::move(detail);
-  return st;
 }
 
 }  // namespace qs

@@ -59,7 +59,6 @@ class TrinkleLcp final : public Stepper {
   int contacts_in_lcp() const { return contacts_; }
 
  private:
-  Status fail(Status st, std::string detail);
   /// After Lemke failed: prove that the step has no solution (step_certificate.hpp), or
   /// solve it by enumeration. Returns solved when the enumeration found the solution.
   Status after_lemke_failed(const Model& m, Status st);

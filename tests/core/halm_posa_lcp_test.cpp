@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/scene.hpp"
+#include "tests/support/lcp_check.hpp"
 
 namespace qs {
 namespace {
@@ -39,17 +40,9 @@ json with_c(json s, double c) {
   return s;
 }
 
-/// Independent check of the step's LCP: z >= 0, w = M z + q >= 0, z.w = 0, scaled.
+/// Independent check of the step's LCP (tests/support/lcp_check.hpp).
 double lcp_violation(const HalmPosaLcp& st) {
-  const Eigen::MatrixXd M = st.lcp_matrix();
-  const Eigen::VectorXd q = st.lcp_vector();
-  if (q.size() == 0) return 0;
-  const Eigen::VectorXd z = st.result().z;
-  const Eigen::VectorXd w = M * z + q;
-  const double scale = std::max({1.0, q.cwiseAbs().maxCoeff(), M.cwiseAbs().maxCoeff() * z.cwiseAbs().maxCoeff()});
-  double v = 0;
-  for (int i = 0; i < z.size(); ++i) v = std::max({v, -z[i], -w[i], std::abs(std::min(z[i], w[i]))});
-  return v / scale;
+  return test::lcp_violation(st.lcp_matrix(), st.lcp_vector(), st.result().z);
 }
 
 struct Rollout {
