@@ -96,6 +96,8 @@ struct BnbStats {
 ///     using Solution = ...;   // a leaf's solution (copyable, fixed size)
 ///     int disjunctions() const;
 ///     Workspace make_workspace() const;
+///     // optional: Warm make_warm() const; Solution make_solution() const; pre-sized
+///     // values the pools are filled with, so that assigning to them allocates nothing.
 ///     // fixings: K entries; parent: the parent's warm_out (null at the root).
 ///     BnbEvaluation evaluate(const Side* fixings, const Warm* parent, Workspace& ws,
 ///                            Warm& warm_out, Solution& solution_out) const;
@@ -131,17 +133,22 @@ class BranchAndBound {
       : opt_(sanitize(options)), k_(relax.disjunctions()) {
     const long cap = 2 * opt_.max_nodes + 1;  // every evaluated node adds at most two
     nodes_.resize(static_cast<size_t>(cap));
-    warm_.resize(static_cast<size_t>(opt_.max_nodes));
+    Warm warm0{};
+    Solution solution0{};
+    if constexpr (requires { relax.make_warm(); }) warm0 = relax.make_warm();
+    if constexpr (requires { relax.make_solution(); }) solution0 = relax.make_solution();
+    warm_.assign(static_cast<size_t>(opt_.max_nodes), warm0);
     open_.reserve(static_cast<size_t>(cap));
     const int w = opt_.round_width;
     round_.resize(static_cast<size_t>(w));
     eval_.resize(static_cast<size_t>(w));
-    round_warm_.resize(static_cast<size_t>(w));
-    round_solution_.resize(static_cast<size_t>(w));
+    round_warm_.assign(static_cast<size_t>(w), warm0);
+    round_solution_.assign(static_cast<size_t>(w), solution0);
     round_fixings_.assign(static_cast<size_t>(w) * k_, Side::free);
     for (int i = 0; i < w; ++i) workspaces_.push_back(relax.make_workspace());
     candidates_.resize(static_cast<size_t>(max_candidates));
-    candidate_solution_.resize(static_cast<size_t>(max_candidates));
+    candidate_solution_.assign(static_cast<size_t>(max_candidates), solution0);
+    result_.solution = solution0;
     candidate_fixings_.assign(static_cast<size_t>(max_candidates) * k_, Side::free);
     key_a_.assign(k_, Side::free);
     key_b_.assign(k_, Side::free);
@@ -149,6 +156,11 @@ class BranchAndBound {
   }
 
   const BnbOptions& options() const { return opt_; }
+  /// The answer's tolerance (file comment) may change between solves; the sizes may not.
+  void set_tolerance(double absolute_gap, double relative_gap) {
+    opt_.absolute_gap = absolute_gap;
+    opt_.relative_gap = relative_gap;
+  }
 
   /// Runs the search. The relaxation must be the one the solver was built for (same K).
   const Result& solve(const Relaxation& relax) {
