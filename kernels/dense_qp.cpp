@@ -1,0 +1,1285 @@
+// Primal active-set QP with inertia control; see dense_qp.hpp for the method.
+#include "kernels/dense_qp.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+namespace qs {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+// H is "symmetric" when |H_ij - H_ji| <= this * max|H_ij|.
+constexpr double kSymmetryTol = 1e-12;
+// check_psd: the Schur complement left after the pivots above curvature_tol * trace(H)
+// must be below this * trace(H) in magnitude (a PSD one is below curvature_tol * trace(H)).
+constexpr double kPsdTol = 1e-9;
+// Harris' ratio test relaxes every bound by this fraction of the feasibility tolerance.
+constexpr double kHarrisFraction = 1e-2;
+// Refactorizations allowed when the final check fails, before numerical_failure.
+constexpr int kMaxCheckRefactors = 3;
+// Rounds of temporary constraints one factorization may add before giving up.
+constexpr int kMaxTemporaryRounds = 3;
+
+template <class Derived>
+double max_abs(const Eigen::MatrixBase<Derived>& v) {
+  return v.size() == 0 ? 0.0 : v.cwiseAbs().maxCoeff();
+}
+
+bool bounds_ok(const Eigen::Ref<const Eigen::VectorXd>& lower,
+               const Eigen::Ref<const Eigen::VectorXd>& upper) {
+  for (Eigen::Index j = 0; j < lower.size(); ++j) {
+    const double l = lower[j], u = upper[j];
+    if (std::isnan(l) || std::isnan(u) || l > u || l == kInf || u == -kInf) return false;
+  }
+  return true;
+}
+
+bool sizes_ok(const DenseQpProblem& p) {
+  const Eigen::Index n = p.c.size();
+  if (n <= 0 || p.H.rows() != n || p.H.cols() != n) return false;
+  if (p.A_eq.rows() != p.b_eq.size() || p.A_in.rows() != p.b_in.size()) return false;
+  if (p.A_eq.rows() > 0 && p.A_eq.cols() != n) return false;
+  if (p.A_in.rows() > 0 && p.A_in.cols() != n) return false;
+  if (p.lower.size() != p.upper.size()) return false;
+  if (p.lower.size() != 0 && p.lower.size() != n) return false;
+  return true;
+}
+
+double lower_of(const DenseQpProblem& p, Eigen::Index j) {
+  return p.lower.size() ? p.lower[j] : -kInf;
+}
+double upper_of(const DenseQpProblem& p, Eigen::Index j) {
+  return p.upper.size() ? p.upper[j] : kInf;
+}
+
+/// max|A_eq|, max|A_in| together (0 for empty matrices).
+double max_abs_a(const DenseQpProblem& p) {
+  return std::max(p.A_eq.rows() ? max_abs(p.A_eq) : 0.0, p.A_in.rows() ? max_abs(p.A_in) : 0.0);
+}
+
+/// 1 + max(|b_eq|, |b_in|, finite |bounds|) + (1 + max|A|) |x|_inf: the primal scale s_p.
+double primal_scale(const DenseQpProblem& p, const Eigen::Ref<const Eigen::VectorXd>& x,
+                    double max_a) {
+  double b = std::max(max_abs(p.b_eq), max_abs(p.b_in));
+  for (Eigen::Index j = 0; j < p.lower.size(); ++j) {
+    if (std::isfinite(p.lower[j])) b = std::max(b, std::abs(p.lower[j]));
+    if (std::isfinite(p.upper[j])) b = std::max(b, std::abs(p.upper[j]));
+  }
+  return 1.0 + b + (1.0 + max_a) * max_abs(x);
+}
+
+/// The largest primal violation of x (unscaled).
+double primal_violation(const DenseQpProblem& p, const Eigen::Ref<const Eigen::VectorXd>& x) {
+  const Eigen::Index n = x.size();
+  double worst = 0.0;
+  for (Eigen::Index i = 0; i < p.A_eq.rows(); ++i) {
+    double r = -p.b_eq[i];
+    for (Eigen::Index j = 0; j < n; ++j) r += p.A_eq(i, j) * x[j];
+    worst = std::max(worst, std::abs(r));
+  }
+  for (Eigen::Index i = 0; i < p.A_in.rows(); ++i) {
+    double r = -p.b_in[i];
+    for (Eigen::Index j = 0; j < n; ++j) r += p.A_in(i, j) * x[j];
+    worst = std::max(worst, -r);
+  }
+  for (Eigen::Index j = 0; j < n; ++j) {
+    worst = std::max(worst, lower_of(p, j) - x[j]);
+    worst = std::max(worst, x[j] - upper_of(p, j));
+  }
+  return worst;
+}
+
+/// In-place diagonally pivoted Cholesky of the symmetric k x k block of A (both triangles
+/// stored and kept symmetric in the trailing block). Stops at the first pivot <= tol and
+/// returns the rank r; columns 0..r-1 hold L (below the diagonal, with its diagonal), the
+/// trailing block the Schur complement. piv[k] is the row swapped with k at step k.
+int pivoted_cholesky(Eigen::MatrixXd& A, int k, double tol, int* piv) {
+  for (int s = 0; s < k; ++s) {
+    int best = s;
+    for (int i = s + 1; i < k; ++i)
+      if (A(i, i) > A(best, best)) best = i;
+    if (!(A(best, best) > tol)) return s;
+    piv[s] = best;
+    if (best != s) {
+      A.row(s).head(k).swap(A.row(best).head(k));
+      A.col(s).head(k).swap(A.col(best).head(k));
+    }
+    const double d = std::sqrt(A(s, s));
+    A(s, s) = d;
+    for (int i = s + 1; i < k; ++i) A(i, s) /= d;
+    for (int j = s + 1; j < k; ++j) {
+      const double ljs = A(j, s);
+      for (int i = j; i < k; ++i) A(i, j) -= A(i, s) * ljs;
+      for (int i = j + 1; i < k; ++i) A(j, i) = A(i, j);
+    }
+  }
+  return k;
+}
+
+}  // namespace
+
+// ---- free functions ---------------------------------------------------------------------------
+
+double qp_kkt_residual(const DenseQpProblem& p, const Eigen::Ref<const Eigen::VectorXd>& x,
+                       const Eigen::Ref<const Eigen::VectorXd>& y,
+                       const Eigen::Ref<const Eigen::VectorXd>& z,
+                       const Eigen::Ref<const Eigen::VectorXd>& w) {
+  if (!sizes_ok(p)) return kInf;
+  const Eigen::Index n = p.c.size(), me = p.A_eq.rows(), mi = p.A_in.rows();
+  if (x.size() != n || y.size() != me || z.size() != mi || w.size() != n) return kInf;
+  if (!x.allFinite() || !y.allFinite() || !z.allFinite() || !w.allFinite()) return kInf;
+  const double max_a = max_abs_a(p);
+  const double s_p = primal_scale(p, x, max_a);
+  const double s_d = 1.0 + max_abs(p.c) + max_abs(p.H) * max_abs(x) +
+                     max_a * std::max(max_abs(y), max_abs(z)) + max_abs(w);
+  const double primal = primal_violation(p, x);
+  double stat = 0.0, sign = 0.0, comp = 0.0;
+  for (Eigen::Index j = 0; j < n; ++j) {
+    double r = p.c[j] - w[j];
+    for (Eigen::Index k = 0; k < n; ++k) r += p.H(j, k) * x[k];
+    for (Eigen::Index i = 0; i < me; ++i) r -= p.A_eq(i, j) * y[i];
+    for (Eigen::Index i = 0; i < mi; ++i) r -= p.A_in(i, j) * z[i];
+    stat = std::max(stat, std::abs(r));
+    const double lo = lower_of(p, j), up = upper_of(p, j);
+    if (w[j] > 0) {
+      if (lo == -kInf) sign = std::max(sign, w[j]);
+      else comp = std::max(comp, w[j] * std::abs(x[j] - lo));
+    } else if (w[j] < 0) {
+      if (up == kInf) sign = std::max(sign, -w[j]);
+      else comp = std::max(comp, -w[j] * std::abs(up - x[j]));
+    }
+  }
+  for (Eigen::Index i = 0; i < mi; ++i) {
+    sign = std::max(sign, -z[i]);
+    if (z[i] == 0) continue;
+    double r = -p.b_in[i];
+    for (Eigen::Index j = 0; j < n; ++j) r += p.A_in(i, j) * x[j];
+    comp = std::max(comp, std::abs(z[i] * r));
+  }
+  return std::max({primal / s_p, stat / s_d, sign / s_d, comp / (s_p * s_d)});
+}
+
+bool verify_qp_farkas(const DenseQpProblem& p, const Eigen::Ref<const Eigen::VectorXd>& u_eq,
+                      const Eigen::Ref<const Eigen::VectorXd>& u_in, double tol) {
+  if (!sizes_ok(p)) return false;
+  const Eigen::Index n = p.c.size(), me = p.A_eq.rows(), mi = p.A_in.rows();
+  if (u_eq.size() != me || u_in.size() != mi || me + mi == 0) return false;
+  if (!p.A_eq.allFinite() || !p.A_in.allFinite() || !p.b_eq.allFinite() || !p.b_in.allFinite() ||
+      !u_eq.allFinite() || !u_in.allFinite())
+    return false;
+  if (p.lower.size() && !bounds_ok(p.lower, p.upper)) return false;
+  const double umax = std::max(max_abs(u_eq), max_abs(u_in));
+  if (umax == 0) return false;
+  for (Eigen::Index i = 0; i < mi; ++i)
+    if (u_in[i] < 0) return false;
+  double gap = 0.0, noise = 0.0;
+  for (Eigen::Index i = 0; i < me; ++i) {
+    gap += u_eq[i] / umax * p.b_eq[i];
+    noise += std::abs(u_eq[i] / umax * p.b_eq[i]);
+  }
+  for (Eigen::Index i = 0; i < mi; ++i) {
+    gap += u_in[i] / umax * p.b_in[i];
+    noise += std::abs(u_in[i] / umax * p.b_in[i]);
+  }
+  for (Eigen::Index j = 0; j < n; ++j) {
+    double g = 0.0, g_mag = 0.0, col_mag = 0.0;
+    for (Eigen::Index i = 0; i < me; ++i) {
+      const double t = u_eq[i] / umax * p.A_eq(i, j);
+      g += t;
+      g_mag += std::abs(t);
+      col_mag += std::abs(p.A_eq(i, j));
+    }
+    for (Eigen::Index i = 0; i < mi; ++i) {
+      const double t = u_in[i] / umax * p.A_in(i, j);
+      g += t;
+      g_mag += std::abs(t);
+      col_mag += std::abs(p.A_in(i, j));
+    }
+    if (g == 0) continue;
+    const double bound = g > 0 ? upper_of(p, j) : lower_of(p, j);
+    if (!std::isfinite(bound)) {
+      // Zero to rounding, relative to its terms or to the column (as verify_farkas: data
+      // such as cos(pi/2) = 6e-17 leave a g_j of that size with nothing else in it).
+      if (std::abs(g) <= tol * std::max(g_mag, col_mag)) continue;
+      return false;
+    }
+    gap -= g * bound;
+    noise += g_mag * std::abs(bound);
+  }
+  return gap > tol * noise && gap > 0;
+}
+
+bool verify_qp_ray(const DenseQpProblem& p, const Eigen::Ref<const Eigen::VectorXd>& d, double tol) {
+  if (!sizes_ok(p)) return false;
+  const Eigen::Index n = p.c.size();
+  if (d.size() != n || !d.allFinite() || !p.H.allFinite() || !p.c.allFinite() ||
+      !p.A_eq.allFinite() || !p.A_in.allFinite())
+    return false;
+  if (p.lower.size() && !bounds_ok(p.lower, p.upper)) return false;
+  const double dmax = max_abs(d);
+  if (dmax == 0) return false;
+  const auto row_ok = [&](const Eigen::Ref<const Eigen::MatrixXd>& A, Eigen::Index i, bool eq) {
+    double r = 0.0, mag = 0.0;
+    for (Eigen::Index j = 0; j < n; ++j) {
+      r += A(i, j) * (d[j] / dmax);
+      mag += std::abs(A(i, j));
+    }
+    return eq ? std::abs(r) <= tol * mag : r >= -tol * mag;
+  };
+  for (Eigen::Index i = 0; i < p.A_eq.rows(); ++i)
+    if (!row_ok(p.A_eq, i, true)) return false;
+  for (Eigen::Index i = 0; i < p.A_in.rows(); ++i)
+    if (!row_ok(p.A_in, i, false)) return false;
+  double cd = 0.0, cd_mag = 0.0, curv = 0.0, trace = 0.0, norm2 = 0.0;
+  for (Eigen::Index j = 0; j < n; ++j) {
+    const double v = d[j] / dmax;
+    if (v > tol && upper_of(p, j) < kInf) return false;
+    if (v < -tol && lower_of(p, j) > -kInf) return false;
+    cd += p.c[j] * v;
+    cd_mag += std::abs(p.c[j]);
+    double hv = 0.0;
+    for (Eigen::Index k = 0; k < n; ++k) hv += p.H(j, k) * (d[k] / dmax);
+    curv += v * hv;
+    trace += std::max(p.H(j, j), 0.0);
+    norm2 += v * v;
+  }
+  if (curv > tol * trace * norm2) return false;
+  return cd < -tol * cd_mag && cd < 0;
+}
+
+// ---- construction -------------------------------------------------------------------------------
+
+DenseQp::DenseQp(const DenseQpCapacity& capacity, const DenseQpOptions& options)
+    : cap_{std::max(capacity.vars, 0), std::max(capacity.eq_rows, 0), std::max(capacity.in_rows, 0)},
+      opt_(options),
+      lp_(DenseLpCapacity{cap_.eq_rows + cap_.in_rows, cap_.vars + cap_.in_rows, 1, 0}, options.lp) {
+  const int n = cap_.vars, rows = cap_.eq_rows + cap_.in_rows;
+  Q_.setZero(n, n);
+  R_.setZero(n, n);
+  L_.setZero(n, n);
+  N_.setZero(n, rows);
+  T_.setZero(n, n);
+  Hs_.setZero(n, n);
+  HZ_.setZero(n, n);
+  ZS_.setZero(n, n);
+  row_norm_.setZero(rows);
+  row_l1_.setZero(rows);
+  b_all_.setZero(rows);
+  res_.setZero(rows);
+  s_.setZero(rows);
+  t_rhs_.setZero(n);
+  lower_.setZero(n);
+  upper_.setZero(n);
+  x_.setZero(n);
+  g_.setZero(n);
+  step_.setZero(n);
+  u_.setZero(n);
+  v_.setZero(n);
+  w_.setZero(n);
+  hv_.setZero(n);
+  lam_.setZero(n);
+  work_.assign(n, -1);
+  saved_.assign(n, -1);
+  piv_.assign(n, 0);
+  in_w_.assign(static_cast<std::size_t>(rows) + 3 * static_cast<std::size_t>(n), 0);
+  t_used_.assign(n, 0);
+  hidx_.assign(n, 0);
+  gather_.setZero(n);
+  scatter_.setZero(n);
+  A_lp_.setZero(rows, n + cap_.in_rows);
+  b_lp_.setZero(rows);
+  c_lp_.setZero(n + cap_.in_rows);
+  lo_lp_.setZero(n + cap_.in_rows);
+  up_lp_.setZero(n + cap_.in_rows);
+  x_out_.setZero(n);
+  y_out_.setZero(cap_.eq_rows);
+  z_out_.setZero(cap_.in_rows);
+  w_out_.setZero(n);
+  farkas_.setZero(rows);
+  ray_.setZero(n);
+  ws_ = QpWorkingSet(cap_.in_rows, n);
+  ws_.rows = ws_.cols = 0;
+}
+
+// ---- constraints by index -----------------------------------------------------------------------
+
+bool DenseQp::is_equality(int id) const {
+  if (id < me_) return true;
+  if (id >= first_lower() && id < first_upper()) {
+    const int j = id - first_lower();
+    return lower_[j] == upper_[j];
+  }
+  return false;
+}
+
+double DenseQp::dot_normal(int id, const double* v) const {
+  if (is_row(id)) {
+    const double* a = N_.col(id).data();
+    double s = 0.0;
+    for (int j = 0; j < n_; ++j) s += a[j] * v[j];
+    return s;
+  }
+  if (id < first_upper()) return v[id - first_lower()];
+  if (id < first_temp()) return -v[id - first_upper()];
+  const double* a = T_.col(id - first_temp()).data();
+  double s = 0.0;
+  for (int j = 0; j < n_; ++j) s += a[j] * v[j];
+  return s;
+}
+
+void DenseQp::load_normal(int id, double* out) const {
+  if (is_row(id) || id >= first_temp()) {
+    const double* a = is_row(id) ? N_.col(id).data() : T_.col(id - first_temp()).data();
+    for (int j = 0; j < n_; ++j) out[j] = a[j];
+    return;
+  }
+  for (int j = 0; j < n_; ++j) out[j] = 0.0;
+  if (id < first_upper()) out[id - first_lower()] = 1.0;
+  else out[id - first_upper()] = -1.0;
+}
+
+double DenseQp::rhs(int id) const {
+  if (id < me_) return p_->b_eq[id];
+  if (id < me_ + mi_) return p_->b_in[id - me_];
+  if (id < first_upper()) return lower_[id - first_lower()];
+  if (id < first_temp()) return -upper_[id - first_upper()];
+  return t_rhs_[id - first_temp()];
+}
+
+double DenseQp::normal_norm(int id) const { return is_row(id) ? row_norm_[id] : 1.0; }
+
+double DenseQp::residual(int id) const { return dot_normal(id, x_.data()) - rhs(id); }
+
+// ---- input and setup ----------------------------------------------------------------------------
+
+Status DenseQp::check_problem(const DenseQpProblem& p) {
+  if (!sizes_ok(p)) return Status::bad_input;
+  const Eigen::Index n = p.c.size();
+  if (n > cap_.vars || p.A_eq.rows() > cap_.eq_rows || p.A_in.rows() > cap_.in_rows)
+    return Status::bad_input;
+  if (!p.H.allFinite() || !p.c.allFinite() || !p.b_eq.allFinite() || !p.b_in.allFinite())
+    return Status::bad_input;
+  if ((p.A_eq.rows() && !p.A_eq.allFinite()) || (p.A_in.rows() && !p.A_in.allFinite()))
+    return Status::bad_input;
+  if (p.lower.size() && !bounds_ok(p.lower, p.upper)) return Status::bad_input;
+  const double hmax = max_abs(p.H);
+  for (Eigen::Index j = 0; j < n; ++j)
+    for (Eigen::Index i = j + 1; i < n; ++i)
+      if (std::abs(p.H(i, j) - p.H(j, i)) > kSymmetryTol * hmax) return Status::bad_input;
+  return Status::solved;
+}
+
+void DenseQp::begin(const DenseQpProblem& p) {
+  p_ = &p;
+  n_ = static_cast<int>(p.c.size());
+  me_ = static_cast<int>(p.A_eq.rows());
+  mi_ = static_cast<int>(p.A_in.rows());
+  for (int i = 0; i < me_ + mi_; ++i) {
+    double s = 0.0, l1 = 0.0;
+    for (int j = 0; j < n_; ++j) {
+      const double a = i < me_ ? p.A_eq(i, j) : p.A_in(i - me_, j);
+      N_(j, i) = a;
+      s += a * a;
+      l1 += std::abs(a);
+    }
+    row_norm_[i] = std::sqrt(s);
+    row_l1_[i] = l1;
+    b_all_[i] = i < me_ ? p.b_eq[i] : p.b_in[i - me_];
+  }
+  for (int j = 0; j < n_; ++j) {
+    lower_[j] = lower_of(p, j);
+    upper_[j] = upper_of(p, j);
+  }
+  // The variables H touches, and H on them.
+  hk_ = 0;
+  for (int i = 0; i < n_; ++i) {
+    bool any = false;
+    for (int j = 0; j < n_ && !any; ++j) any = p.H(i, j) != 0.0;
+    if (any) hidx_[hk_++] = i;
+  }
+  for (int b = 0; b < hk_; ++b)
+    for (int a = 0; a < hk_; ++a) Hs_(a, b) = p.H(hidx_[a], hidx_[b]);
+  max_a_ = max_abs_a(p);
+  max_h_ = max_abs(p.H);
+  trace_h_ = 0.0;
+  for (int j = 0; j < n_; ++j) trace_h_ += std::max(p.H(j, j), 0.0);
+  zero_curv_ = opt_.curvature_tol * trace_h_;
+  const std::size_t ids = static_cast<std::size_t>(me_ + mi_) + 3 * static_cast<std::size_t>(n_);
+  std::fill(in_w_.begin(), in_w_.begin() + ids, 0);
+  std::fill(t_used_.begin(), t_used_.begin() + n_, 0);
+  x_out_.head(n_).setZero();
+  y_out_.head(me_).setZero();
+  z_out_.head(mi_).setZero();
+  w_out_.head(n_).setZero();
+  farkas_.head(me_ + mi_).setZero();
+  ray_.head(n_).setZero();
+  ws_.rows = mi_;
+  ws_.cols = n_;
+  ws_.has_point = false;
+  max_iterations_ = opt_.max_iterations > 0 ? opt_.max_iterations : 50 * (n_ + me_ + mi_) + 1000;
+  changes_since_refactor_ = 0;
+  degenerate_steps_ = 0;
+  at_minimizer_ = false;
+  singular_ = false;
+}
+
+bool DenseQp::psd_ok() {
+  if (hk_ == 0) return true;
+  HZ_.topLeftCorner(hk_, hk_) = Hs_.topLeftCorner(hk_, hk_);
+  const int r = pivoted_cholesky(HZ_, hk_, zero_curv_, piv_.data());
+  for (int j = r; j < hk_; ++j)
+    for (int i = r; i < hk_; ++i)
+      if (std::abs(HZ_(i, j)) > kPsdTol * trace_h_) return false;
+  return true;
+}
+
+// ---- factorization ------------------------------------------------------------------------------
+
+void DenseQp::reset_factors() {
+  for (int k = 0; k < t_; ++k) {
+    const int id = work_[k];
+    in_w_[id] = 0;
+    if (id >= first_temp()) t_used_[id - first_temp()] = 0;
+  }
+  Q_.topLeftCorner(n_, n_).setIdentity();
+  t_ = 0;
+  nz_ = n_;
+  singular_ = false;
+}
+
+bool DenseQp::add_constraint(int id, bool update_l) {
+  const int n = n_;
+  // u = Q'a (all n components).
+  if (!is_row(id) && id < first_temp()) {
+    const int j = id < first_upper() ? id - first_lower() : id - first_upper();
+    const double sgn = id < first_upper() ? 1.0 : -1.0;
+    for (int k = 0; k < n; ++k) u_[k] = sgn * Q_(j, k);
+  } else {
+    load_normal(id, v_.data());
+    u_.head(n).noalias() = Q_.topLeftCorner(n, n).transpose() * v_.head(n);
+  }
+  // w_r = z_r'a (reduced index r <-> column n-1-r), into w_.
+  double rho = 0.0;
+  for (int r = 0; r < nz_; ++r) {
+    w_[r] = u_[zcol(r)];
+    rho += w_[r] * w_[r];
+  }
+  rho = std::sqrt(rho);
+  if (!(rho > opt_.dependency_tol * normal_norm(id))) return false;
+  // Rotate w onto its last entry: Z <- Z G, and L <- G'L K (K restores the triangle).
+  for (int r = 0; r + 1 < nz_; ++r) {
+    const double a = w_[r], b = w_[r + 1];
+    if (a == 0.0) continue;
+    const double h = std::sqrt(a * a + b * b);
+    const double c = b / h, s = a / h;
+    w_[r] = 0.0;
+    w_[r + 1] = h;
+    double* qa = Q_.col(zcol(r)).data();
+    double* qb = Q_.col(zcol(r + 1)).data();
+    for (int i = 0; i < n; ++i) {
+      const double x = qa[i], y = qb[i];
+      qa[i] = c * x - s * y;
+      qb[i] = s * x + c * y;
+    }
+    if (!update_l) continue;
+    for (int k = 0; k <= r + 1; ++k) {
+      const double x = L_(r, k), y = L_(r + 1, k);
+      L_(r, k) = c * x - s * y;
+      L_(r + 1, k) = s * x + c * y;
+    }
+    const double a2 = L_(r, r), b2 = L_(r, r + 1);
+    if (b2 == 0.0) continue;
+    const double h2 = std::sqrt(a2 * a2 + b2 * b2);
+    const double c2 = a2 / h2, s2 = b2 / h2;
+    for (int i = r; i < nz_; ++i) {
+      const double x = L_(i, r), y = L_(i, r + 1);
+      L_(i, r) = c2 * x + s2 * y;
+      L_(i, r + 1) = -s2 * x + c2 * y;
+    }
+    L_(r, r + 1) = 0.0;
+  }
+  // The last reduced column (Q column t) joins Y.
+  for (int k = 0; k < t_; ++k) R_(k, t_) = u_[k];
+  R_(t_, t_) = w_[nz_ - 1];
+  for (int k = t_ + 1; k < n; ++k) R_(k, t_) = 0.0;
+  work_[t_] = id;
+  in_w_[id] = 1;
+  ++t_;
+  --nz_;
+  ++changes_since_refactor_;
+  return true;
+}
+
+void DenseQp::delete_constraint(int pos) {
+  const int id = work_[pos];
+  in_w_[id] = 0;
+  if (id >= first_temp()) t_used_[id - first_temp()] = 0;
+  const int t = t_;
+  for (int j = pos; j + 1 < t; ++j) {
+    for (int i = 0; i <= j + 1; ++i) R_(i, j) = R_(i, j + 1);
+    work_[j] = work_[j + 1];
+  }
+  // R is upper Hessenberg in columns pos..t-2: rotate rows (j, j+1) back to a triangle, and
+  // Y's columns with them.
+  for (int j = pos; j + 1 < t; ++j) {
+    const double a = R_(j, j), b = R_(j + 1, j);
+    if (b == 0.0) continue;
+    const double h = std::sqrt(a * a + b * b);
+    const double c = a / h, s = b / h;
+    for (int k = j; k + 1 < t; ++k) {
+      const double x = R_(j, k), y = R_(j + 1, k);
+      R_(j, k) = c * x + s * y;
+      R_(j + 1, k) = -s * x + c * y;
+    }
+    R_(j + 1, j) = 0.0;
+    double* qa = Q_.col(j).data();
+    double* qb = Q_.col(j + 1).data();
+    for (int i = 0; i < n_; ++i) {
+      const double x = qa[i], y = qb[i];
+      qa[i] = c * x + s * y;
+      qb[i] = -s * x + c * y;
+    }
+  }
+  for (int k = 0; k < t; ++k) R_(t - 1, k) = 0.0;
+  --t_;
+  ++nz_;
+  ++changes_since_refactor_;
+}
+
+void DenseQp::h_times(const double* v, double* out) {
+  for (int i = 0; i < n_; ++i) out[i] = 0.0;
+  const int k = hk_;
+  if (k == 0) return;
+  for (int a = 0; a < k; ++a) gather_[a] = v[hidx_[a]];
+  scatter_.head(k).noalias() = Hs_.topLeftCorner(k, k) * gather_.head(k);
+  for (int a = 0; a < k; ++a) out[hidx_[a]] = scatter_[a];
+}
+
+bool DenseQp::border_new_column() {
+  // The new column of Z is reduced index nz-1 = column t of Q.
+  const int r = nz_ - 1;
+  const double* z = Q_.col(t_).data();
+  h_times(z, hv_.data());
+  double gamma = 0.0;
+  for (int a = 0; a < hk_; ++a) gamma += z[hidx_[a]] * hv_[hidx_[a]];
+  // v = Z_old' H z, then w = L^-1 v (forward), stored as row r of L.
+  for (int k = 0; k < r; ++k) {
+    const double* zk = Q_.col(zcol(k)).data();
+    double s = 0.0;
+    for (int a = 0; a < hk_; ++a) s += zk[hidx_[a]] * hv_[hidx_[a]];
+    v_[k] = s;
+  }
+  double ww = 0.0;
+  for (int k = 0; k < r; ++k) {
+    double s = v_[k];
+    for (int i = 0; i < k; ++i) s -= L_(k, i) * L_(r, i);
+    const double wk = s / L_(k, k);
+    L_(r, k) = wk;
+    L_(k, r) = 0.0;
+    ww += wk * wk;
+  }
+  const double sigma = gamma - ww;
+  // The decision is on the curvature of the unit direction d/|d|, d = Z u with
+  // u = [-L^-T w; 1]: d'Hd = u'Z'HZu = sigma, |d|^2 = |u|^2. (sigma alone carries an error
+  // of order eps |u|^2 |Z'HZ| when Z'HZ is ill-conditioned, and |u| is then large.)
+  double uu = 1.0;
+  for (int i = r - 1; i >= 0; --i) {
+    double s = L_(r, i);
+    for (int j = i + 1; j < r; ++j) s -= L_(j, i) * u_[j];
+    u_[i] = s / L_(i, i);
+    uu += u_[i] * u_[i];
+  }
+  if (sigma > zero_curv_ * uu) {
+    L_(r, r) = std::sqrt(sigma);
+    singular_ = false;
+    return true;
+  }
+  // Zero curvature. The factor keeps the pivot's true (tiny) value, not 0, so that L L'
+  // stays Z'HZ to rounding through the next rotations: zeroing it would change Z'HZ by
+  // sigma each time, and those changes accumulate past the threshold.
+  L_(r, r) = std::sqrt(std::max(sigma, 0.0));
+  singular_ = true;
+  return false;
+}
+
+void DenseQp::compute_reduced_hessian() {
+  const int nz = nz_, k = hk_;
+  if (k == 0) {
+    L_.topLeftCorner(nz, nz).setZero();
+    return;
+  }
+  // Z on the variables H touches (ZS), H Z there (HZ), then Z'HZ = ZS' HZ into L_.
+  for (int r = 0; r < nz; ++r) {
+    const double* z = Q_.col(zcol(r)).data();
+    for (int a = 0; a < k; ++a) ZS_(a, r) = z[hidx_[a]];
+  }
+  for (int r = 0; r < nz; ++r) {
+    double* out = HZ_.col(r).data();
+    for (int a = 0; a < k; ++a) out[a] = 0.0;
+    for (int b = 0; b < k; ++b) {
+      const double zb = ZS_(b, r);
+      if (zb == 0.0) continue;
+      const double* h = Hs_.col(b).data();
+      for (int a = 0; a < k; ++a) out[a] += h[a] * zb;
+    }
+  }
+  for (int s = 0; s < nz; ++s) {
+    const double* hz = HZ_.col(s).data();
+    for (int r = s; r < nz; ++r) {
+      const double* zr = ZS_.col(r).data();
+      double v = 0.0;
+      for (int a = 0; a < k; ++a) v += zr[a] * hz[a];
+      L_(r, s) = v;
+      L_(s, r) = v;
+    }
+  }
+}
+
+int DenseQp::pivoted_cholesky_of_reduced_hessian() {
+  const int rank = pivoted_cholesky(L_, nz_, zero_curv_, piv_.data());
+  // The same symmetric permutation on Z's columns, so that L L' = Z'HZ in the new order.
+  for (int s = 0; s < rank; ++s)
+    if (piv_[s] != s) Q_.col(zcol(s)).head(n_).swap(Q_.col(zcol(piv_[s])).head(n_));
+  return rank;
+}
+
+bool DenseQp::factor_reduced_hessian(bool allow_temporaries) {
+  for (int round = 0; round <= kMaxTemporaryRounds; ++round) {
+    compute_reduced_hessian();
+    const int rank = pivoted_cholesky_of_reduced_hessian();
+    const int nz = nz_;
+    if (rank == nz) {
+      for (int j = 0; j < nz; ++j)
+        for (int i = 0; i < j; ++i) L_(i, j) = 0.0;
+      singular_ = false;
+      return true;
+    }
+    if (!allow_temporaries || round == kMaxTemporaryRounds) return false;
+    // Null space of Z'HZ: N = [-L11^-T L21'; I] (nz x k); the temporary normals are the
+    // columns of Z N, normalised, each in a free slot of T_.
+    const int k = nz - rank;
+    int slot = 0;
+    for (int c = 0; c < k; ++c) {
+      while (slot < n_ && t_used_[slot]) ++slot;
+      if (slot == n_) return false;
+      // Solve L11' y = L21(c, :)' by back substitution.
+      for (int i = rank - 1; i >= 0; --i) {
+        double s = L_(rank + c, i);
+        for (int j = i + 1; j < rank; ++j) s -= L_(j, i) * u_[j];
+        u_[i] = s / L_(i, i);
+      }
+      double* d = T_.col(slot).data();
+      const double* zc = Q_.col(zcol(rank + c)).data();
+      for (int i = 0; i < n_; ++i) d[i] = zc[i];
+      for (int j = 0; j < rank; ++j) {
+        const double f = -u_[j];
+        if (f == 0.0) continue;
+        const double* zj = Q_.col(zcol(j)).data();
+        for (int i = 0; i < n_; ++i) d[i] += f * zj[i];
+      }
+      double norm = 0.0;
+      for (int i = 0; i < n_; ++i) norm += d[i] * d[i];
+      norm = std::sqrt(norm);
+      for (int i = 0; i < n_; ++i) d[i] /= norm;
+      t_used_[slot] = 1;  // reserved; released again if not added
+      saved_[c] = slot;
+    }
+    for (int c = 0; c < k; ++c) {
+      const int s = saved_[c];
+      const int id = first_temp() + s;
+      t_rhs_[s] = dot_normal(id, x_.data());
+      if (add_constraint(id, false)) ++temporaries_made_;
+      else t_used_[s] = 0;
+    }
+  }
+  return false;
+}
+
+bool DenseQp::rebuild_qr() {
+  const int t = t_;
+  for (int k = 0; k < t; ++k) saved_[k] = work_[k];
+  reset_factors();
+  // Equalities and fixings first: one of them is only ever dropped as dependent on others
+  // of its kind (then it is implied by them); any other constraint may be dropped.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int k = 0; k < t; ++k) {
+      const int id = saved_[k];
+      if (is_equality(id) != (pass == 0)) continue;
+      if (id >= first_temp()) t_used_[id - first_temp()] = 1;
+      if (!add_constraint(id, false) && id >= first_temp()) t_used_[id - first_temp()] = 0;
+    }
+  }
+  return true;
+}
+
+bool DenseQp::refactor(bool allow_temporaries) {
+  rebuild_qr();
+  const bool ok = factor_reduced_hessian(allow_temporaries);
+  changes_since_refactor_ = 0;
+  return ok;
+}
+
+bool DenseQp::check_l_diagonal() const {
+  const double tol = zero_curv_;
+  for (int i = 0; i < nz_; ++i)
+    if (!(L_(i, i) * L_(i, i) > tol)) return false;
+  return true;
+}
+
+// ---- steps --------------------------------------------------------------------------------------
+
+void DenseQp::compute_gradient() {
+  h_times(x_.data(), g_.data());
+  for (int j = 0; j < n_; ++j) g_[j] += p_->c[j];
+}
+
+void DenseQp::newton_step() {
+  const int nz = nz_;
+  step_.head(n_).setZero();
+  if (nz == 0) return;
+  // u = -Z'g, then L L' u = u, then p = Z u. Z is Q's columns t..n-1 in reverse order.
+  const auto Z = Q_.block(0, t_, n_, nz);
+  w_.head(nz).noalias() = Z.transpose() * g_.head(n_);
+  for (int r = 0; r < nz; ++r) u_[r] = -w_[nz - 1 - r];
+  for (int r = 0; r < nz; ++r) {
+    double s = u_[r];
+    for (int i = 0; i < r; ++i) s -= L_(r, i) * u_[i];
+    u_[r] = s / L_(r, r);
+  }
+  for (int r = nz - 1; r >= 0; --r) {
+    double s = u_[r];
+    for (int i = r + 1; i < nz; ++i) s -= L_(i, r) * u_[i];
+    u_[r] = s / L_(r, r);
+  }
+  for (int r = 0; r < nz; ++r) w_[nz - 1 - r] = u_[r];
+  step_.head(n_).noalias() = Z * w_.head(nz);
+}
+
+void DenseQp::zero_curvature_direction(int deleted_id) {
+  // u = [-L11^-T w; 1] with w the last row of L (Z'HZ u = 0 up to sigma), p = Z u.
+  const int r = nz_ - 1;
+  for (int i = r - 1; i >= 0; --i) {
+    double s = L_(r, i);
+    for (int j = i + 1; j < r; ++j) s -= L_(j, i) * u_[j];
+    u_[i] = s / L_(i, i);
+  }
+  for (int i = 0; i < r; ++i) u_[i] = -u_[i];
+  u_[r] = 1.0;
+  const int nz = nz_;
+  for (int k = 0; k < nz; ++k) w_[nz - 1 - k] = u_[k];
+  step_.head(n_).noalias() = Q_.block(0, t_, n_, nz) * w_.head(nz);
+  // Off the deleted constraint (a real one); a temporary: downhill.
+  double sgn;
+  if (deleted_id < first_temp()) sgn = dot_normal(deleted_id, step_.data()) < 0 ? -1.0 : 1.0;
+  else sgn = step_.head(n_).dot(g_.head(n_)) > 0 ? -1.0 : 1.0;
+  if (sgn < 0) step_.head(n_) = -step_.head(n_);
+}
+
+DenseQp::Ratio DenseQp::ratio_test(double cap) {
+  const int rows = me_ + mi_;
+  s_.head(rows).noalias() = N_.topLeftCorner(n_, rows).transpose() * step_.head(n_);
+  // a'x - b afresh (not updated step by step: long steps would carry their rounding).
+  res_.head(rows).noalias() = N_.topLeftCorner(n_, rows).transpose() * x_.head(n_);
+  res_.head(rows) -= b_all_.head(rows);
+  const double pnorm = step_.head(n_).norm();
+  const double xmax = max_abs(x_.head(n_));
+  const double delta = kHarrisFraction * opt_.feasibility_tol * (1.0 + max_b_ + (1.0 + max_a_) * xmax);
+  const bool bland = degenerate_steps_ >= opt_.degenerate_steps_before_bland;
+  // Candidates in increasing index: rows, lower bounds, upper bounds.
+  const auto slope_and_residual = [&](int id, double& s, double& r) {
+    if (id < rows) {
+      s = s_[id];
+      r = res_[id];
+    } else if (id < first_upper()) {
+      const int j = id - first_lower();
+      s = step_[j];
+      r = x_[j] - lower_[j];
+    } else {
+      const int j = id - first_upper();
+      s = -step_[j];
+      r = upper_[j] - x_[j];
+    }
+  };
+  const auto eligible = [&](int id) {
+    if (in_w_[id] || is_equality(id)) return false;
+    if (id >= first_lower()) {
+      const int j = id < first_upper() ? id - first_lower() : id - first_upper();
+      if (lower_[j] == upper_[j]) return false;
+      if (id < first_upper() ? lower_[j] == -kInf : upper_[j] == kInf) return false;
+    }
+    return true;
+  };
+  const int end = first_temp();
+  // Pass 1: the largest step the relaxed bounds allow (Harris), or under Bland's rule the
+  // exact minimum ratio (its ties are then broken by the smallest index alone).
+  double amax = cap;
+  for (int id = me_; id < end; ++id) {
+    if (!eligible(id)) continue;
+    double s, r;
+    slope_and_residual(id, s, r);
+    if (!(s < -opt_.pivot_tol * normal_norm(id) * pnorm)) continue;
+    amax = std::min(amax, (std::max(r, 0.0) + (bland ? 0.0 : delta)) / -s);
+  }
+  if (bland) amax *= 1.0 + 1e-12;
+  Ratio best;
+  double best_pivot = 0.0;
+  for (int id = me_; id < end; ++id) {
+    if (!eligible(id)) continue;
+    double s, r;
+    slope_and_residual(id, s, r);
+    if (!(s < -opt_.pivot_tol * normal_norm(id) * pnorm)) continue;
+    const double alpha = std::max(r, 0.0) / -s;
+    if (!(alpha <= amax)) continue;
+    const double pivot = -s / normal_norm(id);
+    if (best.id < 0 || (!bland && pivot > best_pivot)) {
+      best.id = id;
+      best.alpha = alpha;
+      best_pivot = pivot;
+      if (bland) break;
+    }
+  }
+  if (best.id < 0) best.alpha = cap;
+  return best;
+}
+
+bool DenseQp::is_ray() const {
+  // After ratio_test(inf) along d: does d already pass verify_qp_ray's tolerances (rows
+  // with a'd >= -1e-9 |a|_1 max|d| block only absurdly far away, and do not count there)?
+  constexpr double tol = 1e-9;
+  const double dmax = max_abs(step_.head(n_));
+  if (!(dmax > 0)) return false;
+  double cd = 0.0, c1 = 0.0;
+  for (int j = 0; j < n_; ++j) {
+    cd += p_->c[j] * step_[j];
+    c1 += std::abs(p_->c[j]);
+    if (step_[j] < -tol * dmax && lower_[j] > -kInf) return false;
+    if (step_[j] > tol * dmax && upper_[j] < kInf) return false;
+  }
+  if (!(cd < -tol * c1 * dmax)) return false;
+  for (int i = 0; i < me_ + mi_; ++i) {
+    const double lim = tol * row_l1_[i] * dmax;
+    if (i < me_ ? std::abs(s_[i]) > lim : s_[i] < -lim) return false;
+  }
+  return true;
+}
+
+void DenseQp::take_step(const Ratio& r) {
+  const double a = r.alpha;
+  if (a != 0.0)
+    for (int j = 0; j < n_; ++j) x_[j] += a * step_[j];
+  if (r.id >= 0 && a == 0.0) ++degenerate_steps_;
+  else degenerate_steps_ = 0;
+}
+
+void DenseQp::compute_multipliers() {
+  // R lambda = Y'g.
+  const int t = t_;
+  lam_.head(t).noalias() = Q_.topLeftCorner(n_, t).transpose() * g_.head(n_);
+  for (int k = t - 1; k >= 0; --k) {
+    double s = lam_[k];
+    for (int j = k + 1; j < t; ++j) s -= R_(k, j) * lam_[j];
+    lam_[k] = s / R_(k, k);
+  }
+}
+
+int DenseQp::choose_deletion() const {
+  const double tol = opt_.multiplier_tol * (1.0 + max_abs(g_.head(n_)));
+  const bool bland = degenerate_steps_ >= opt_.degenerate_steps_before_bland;
+  int best = -1;
+  double best_v = 0.0;
+  for (int k = 0; k < t_; ++k) {
+    const int id = work_[k];
+    if (is_equality(id)) continue;
+    double v;
+    if (id >= first_temp()) {
+      if (!(std::abs(lam_[k]) > tol)) continue;
+      v = -std::abs(lam_[k]);
+    } else {
+      v = lam_[k] * normal_norm(id);
+      if (!(v < -tol)) continue;
+    }
+    if (best < 0 || (bland ? id < work_[best] : (v < best_v || (v == best_v && id < work_[best])))) {
+      best = k;
+      best_v = v;
+    }
+  }
+  return best;
+}
+
+// ---- solve --------------------------------------------------------------------------------------
+
+Status DenseQp::solve(const DenseQpProblem& p) { return run(p, nullptr); }
+
+Status DenseQp::solve(const DenseQpProblem& p, const QpWorkingSet& warm) { return run(p, &warm); }
+
+Status DenseQp::run(const DenseQpProblem& p, const QpWorkingSet* warm) {
+  const auto t0 = opt_.timing ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  stats_ = SolverStats{};
+  objective_ = 0.0;
+  lp_pivots_ = 0;
+  temporaries_made_ = 0;
+  warm_ = QpWarmStart::not_requested;
+  t_ = 0;
+  status_ = check_problem(p);
+  if (status_ == Status::solved) {
+    begin(p);
+    max_b_ = std::max(max_abs(p.b_eq), max_abs(p.b_in));
+    if (opt_.check_psd && !psd_ok()) status_ = Status::bad_input;
+  }
+  if (status_ == Status::bad_input) {
+    n_ = me_ = mi_ = 0;
+    t_ = 0;
+    ws_.rows = ws_.cols = 0;
+    ws_.has_point = false;
+  } else {
+    bool started = false;
+    if (warm) {
+      if (warm->cols != n_ || warm->rows > mi_ || static_cast<int>(warm->active.size()) < warm->rows ||
+          static_cast<int>(warm->bound.size()) < n_ || (warm->has_point && warm->x.size() < n_)) {
+        warm_ = QpWarmStart::rejected_invalid;
+      } else if (try_warm_start(*warm)) {
+        warm_ = QpWarmStart::accepted;
+        started = true;
+      } else {
+        warm_ = QpWarmStart::rejected_infeasible;
+      }
+    }
+    status_ = started ? Status::solved : cold_start();
+    if (status_ == Status::solved) status_ = phase2();
+  }
+  if (opt_.timing)
+    stats_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return status_;
+}
+
+Status DenseQp::cold_start() {
+  const int n = n_, me = me_, mi = mi_, m = me + mi, cols = n + mi;
+  const DenseQpProblem& p = *p_;
+  auto A = A_lp_.topLeftCorner(m, cols);
+  A.setZero();
+  for (int i = 0; i < me; ++i) A.row(i).head(n) = p.A_eq.row(i);
+  for (int i = 0; i < mi; ++i) {
+    A.row(me + i).head(n) = p.A_in.row(i);
+    A(me + i, n + i) = -1.0;
+  }
+  b_lp_.head(me) = p.b_eq;
+  b_lp_.segment(me, mi).setZero();
+  if (opt_.phase1_minimizes_c) c_lp_.head(n) = p.c;
+  else c_lp_.head(n).setZero();
+  c_lp_.segment(n, mi).setZero();
+  lo_lp_.head(n) = lower_.head(n);
+  up_lp_.head(n) = upper_.head(n);
+  lo_lp_.segment(n, mi) = p.b_in;
+  up_lp_.segment(n, mi).setConstant(kInf);
+  const DenseLpProblem lp{A, b_lp_.head(m), c_lp_.head(cols), lo_lp_.head(cols), up_lp_.head(cols)};
+  lp_.options() = opt_.lp;
+  const Status s = lp_.solve(lp);
+  lp_pivots_ = lp_.stats().iterations;
+  x_.head(n) = lp_.x().head(n);
+  x_out_.head(n) = x_.head(n);
+  if (s == Status::infeasible) {
+    farkas_.head(m) = lp_.farkas();
+    // The inequality part must be >= 0; the LP's may carry rounding-level negatives (its
+    // slack columns' entries of -u_i count as zero to rounding). Clamped, then re-verified.
+    for (int i = me; i < m; ++i) farkas_[i] = std::max(farkas_[i], 0.0);
+    return verify_qp_farkas(p, farkas_.head(me), farkas_.segment(me, mi)) ? Status::infeasible
+                                                                          : Status::numerical_failure;
+  }
+  if (s != Status::solved && s != Status::unbounded) return s;
+  // The first working set from the LP's basis (every mark of an abandoned warm start
+  // cleared first).
+  const LpBasis& basis = lp_.basis();
+  reset_factors();
+  std::fill(in_w_.begin(), in_w_.begin() + first_temp() + n, 0);
+  std::fill(t_used_.begin(), t_used_.begin() + n, 0);
+  for (int i = 0; i < me; ++i) add_constraint(i, false);
+  for (int j = 0; j < n; ++j)
+    if (lower_[j] == upper_[j]) add_constraint(first_lower() + j, false);
+  for (int i = 0; i < mi; ++i)
+    if (basis.state[n + i] == LpVarState::at_lower) add_constraint(me + i, false);
+  for (int j = 0; j < n; ++j) {
+    if (lower_[j] == upper_[j]) continue;
+    if (basis.state[j] == LpVarState::at_lower && lower_[j] > -kInf) add_constraint(first_lower() + j, false);
+    if (basis.state[j] == LpVarState::at_upper && upper_[j] < kInf) add_constraint(first_upper() + j, false);
+  }
+  const bool ok = factor_reduced_hessian(true);
+  changes_since_refactor_ = 0;
+  at_minimizer_ = false;
+  return ok ? Status::solved : Status::numerical_failure;
+}
+
+bool DenseQp::try_warm_start(const QpWorkingSet& ws) {
+  const int n = n_, me = me_;
+  const DenseQpProblem& p = *p_;
+  reset_factors();
+  if (ws.has_point) x_.head(n) = ws.x.head(n);
+  else x_.head(n).setZero();
+  // With a point: the constraints it violates are "pending" (in_w_ = 2: out of every ratio
+  // test) until the repair below makes them active; listed constraints it does not hold
+  // active are stale and left out.
+  const double tol = opt_.feasibility_tol * primal_scale(p, x_.head(n), max_a_);
+  const auto violated = [&](int id) {
+    const double r = residual(id);
+    return is_equality(id) ? std::abs(r) > tol : r < -tol;
+  };
+  const auto usable = [&](int id) { return !ws.has_point || std::abs(residual(id)) <= tol; };
+  if (ws.has_point) {
+    for (int id = 0; id < first_temp(); ++id) {
+      if (id >= first_lower()) {
+        const int j = id < first_upper() ? id - first_lower() : id - first_upper();
+        if (lower_[j] == upper_[j] && id >= first_upper()) continue;  // fixed: the lower id
+        if ((id < first_upper() ? lower_[j] : upper_[j]) == (id < first_upper() ? -kInf : kInf)) continue;
+      }
+      if (violated(id)) in_w_[id] = 2;
+    }
+  }
+  for (int i = 0; i < me; ++i)
+    if (!in_w_[i]) add_constraint(i, false);
+  for (int j = 0; j < n; ++j)
+    if (lower_[j] == upper_[j] && !in_w_[first_lower() + j]) add_constraint(first_lower() + j, false);
+  for (int i = 0; i < ws.rows; ++i)
+    if (ws.active[i] && !in_w_[me + i] && usable(me + i)) add_constraint(me + i, false);
+  for (int j = 0; j < n; ++j) {
+    if (lower_[j] == upper_[j]) continue;
+    const int lo = first_lower() + j, up = first_upper() + j;
+    if (ws.bound[j] == QpBoundState::at_lower && lower_[j] > -kInf && !in_w_[lo] && usable(lo))
+      add_constraint(lo, false);
+    if (ws.bound[j] == QpBoundState::at_upper && upper_[j] < kInf && !in_w_[up] && usable(up))
+      add_constraint(up, false);
+  }
+  if (ws.has_point) {
+    for (int id = 0; id < first_temp(); ++id)
+      if (in_w_[id] == 2 && !repair(id)) return false;
+  }
+  // Onto the affine set of W: x += Y R^-T (b_W - A_W x) (a rounding-level correction after
+  // the repair; the whole move without a point).
+  for (int k = 0; k < t_; ++k) {
+    double s = -residual(work_[k]);
+    for (int i = 0; i < k; ++i) s -= R_(i, k) * lam_[i];
+    lam_[k] = s / R_(k, k);
+  }
+  for (int k = 0; k < t_; ++k) {
+    const double f = lam_[k];
+    const double* y = Q_.col(k).data();
+    for (int i = 0; i < n; ++i) x_[i] += f * y[i];
+  }
+  if (!x_.head(n).allFinite() || !factor_reduced_hessian(true)) return false;
+  changes_since_refactor_ = 0;
+  degenerate_steps_ = 0;
+  const double tol2 = opt_.feasibility_tol * primal_scale(p, x_.head(n), max_a_);
+  const bool here_feasible = primal_violation(p, x_.head(n)) <= tol2;
+  // The minimizer on W (with its temporaries) if it is feasible, else this point.
+  compute_gradient();
+  newton_step();
+  for (int i = 0; i < n; ++i) v_[i] = x_[i] + step_[i];
+  if (v_.head(n).allFinite() &&
+      primal_violation(p, v_.head(n)) <= opt_.feasibility_tol * primal_scale(p, v_.head(n), max_a_)) {
+    x_.head(n) = v_.head(n);
+    at_minimizer_ = true;
+  } else if (here_feasible) {
+    at_minimizer_ = false;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+bool DenseQp::repair(int id) {
+  // Move x, keeping the constraints of W active and every satisfied constraint satisfied,
+  // until constraint `id` holds with equality; then it joins W. A constraint of W whose
+  // normal is needed (a_id in the span of W's normals) leaves W when its multiplier in
+  // a_id = A_W' mu lets it (mu_k of the sign of the move: the dual simplex's choice).
+  const int limit = 2 * n_ + 10;
+  for (int it = 0; it < limit; ++it) {
+    const double delta = -residual(id);
+    // u = Q'a, w = Z'a.
+    load_normal(id, v_.data());
+    for (int k = 0; k < n_; ++k) u_[k] = Q_.col(k).head(n_).dot(v_.head(n_));
+    double ww = 0.0;
+    for (int r = 0; r < nz_; ++r) ww += u_[zcol(r)] * u_[zcol(r)];
+    if (!(std::sqrt(ww) > opt_.dependency_tol * normal_norm(id))) {
+      // a_id = A_W' mu (R mu = Y'a).
+      for (int k = t_ - 1; k >= 0; --k) {
+        double s = u_[k];
+        for (int j = k + 1; j < t_; ++j) s -= R_(k, j) * lam_[j];
+        lam_[k] = s / R_(k, k);
+      }
+      const bool satisfied = std::abs(delta) <= opt_.feasibility_tol * (1.0 + std::abs(rhs(id)));
+      // Satisfied already: an inequality needs nothing more; an equality (or fixing) must
+      // be held by W itself, so it takes the place of the inequality of W it depends on
+      // most (x does not move). Otherwise the inequality with mu_k delta > 0 of largest
+      // |mu_k| |a_k| leaves, to let a'x move toward b.
+      int best = -1;
+      double best_v = opt_.dependency_tol * normal_norm(id);
+      for (int k = 0; k < t_; ++k) {
+        const int wid = work_[k];
+        if (is_equality(wid) || wid >= first_temp()) continue;
+        const double v = satisfied || lam_[k] * delta > 0 ? std::abs(lam_[k]) * normal_norm(wid) : 0.0;
+        if (v > best_v) {
+          best = k;
+          best_v = v;
+        }
+      }
+      if (satisfied && (best < 0 || !is_equality(id))) {
+        in_w_[id] = 0;  // implied by W's equalities, or an inequality that holds
+        return true;
+      }
+      if (best < 0) return false;
+      delete_constraint(best);
+      continue;
+    }
+    // The least-norm move in the null space of W that makes a'x = b: d = Z w delta / |w|^2.
+    step_.head(n_).setZero();
+    for (int r = 0; r < nz_; ++r) {
+      const double f = u_[zcol(r)] * delta / ww;
+      if (f == 0.0) continue;
+      const double* z = Q_.col(zcol(r)).data();
+      for (int i = 0; i < n_; ++i) step_[i] += f * z[i];
+    }
+    const Ratio r = ratio_test(1.0);
+    take_step(r);
+    if (r.id >= 0) {
+      add_constraint(r.id, false);
+      continue;
+    }
+    in_w_[id] = 0;
+    return add_constraint(id, false);
+  }
+  return false;
+}
+
+Status DenseQp::phase2() {
+  int check_refactors = 0, refinements = 0;
+  while (true) {
+    if (stats_.iterations >= max_iterations_) {
+      write_outputs(false);
+      stats_.has_point = true;
+      return Status::iteration_limit;
+    }
+    if (changes_since_refactor_ >= opt_.refactor_interval) {
+      if (!refactor(true)) {
+        write_outputs(false);
+        return Status::numerical_failure;
+      }
+    }
+    compute_gradient();
+    if (!at_minimizer_ && nz_ > 0) {
+      newton_step();
+      const Ratio r = ratio_test(1.0);
+      ++stats_.iterations;
+      take_step(r);
+      if (r.id >= 0) {
+        add_constraint(r.id, true);
+        at_minimizer_ = false;
+        refinements = 0;
+        if (!check_l_diagonal() && !refactor(true)) {
+          write_outputs(false);
+          return Status::numerical_failure;
+        }
+      } else {
+        at_minimizer_ = true;
+      }
+      continue;
+    }
+    // A subspace minimizer (or a vertex). A reduced gradient that is not small (the Newton
+    // step was inaccurate: an ill-conditioned Z'HZ) gets one more Newton step first.
+    if (nz_ > 0 && refinements < 1) {
+      double zg = 0.0;
+      for (int r = 0; r < nz_; ++r) zg = std::max(zg, std::abs(Q_.col(zcol(r)).head(n_).dot(g_.head(n_))));
+      if (zg > opt_.multiplier_tol * (1.0 + max_abs(g_.head(n_)))) {
+        ++refinements;
+        at_minimizer_ = false;
+        continue;
+      }
+    }
+    refinements = 0;
+    compute_multipliers();
+    const int k = choose_deletion();
+    if (k < 0) {
+      bool retry = false;
+      const Status s = finish_optimal(retry);
+      if (!retry) return s;
+      if (++check_refactors > kMaxCheckRefactors) {
+        write_outputs(false);
+        return Status::numerical_failure;
+      }
+      continue;
+    }
+    ++stats_.iterations;
+    const int deleted = work_[k];
+    delete_constraint(k);
+    at_minimizer_ = false;
+    if (border_new_column()) continue;  // still positive definite: a Newton step next
+    // Singular: step along the direction of zero curvature to the first blocking constraint.
+    zero_curvature_direction(deleted);
+    const Ratio r = ratio_test(kInf);
+    if (r.id < 0 || is_ray()) return finish_unbounded();
+    take_step(r);
+    add_constraint(r.id, true);
+    singular_ = false;
+    if (!check_l_diagonal() && !refactor(true)) {
+      write_outputs(false);
+      return Status::numerical_failure;
+    }
+  }
+}
+
+void DenseQp::write_outputs(bool multipliers) {
+  const int n = n_;
+  x_out_.head(n) = x_.head(n);
+  y_out_.head(me_).setZero();
+  z_out_.head(mi_).setZero();
+  w_out_.head(n).setZero();
+  ws_.rows = mi_;
+  ws_.cols = n;
+  for (int i = 0; i < mi_; ++i) ws_.active[i] = 0;
+  for (int j = 0; j < n; ++j) ws_.bound[j] = QpBoundState::inactive;
+  ws_.x.head(n) = x_.head(n);
+  ws_.has_point = true;
+  for (int k = 0; k < t_; ++k) {
+    const int id = work_[k];
+    const double lam = multipliers ? lam_[k] : 0.0;
+    if (id < me_) {
+      y_out_[id] = lam;
+    } else if (id < me_ + mi_) {
+      z_out_[id - me_] = std::max(lam, 0.0);
+      ws_.active[id - me_] = 1;
+    } else if (id < first_upper()) {
+      const int j = id - first_lower();
+      w_out_[j] = lower_[j] == upper_[j] ? lam : std::max(lam, 0.0);
+      ws_.bound[j] = QpBoundState::at_lower;
+    } else if (id < first_temp()) {
+      const int j = id - first_upper();
+      w_out_[j] = -std::max(lam, 0.0);
+      ws_.bound[j] = QpBoundState::at_upper;
+    }
+  }
+  h_times(x_.data(), hv_.data());
+  objective_ = 0.0;
+  for (int j = 0; j < n; ++j) objective_ += x_[j] * (0.5 * hv_[j] + p_->c[j]);
+}
+
+Status DenseQp::finish_optimal(bool& retry) {
+  write_outputs(true);
+  stats_.residual = qp_kkt_residual(*p_, x_out_.head(n_), y_out_.head(me_), z_out_.head(mi_),
+                                    w_out_.head(n_));
+  if (stats_.residual <= opt_.kkt_tol) return Status::solved;
+  // Refactorize from scratch and iterate on (the caller bounds how often).
+  retry = refactor(true);
+  at_minimizer_ = false;
+  return Status::numerical_failure;
+}
+
+Status DenseQp::finish_unbounded() {
+  write_outputs(false);
+  const double d = max_abs(step_.head(n_));
+  for (int j = 0; j < n_; ++j) ray_[j] = step_[j] / d;
+  const DenseQpProblem& p = *p_;
+  const bool feasible =
+      primal_violation(p, x_.head(n_)) <= opt_.kkt_tol * primal_scale(p, x_.head(n_), max_a_);
+  return feasible && verify_qp_ray(p, ray_.head(n_)) ? Status::unbounded : Status::numerical_failure;
+}
+
+}  // namespace qs

@@ -1,0 +1,959 @@
+// The dense QP kernel on textbook problems (Nocedal & Wright ex. 16.2 and 16.4), LPs (H = 0,
+// against DenseLp), semidefinite Hessians (most rows zero, non-unique optima), degenerate
+// vertices and redundant equalities, infeasible and unbounded problems, bad input, warm
+// starts, random problems of 10-96 variables and a brute-force cross-check on tiny ones.
+// Every `solved` answer is re-checked here from the data (primal feasibility, stationarity,
+// signs, complementarity), independently of the solver's own check; for a convex QP these
+// conditions prove optimality.
+#include "kernels/dense_qp.hpp"
+
+#include <gtest/gtest.h>
+
+#include <Eigen/Dense>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <numbers>
+#include <random>
+#include <vector>
+
+#include "kernels/dense_lp.hpp"
+
+namespace qs {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+/// A QP owning its data.
+struct Qp {
+  Eigen::MatrixXd H;
+  Eigen::VectorXd c;
+  Eigen::MatrixXd A_eq;
+  Eigen::VectorXd b_eq;
+  Eigen::MatrixXd A_in;
+  Eigen::VectorXd b_in;
+  Eigen::VectorXd lo, up;
+  DenseQpProblem view() const { return {H, c, A_eq, b_eq, A_in, b_in, lo, up}; }
+  int n() const { return static_cast<int>(c.size()); }
+  double objective(const Eigen::VectorXd& x) const { return 0.5 * x.dot(H * x) + c.dot(x); }
+};
+
+/// n variables, no constraints, no bounds.
+Qp empty_qp(int n) {
+  return Qp{Eigen::MatrixXd::Zero(n, n), Eigen::VectorXd::Zero(n), Eigen::MatrixXd(0, n),
+            Eigen::VectorXd(0),          Eigen::MatrixXd(0, n),    Eigen::VectorXd(0),
+            Eigen::VectorXd(0),          Eigen::VectorXd(0)};
+}
+
+Eigen::VectorXd vec(std::initializer_list<double> v) {
+  Eigen::VectorXd out(static_cast<Eigen::Index>(v.size()));
+  Eigen::Index i = 0;
+  for (double e : v) out[i++] = e;
+  return out;
+}
+
+double lower(const Qp& qp, int j) { return qp.lo.size() ? qp.lo[j] : -kInf; }
+double upper(const Qp& qp, int j) { return qp.up.size() ? qp.up[j] : kInf; }
+
+/// Independent KKT check of the solver's answer (tolerances relative to the data's scale).
+void expect_kkt(const Qp& qp, const DenseQp& s, double tol = 1e-8) {
+  ASSERT_EQ(s.status(), Status::solved);
+  const Eigen::VectorXd x = s.x(), y = s.y(), z = s.z(), w = s.bound_multipliers();
+  const int n = qp.n();
+  ASSERT_EQ(x.size(), n);
+  ASSERT_EQ(y.size(), qp.A_eq.rows());
+  ASSERT_EQ(z.size(), qp.A_in.rows());
+  const double scale = 1 + x.cwiseAbs().maxCoeff() + qp.c.cwiseAbs().maxCoeff() +
+                       (qp.H.size() ? qp.H.cwiseAbs().maxCoeff() : 0.0) * x.cwiseAbs().maxCoeff() +
+                       (y.size() ? y.cwiseAbs().maxCoeff() : 0.0) + (z.size() ? z.cwiseAbs().maxCoeff() : 0.0) +
+                       w.cwiseAbs().maxCoeff();
+  if (qp.A_eq.rows()) {
+    EXPECT_LE((qp.A_eq * x - qp.b_eq).cwiseAbs().maxCoeff(), tol * scale);
+  }
+  Eigen::VectorXd r_in = qp.A_in.rows() ? Eigen::VectorXd(qp.A_in * x - qp.b_in) : Eigen::VectorXd(0);
+  for (Eigen::Index i = 0; i < r_in.size(); ++i) {
+    EXPECT_GE(r_in[i], -tol * scale) << "row " << i;
+    EXPECT_GE(z[i], 0.0) << "row " << i;
+    EXPECT_LE(std::abs(z[i] * r_in[i]), tol * scale * scale) << "row " << i;
+  }
+  for (int j = 0; j < n; ++j) {
+    EXPECT_GE(x[j], lower(qp, j) - tol * scale) << j;
+    EXPECT_LE(x[j], upper(qp, j) + tol * scale) << j;
+    if (w[j] > 0) {
+      ASSERT_TRUE(std::isfinite(lower(qp, j))) << j;
+      EXPECT_LE(w[j] * (x[j] - lower(qp, j)), tol * scale * scale) << j;
+    }
+    if (w[j] < 0) {
+      ASSERT_TRUE(std::isfinite(upper(qp, j))) << j;
+      EXPECT_LE(-w[j] * (upper(qp, j) - x[j]), tol * scale * scale) << j;
+    }
+  }
+  Eigen::VectorXd stat = qp.H * x + qp.c - w;
+  if (qp.A_eq.rows()) stat -= qp.A_eq.transpose() * y;
+  if (qp.A_in.rows()) stat -= qp.A_in.transpose() * z;
+  EXPECT_LE(stat.cwiseAbs().maxCoeff(), tol * scale);
+  EXPECT_NEAR(s.objective(), qp.objective(x), 1e-9 * (1 + std::abs(s.objective())));
+  EXPECT_LE(s.stats().residual, 1e-9);
+  EXPECT_LE(qp_kkt_residual(qp.view(), x, y, z, w), 1e-9);
+}
+
+/// The unbounded ray, checked from the data.
+void expect_ray(const Qp& qp, const DenseQp& s) {
+  ASSERT_EQ(s.status(), Status::unbounded);
+  const Eigen::VectorXd d = s.ray(), x = s.x();
+  ASSERT_NEAR(d.cwiseAbs().maxCoeff(), 1.0, 1e-12);
+  if (qp.A_eq.rows()) {
+    EXPECT_LE((qp.A_eq * d).cwiseAbs().maxCoeff(), 1e-9);
+  }
+  if (qp.A_in.rows()) {
+    EXPECT_GE((qp.A_in * d).minCoeff(), -1e-9);
+  }
+  for (int j = 0; j < qp.n(); ++j) {
+    if (std::isfinite(upper(qp, j))) {
+      EXPECT_LE(d[j], 1e-12) << j;
+    }
+    if (std::isfinite(lower(qp, j))) {
+      EXPECT_GE(d[j], -1e-12) << j;
+    }
+  }
+  EXPECT_LE((qp.H * d).cwiseAbs().maxCoeff(), 1e-6 * (1 + qp.H.cwiseAbs().maxCoeff()));
+  EXPECT_LT(qp.c.dot(d), -1e-9);
+  EXPECT_TRUE(verify_qp_ray(qp.view(), d));
+  // A feasible start, and the objective does decrease along the ray.
+  if (qp.A_eq.rows()) {
+    EXPECT_LE((qp.A_eq * x - qp.b_eq).cwiseAbs().maxCoeff(), 1e-9 * (1 + x.cwiseAbs().maxCoeff()));
+  }
+  if (qp.A_in.rows()) {
+    EXPECT_GE((qp.A_in * x - qp.b_in).minCoeff(), -1e-9 * (1 + x.cwiseAbs().maxCoeff()));
+  }
+  for (int j = 0; j < qp.n(); ++j) {
+    EXPECT_GE(x[j], lower(qp, j) - 1e-12);
+    EXPECT_LE(x[j], upper(qp, j) + 1e-12);
+  }
+  EXPECT_LT(qp.objective(x + 1e3 * d), qp.objective(x) - 1.0 * std::abs(qp.c.dot(d)));
+  EXPECT_FALSE(verify_qp_ray(qp.view(), -d));
+}
+
+/// The Farkas certificate, checked by verify_qp_farkas and by hand (finite bounds).
+void expect_certificate(const Qp& qp, const DenseQp& s) {
+  ASSERT_EQ(s.status(), Status::infeasible);
+  const Eigen::VectorXd ue = s.farkas_eq(), ui = s.farkas_in();
+  EXPECT_TRUE(verify_qp_farkas(qp.view(), ue, ui));
+  if (ui.size()) {
+    EXPECT_GE(ui.minCoeff(), 0.0);
+  }
+  Eigen::VectorXd g = Eigen::VectorXd::Zero(qp.n());
+  double gap = 0;
+  if (ue.size()) {
+    g += qp.A_eq.transpose() * ue;
+    gap += qp.b_eq.dot(ue);
+  }
+  if (ui.size()) {
+    g += qp.A_in.transpose() * ui;
+    gap += qp.b_in.dot(ui);
+  }
+  const double umax = std::max(ue.size() ? ue.cwiseAbs().maxCoeff() : 0.0, ui.size() ? ui.cwiseAbs().maxCoeff() : 0.0);
+  for (int j = 0; j < qp.n(); ++j) {
+    if (std::abs(g[j]) <= 1e-12 * umax) continue;
+    const double b = g[j] > 0 ? upper(qp, j) : lower(qp, j);
+    ASSERT_TRUE(std::isfinite(b)) << j;
+    gap -= g[j] * b;
+  }
+  EXPECT_GT(gap, 1e-9 * umax);
+  EXPECT_FALSE(verify_qp_farkas(qp.view(), -ue, -ui));
+}
+
+// ---- textbook problems ------------------------------------------------------------------------
+
+TEST(DenseQpTextbook, NocedalWrightExample16_2) {
+  // N&W (2006) ex. 16.2: min 3x1^2 + 2x1x2 + x1x3 + 2.5x2^2 + 2x2x3 + 2x3^2 - 8x1 - 3x2 - 3x3
+  // s.t. x1 + x3 = 3, x2 + x3 = 0: x* = (2, -1, 1), lambda* = (3, -2).
+  Qp qp = empty_qp(3);
+  qp.H << 6, 2, 1, 2, 5, 2, 1, 2, 4;
+  qp.c = vec({-8, -3, -3});
+  qp.A_eq = Eigen::MatrixXd(2, 3);
+  qp.A_eq << 1, 0, 1, 0, 1, 1;
+  qp.b_eq = vec({3, 0});
+  DenseQp s(DenseQpCapacity{4, 4, 4});
+  ASSERT_EQ(s.solve(qp.view()), Status::solved);
+  expect_kkt(qp, s);
+  EXPECT_LE((s.x() - vec({2, -1, 1})).cwiseAbs().maxCoeff(), 1e-12);
+  EXPECT_LE((s.y() - vec({3, -2})).cwiseAbs().maxCoeff(), 1e-12);
+  EXPECT_NEAR(s.objective(), qp.objective(vec({2, -1, 1})), 1e-12);
+}
+
+TEST(DenseQpTextbook, NocedalWrightExample16_4) {
+  // N&W ex. 16.4: min (x1 - 1)^2 + (x2 - 2.5)^2 s.t. x1 - 2x2 + 2 >= 0, -x1 - 2x2 + 6 >= 0,
+  // -x1 + 2x2 + 2 >= 0, x1 >= 0, x2 >= 0: x* = (1.4, 1.7), only the first row active,
+  // multiplier 0.8. (The constant 1 + 6.25 is left out of the objective.)
+  Qp qp = empty_qp(2);
+  qp.H = 2 * Eigen::MatrixXd::Identity(2, 2);
+  qp.c = vec({-2, -5});
+  qp.A_in = Eigen::MatrixXd(5, 2);
+  qp.A_in << 1, -2, -1, -2, -1, 2, 1, 0, 0, 1;
+  qp.b_in = vec({-2, -6, -2, 0, 0});
+  DenseQp s(DenseQpCapacity{4, 4, 8});
+  ASSERT_EQ(s.solve(qp.view()), Status::solved);
+  expect_kkt(qp, s);
+  EXPECT_LE((s.x() - vec({1.4, 1.7})).cwiseAbs().maxCoeff(), 1e-12);
+  EXPECT_LE((s.z() - vec({0.8, 0, 0, 0, 0})).cwiseAbs().maxCoeff(), 1e-12);
+  EXPECT_EQ(s.working_set().active[0], 1);
+  // The same with x >= 0 as bounds instead of rows.
+  Qp qb = qp;
+  qb.A_in = qp.A_in.topRows(3);
+  qb.b_in = qp.b_in.head(3);
+  qb.lo = vec({0, 0});
+  qb.up = vec({kInf, kInf});
+  ASSERT_EQ(s.solve(qb.view()), Status::solved);
+  expect_kkt(qb, s);
+  EXPECT_LE((s.x() - vec({1.4, 1.7})).cwiseAbs().maxCoeff(), 1e-12);
+  EXPECT_EQ(s.bound_multipliers().cwiseAbs().maxCoeff(), 0.0);
+}
+
+TEST(DenseQpTextbook, BoxConstrainedAndFixedVariables) {
+  // min |x - (3, 3, -1)|^2 over [0, 2] x [0, 2] x [-5, 5] with x3 fixed at 0.5:
+  // x* = (2, 2, 0.5), w = g = 2 (x* - target) = (-2, -2, 3).
+  Qp qp = empty_qp(3);
+  qp.H = 2 * Eigen::MatrixXd::Identity(3, 3);
+  qp.c = vec({-6, -6, 2});
+  qp.lo = vec({0, 0, 0.5});
+  qp.up = vec({2, 2, 0.5});
+  DenseQp s(DenseQpCapacity{4, 2, 2});
+  ASSERT_EQ(s.solve(qp.view()), Status::solved);
+  expect_kkt(qp, s);
+  EXPECT_LE((s.x() - vec({2, 2, 0.5})).cwiseAbs().maxCoeff(), 1e-12);
+  EXPECT_LE((s.bound_multipliers() - vec({-2, -2, 3})).cwiseAbs().maxCoeff(), 1e-12);
+  EXPECT_EQ(s.working_set().bound[0], QpBoundState::at_upper);
+  EXPECT_EQ(s.working_set().bound[2], QpBoundState::at_lower);  // fixed
+}
+
+TEST(DenseQpTextbook, UnconstrainedStrictlyConvex) {
+  // No constraints at all: x* = -H^-1 c.
+  Qp qp = empty_qp(3);
+  qp.H << 4, 1, 0, 1, 3, 1, 0, 1, 2;
+  qp.c = vec({1, -2, 3});
+  DenseQp s(DenseQpCapacity{3, 0, 0});
+  ASSERT_EQ(s.solve(qp.view()), Status::solved);
+  expect_kkt(qp, s);
+  const Eigen::VectorXd ref = -qp.H.ldlt().solve(qp.c);
+  EXPECT_LE((s.x() - ref).cwiseAbs().maxCoeff(), 1e-12);
+}
+
+// ---- semidefinite Hessians ----------------------------------------------------------------------
+
+TEST(DenseQpSemidefinite, ZeroHessianIsTheLp) {
+  // H = 0: the QP is an LP; the optimum must equal DenseLp's (Chvatal sec. 2, plus random
+  // LPs with rows >= and bounds).
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(-1, 1), pos(0, 1);
+  DenseQp s(DenseQpCapacity{30, 4, 40});
+  for (int trial = 0; trial < 20; ++trial) {
+    const int n = 5 + trial, mi = 10 + trial;
+    Qp qp = empty_qp(n);
+    qp.A_in = Eigen::MatrixXd(mi, n);
+    for (int i = 0; i < mi; ++i)
+      for (int j = 0; j < n; ++j) qp.A_in(i, j) = u(rng);
+    Eigen::VectorXd x0(n);
+    for (int j = 0; j < n; ++j) x0[j] = u(rng);
+    qp.b_in = qp.A_in * x0;
+    for (int i = 0; i < mi; ++i) qp.b_in[i] -= i % 3 == 0 ? 0.0 : pos(rng);
+    qp.lo = Eigen::VectorXd::Constant(n, -2);
+    qp.up = Eigen::VectorXd::Constant(n, 2);
+    for (int j = 0; j < n; ++j) qp.c[j] = u(rng);
+    ASSERT_EQ(s.solve(qp.view()), Status::solved) << trial;
+    expect_kkt(qp, s);
+    const double obj = s.objective();
+    // With the LP's objective in phase 1 the LP's vertex is already optimal.
+    s.options().phase1_minimizes_c = true;
+    ASSERT_EQ(s.solve(qp.view()), Status::solved) << trial;
+    s.options().phase1_minimizes_c = false;
+    expect_kkt(qp, s);
+    EXPECT_NEAR(s.objective(), obj, 1e-9 * (1 + std::abs(obj)));
+    EXPECT_LE(s.stats().iterations, 2);
+    // The LP: rows -> slacks.
+    Eigen::MatrixXd A(mi, n + mi);
+    Eigen::VectorXd b(mi), c(n + mi), lo(n + mi), up(n + mi);
+    ASSERT_EQ(row_bounds_to_standard_form(qp.A_in, qp.b_in, Eigen::VectorXd::Constant(mi, kInf), qp.c, qp.lo,
+                                          qp.up, A, b, c, lo, up),
+              Status::solved);
+    DenseLp lp(mi, n + mi);
+    ASSERT_EQ(lp.solve({A, b, c, lo, up}), Status::solved);
+    EXPECT_NEAR(s.objective(), lp.objective(), 1e-9 * (1 + std::abs(lp.objective()))) << trial;
+  }
+}
+
+TEST(DenseQpSemidefinite, HessianWithMostRowsZero) {
+  // The MIQP shape: ||x_a - x_bar||^2 on 4 of 60 variables, the rest only in constraints
+  // and a linear term; with rows, equalities and bounds.
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> u(-1, 1), pos(0, 1);
+  const int n = 60, me = 5, mi = 50;
+  Qp qp = empty_qp(n);
+  for (int j = 0; j < 4; ++j) qp.H(10 + j, 10 + j) = 2.0;
+  qp.H(10, 11) = qp.H(11, 10) = 0.5;
+  for (int j = 0; j < n; ++j) qp.c[j] = j >= 10 && j < 14 ? -2.0 * u(rng) : 0.1 * pos(rng);
+  Eigen::VectorXd x0(n);
+  for (int j = 0; j < n; ++j) x0[j] = pos(rng);
+  qp.A_eq = Eigen::MatrixXd(me, n);
+  qp.A_in = Eigen::MatrixXd(mi, n);
+  for (int i = 0; i < me; ++i)
+    for (int j = 0; j < n; ++j) qp.A_eq(i, j) = u(rng);
+  for (int i = 0; i < mi; ++i)
+    for (int j = 0; j < n; ++j) qp.A_in(i, j) = u(rng);
+  qp.b_eq = qp.A_eq * x0;
+  qp.b_in = qp.A_in * x0 - Eigen::VectorXd::Constant(mi, 0.2);
+  qp.lo = Eigen::VectorXd::Zero(n);
+  qp.up = Eigen::VectorXd::Constant(n, 3);
+  DenseQp s(DenseQpCapacity{64, 8, 64});
+  ASSERT_EQ(s.solve(qp.view()), Status::solved);
+  expect_kkt(qp, s);
+  // Warm start from the optimum: no iteration.
+  const QpWorkingSet ws = s.working_set();
+  ASSERT_EQ(s.solve(qp.view(), ws), Status::solved);
+  EXPECT_EQ(s.warm_start(), QpWarmStart::accepted);
+  EXPECT_EQ(s.stats().iterations, 0);
+  expect_kkt(qp, s);
+}
+
+TEST(DenseQpSemidefinite, ZeroCurvatureStepsFromAnInteriorStart) {
+  // min (x1 + x2 - 1)^2 + x3 s.t. x3 >= x1 - 4, x3 >= -x2 - 4, box [-10, 10]: H has rank 1,
+  // the linear term pushes x3 down until the rows block; the reduced Hessian is singular
+  // along the way. Optimum value: x1 + x2 = 1 and x3 = max(x1 - 4, -x2 - 4) minimal:
+  // x1 - 4 = -x2 - 4 -> x1 = -x2 contradicts x1 + x2 = 1 unless ... minimize over the line:
+  // x3 = max(x1, 1 - x1 ... ) - 4 with x2 = 1 - x1: max(x1, x1 - 1) - 4 = x1 - 4 -> x1 = -10
+  // is allowed (x2 = 11 is not): x2 <= 10 -> x1 >= -9; objective -13 at x = (-9, 10, -13)?
+  // x3 >= -x2 - 4 = -14 and x3 >= x1 - 4 = -13: x3 = -13 within [-10, 10]? No: x3 >= -10.
+  // So the box binds x3 = -10 and any (x1, x2) with x1 + x2 = 1, x1 <= -6, x2 <= 6 is
+  // optimal with value -10: a non-unique optimum.
+  Qp qp = empty_qp(3);
+  qp.H << 2, 2, 0, 2, 2, 0, 0, 0, 0;
+  qp.c = vec({-2, -2, 1});
+  qp.A_in = Eigen::MatrixXd(2, 3);
+  qp.A_in << -1, 0, 1, 0, 1, 1;
+  qp.b_in = vec({-4, -4});
+  qp.lo = Eigen::VectorXd::Constant(3, -10);
+  qp.up = Eigen::VectorXd::Constant(3, 10);
+  DenseQp s(DenseQpCapacity{3, 0, 2});
+  ASSERT_EQ(s.solve(qp.view()), Status::solved);
+  expect_kkt(qp, s);
+  EXPECT_NEAR(s.objective() + 1.0, -10.0, 1e-12);  // (x1 + x2 - 1)^2 - 1 = x'Hx/2 + c'x
+  EXPECT_NEAR(s.x()[0] + s.x()[1], 1.0, 1e-12);
+  EXPECT_NEAR(s.x()[2], -10.0, 1e-12);
+}
+
+TEST(DenseQpSemidefinite, NonUniqueOptimumIsOptimalAndDeterministic) {
+  // min (x1 + x2 - 1)^2 + (x3 - x4)^2 over [0, 1]^4 with x1 + x3 >= 0.2: a 3-dimensional
+  // face of optima with value 0. Whatever point is returned must be optimal, and the same
+  // point, bit for bit, on every run (fresh solver, reused solver, after another problem).
+  Qp qp = empty_qp(4);
+  qp.H << 2, 2, 0, 0, 2, 2, 0, 0, 0, 0, 2, -2, 0, 0, -2, 2;
+  qp.c = vec({-2, -2, 0, 0});
+  qp.A_in = Eigen::MatrixXd(1, 4);
+  qp.A_in << 1, 0, 1, 0;
+  qp.b_in = vec({0.2});
+  qp.lo = Eigen::VectorXd::Zero(4);
+  qp.up = Eigen::VectorXd::Ones(4);
+  DenseQp a(DenseQpCapacity{4, 0, 2});
+  ASSERT_EQ(a.solve(qp.view()), Status::solved);
+  expect_kkt(qp, a);
+  EXPECT_NEAR(a.objective(), -1.0, 1e-12);
+  const Eigen::VectorXd first = a.x();
+  for (int run = 0; run < 3; ++run) {
+    DenseQp b(DenseQpCapacity{4, 0, 2});
+    ASSERT_EQ(b.solve(qp.view()), Status::solved);
+    EXPECT_EQ(b.x(), first);
+    Qp other = empty_qp(2);
+    other.H = Eigen::MatrixXd::Identity(2, 2);
+    other.c = vec({1, 1});
+    ASSERT_EQ(a.solve(other.view()), Status::solved);
+    ASSERT_EQ(a.solve(qp.view()), Status::solved);
+    EXPECT_EQ(a.x(), first);
+  }
+}
+
+TEST(DenseQpSemidefinite, RankOneDenseHessian) {
+  // H = v v' (dense, rank 1): zero-curvature directions are not coordinate directions.
+  std::mt19937_64 rng(8);
+  std::uniform_real_distribution<double> u(-1, 1);
+  const int n = 12;
+  Qp qp = empty_qp(n);
+  Eigen::VectorXd v(n);
+  for (int j = 0; j < n; ++j) v[j] = u(rng);
+  qp.H = v * v.transpose();
+  for (int j = 0; j < n; ++j) qp.c[j] = u(rng);
+  qp.lo = Eigen::VectorXd::Constant(n, -1);
+  qp.up = Eigen::VectorXd::Constant(n, 1);
+  qp.A_in = Eigen::MatrixXd(3, n);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < n; ++j) qp.A_in(i, j) = u(rng);
+  qp.b_in = Eigen::VectorXd::Constant(3, -0.5);
+  DenseQp s(DenseQpCapacity{n, 0, 4});
+  ASSERT_EQ(s.solve(qp.view()), Status::solved);
+  expect_kkt(qp, s);
+}
+
+// ---- degeneracy ---------------------------------------------------------------------------------
+
+TEST(DenseQpDegenerate, ManyActiveConstraintsAtTheOptimalVertex) {
+  // min |x - (2, 2)|^2 s.t. x1 <= 1, x2 <= 1, x1 + x2 <= 2, 2x1 + x2 <= 3, x1 + 2x2 <= 3:
+  // all five rows meet at the optimum (1, 1).
+  Qp qp = empty_qp(2);
+  qp.H = 2 * Eigen::MatrixXd::Identity(2, 2);
+  qp.c = vec({-4, -4});
+  qp.A_in = Eigen::MatrixXd(5, 2);
+  qp.A_in << -1, 0, 0, -1, -1, -1, -2, -1, -1, -2;
+  qp.b_in = vec({-1, -1, -2, -3, -3});
+  for (int k : {10, 1, 0}) {
+    DenseQpOptions opt;
+    opt.degenerate_steps_before_bland = k;
+    DenseQp s(DenseQpCapacity{2, 0, 5}, opt);
+    ASSERT_EQ(s.solve(qp.view()), Status::solved) << k;
+    expect_kkt(qp, s);
+    EXPECT_LE((s.x() - vec({1, 1})).cwiseAbs().maxCoeff(), 1e-12);
+    EXPECT_NEAR(s.objective(), -6.0, 1e-12);
+  }
+}
+
+TEST(DenseQpDegenerate, RedundantEqualities) {
+  // x1 + x2 + x3 = 1 three times (scaled), x2 - x3 = 0 and its sum with the first:
+  // min x'x -> x = (1/3, 1/3, 1/3).
+  Qp qp = empty_qp(3);
+  qp.H = 2 * Eigen::MatrixXd::Identity(3, 3);
+  qp.A_eq = Eigen::MatrixXd(5, 3);
+  qp.A_eq << 1, 1, 1, 2, 2, 2, -1, -1, -1, 0, 1, -1, 1, 2, 0;
+  qp.b_eq = vec({1, 2, -1, 0, 1});
+  qp.A_in = Eigen::MatrixXd(1, 3);
+  qp.A_in << 1, 0, 0;
+  qp.b_in = vec({0});
+  DenseQp s(DenseQpCapacity{3, 5, 1});
+  ASSERT_EQ(s.solve(qp.view()), Status::solved);
+  expect_kkt(qp, s);
+  EXPECT_LE((s.x() - Eigen::VectorXd::Constant(3, 1.0 / 3)).cwiseAbs().maxCoeff(), 1e-12);
+  // Inconsistent copies: infeasible, with a certificate.
+  qp.b_eq[1] = 2.5;
+  ASSERT_EQ(s.solve(qp.view()), Status::infeasible);
+  expect_certificate(qp, s);
+}
+
+/// Beale (1955), the LP on which the textbook simplex cycles (see dense_lp_test), as a QP
+/// with H = 0 and its equality rows, started (warm) at the degenerate vertex x = 0 with every
+/// bound in the working set, so that phase 2 itself walks the degenerate vertex.
+TEST(DenseQpDegenerate, BealeFromTheDegenerateVertex) {
+  Qp qp = empty_qp(7);
+  qp.c = vec({0, 0, 0, -0.75, 150, -0.02, 6});
+  qp.A_eq = Eigen::MatrixXd::Zero(3, 7);
+  qp.A_eq.row(0) << 1, 0, 0, 0.25, -60, -1.0 / 25, 9;
+  qp.A_eq.row(1) << 0, 1, 0, 0.5, -90, -1.0 / 50, 3;
+  qp.A_eq.row(2) << 0, 0, 1, 0, 0, 1, 0;
+  qp.b_eq = vec({0, 0, 1});
+  qp.lo = Eigen::VectorXd::Zero(7);
+  qp.up = Eigen::VectorXd::Constant(7, kInf);
+  // x = (0, 0, 1, 0, 0, 0, 0) is a degenerate vertex; every lower bound but x3's held.
+  QpWorkingSet ws(0, 7);
+  for (int j = 0; j < 7; ++j) ws.bound[j] = j == 2 ? QpBoundState::inactive : QpBoundState::at_lower;
+  ws.x = vec({0, 0, 1, 0, 0, 0, 0});
+  ws.has_point = true;
+  for (int k : {10, 1, 0}) {
+    DenseQpOptions opt;
+    opt.degenerate_steps_before_bland = k;
+    DenseQp s(DenseQpCapacity{7, 3, 0}, opt);
+    ASSERT_EQ(s.solve(qp.view(), ws), Status::solved) << k;
+    EXPECT_EQ(s.warm_start(), QpWarmStart::accepted);
+    expect_kkt(qp, s);
+    EXPECT_NEAR(s.objective(), -0.05, 1e-12) << k;
+    EXPECT_LT(s.stats().iterations, 40) << k;
+  }
+}
+
+// ---- infeasible and unbounded -------------------------------------------------------------------
+
+TEST(DenseQpInfeasible, CertificateIsChecked) {
+  {
+    // x1 + x2 >= 3 on [0, 1]^2.
+    Qp qp = empty_qp(2);
+    qp.H = Eigen::MatrixXd::Identity(2, 2);
+    qp.A_in = Eigen::MatrixXd(1, 2);
+    qp.A_in << 1, 1;
+    qp.b_in = vec({3});
+    qp.lo = Eigen::VectorXd::Zero(2);
+    qp.up = Eigen::VectorXd::Ones(2);
+    DenseQp s(DenseQpCapacity{2, 1, 1});
+    ASSERT_EQ(s.solve(qp.view()), Status::infeasible);
+    expect_certificate(qp, s);
+  }
+  {
+    // x1 - x2 = 1, x2 - x1 >= 0, free variables.
+    Qp qp = empty_qp(2);
+    qp.A_eq = Eigen::MatrixXd(1, 2);
+    qp.A_eq << 1, -1;
+    qp.b_eq = vec({1});
+    qp.A_in = Eigen::MatrixXd(1, 2);
+    qp.A_in << -1, 1;
+    qp.b_in = vec({0});
+    DenseQp s(DenseQpCapacity{2, 1, 1});
+    ASSERT_EQ(s.solve(qp.view()), Status::infeasible);
+    expect_certificate(qp, s);
+  }
+}
+
+TEST(DenseQpInfeasible, RoundingLevelDataInAFreeColumn) {
+  // x1 + cos(pi/2) x2 = 1 and x1 = 0 with x2 free (and x2 >= -5): the certificate (1, -1)
+  // leaves g_2 = cos(pi/2) = 6e-17 on an unbounded variable, zero to rounding relative to
+  // the column (the rule of verify_farkas). Seen with the Pang-Tedrake MIQP's data.
+  Qp qp = empty_qp(2);
+  qp.A_eq = Eigen::MatrixXd(2, 2);
+  qp.A_eq << 1, std::cos(std::numbers::pi / 2), 1, 0;
+  qp.b_eq = vec({1, 0});
+  qp.A_in = Eigen::MatrixXd(1, 2);
+  qp.A_in << 0, 1;
+  qp.b_in = vec({-5});
+  ASSERT_NE(qp.A_eq(0, 1), 0.0);
+  DenseQp s(DenseQpCapacity{2, 2, 1});
+  ASSERT_EQ(s.solve(qp.view()), Status::infeasible);
+  expect_certificate(qp, s);
+}
+
+TEST(DenseQpUnbounded, RayIsChecked) {
+  {
+    // H = diag(1, 0, 0), c = (0, -1, 0), x2 - x3 <= 1: the ray (0, 1, 1).
+    Qp qp = empty_qp(3);
+    qp.H(0, 0) = 1;
+    qp.c = vec({0, -1, 0});
+    qp.A_in = Eigen::MatrixXd(1, 3);
+    qp.A_in << 0, -1, 1;
+    qp.b_in = vec({-1});
+    DenseQp s(DenseQpCapacity{3, 0, 1});
+    ASSERT_EQ(s.solve(qp.view()), Status::unbounded);
+    expect_ray(qp, s);
+    EXPECT_NEAR(s.ray()[1], 1.0, 1e-12);
+    EXPECT_NEAR(s.ray()[2], 1.0, 1e-12);
+  }
+  {
+    // Dense rank-one H = [1 1; 1 1], c = (1, -1), x2 >= 0: ray (-1, 1) with H d = 0.
+    Qp qp = empty_qp(2);
+    qp.H << 1, 1, 1, 1;
+    qp.c = vec({1, -1});
+    qp.lo = vec({-kInf, 0});
+    qp.up = vec({kInf, kInf});
+    DenseQp s(DenseQpCapacity{2, 0, 0});
+    ASSERT_EQ(s.solve(qp.view()), Status::unbounded);
+    expect_ray(qp, s);
+  }
+  {
+    // H = 0 with a bounded-below LP direction blocked and another one open.
+    Qp qp = empty_qp(2);
+    qp.c = vec({-1, -1});
+    qp.A_in = Eigen::MatrixXd(2, 2);
+    qp.A_in << -1, 1, 1, -1;
+    qp.b_in = vec({-1, -4});
+    qp.lo = vec({0, 0});
+    qp.up = vec({kInf, kInf});
+    DenseQp s(DenseQpCapacity{2, 0, 2});
+    ASSERT_EQ(s.solve(qp.view()), Status::unbounded);
+    expect_ray(qp, s);
+  }
+  {
+    // Bounded in the curved variables, unbounded in a variable H does not touch, reached
+    // only after the curved part is optimal: min (x1-1)^2 - x3 s.t. x3 <= 2 x2, x2 free.
+    Qp qp = empty_qp(3);
+    qp.H(0, 0) = 2;
+    qp.c = vec({-2, 0, -1});
+    qp.A_in = Eigen::MatrixXd(1, 3);
+    qp.A_in << 0, 2, -1;
+    qp.b_in = vec({0});
+    DenseQp s(DenseQpCapacity{3, 0, 1});
+    ASSERT_EQ(s.solve(qp.view()), Status::unbounded);
+    expect_ray(qp, s);
+  }
+}
+
+// ---- bad input ----------------------------------------------------------------------------------
+
+TEST(DenseQpBadInput, SizesValuesCapacityAndHessian) {
+  Qp qp = empty_qp(2);
+  qp.H = Eigen::MatrixXd::Identity(2, 2);
+  qp.A_in = Eigen::MatrixXd(1, 2);
+  qp.A_in << 1, 1;
+  qp.b_in = vec({0});
+  DenseQp s(DenseQpCapacity{2, 1, 1});
+  ASSERT_EQ(s.solve(qp.view()), Status::solved);
+  const auto bad = [&](Qp q) {
+    EXPECT_EQ(s.solve(q.view()), Status::bad_input);
+    EXPECT_EQ(s.status(), Status::bad_input);
+    EXPECT_EQ(s.x().size(), 0);
+  };
+  {
+    Qp q = qp;
+    q.c = vec({1, 2, 3});
+    bad(q);
+  }
+  {
+    Qp q = qp;
+    q.b_in = vec({0, 1});
+    bad(q);
+  }
+  {
+    Qp q = qp;
+    q.A_in = Eigen::MatrixXd::Ones(1, 3);
+    bad(q);
+  }
+  {
+    Qp q = qp;
+    q.lo = vec({0});
+    q.up = vec({1});
+    bad(q);
+  }
+  {
+    Qp q = qp;
+    q.H(0, 1) = std::numeric_limits<double>::quiet_NaN();
+    bad(q);
+  }
+  {
+    Qp q = qp;
+    q.c[1] = kInf;
+    bad(q);
+  }
+  {
+    Qp q = qp;
+    q.b_in[0] = std::numeric_limits<double>::quiet_NaN();
+    bad(q);
+  }
+  {
+    Qp q = qp;
+    q.lo = vec({0, 2});
+    q.up = vec({1, 1});  // lower > upper
+    bad(q);
+  }
+  {
+    Qp q = qp;
+    q.lo = vec({kInf, 0});
+    q.up = vec({kInf, 1});
+    bad(q);
+  }
+  {
+    Qp q = qp;
+    q.H(0, 1) = 0.5;  // not symmetric
+    bad(q);
+  }
+  {
+    Qp q = qp;
+    q.H << 1, 2, 2, 1;  // symmetric, indefinite
+    bad(q);
+  }
+  {
+    Qp q = qp;
+    q.H << 0, 1, 1, 0;  // zero diagonal, indefinite
+    bad(q);
+  }
+  {
+    Qp q = qp;
+    q.H << -1, 0, 0, 0;
+    bad(q);
+  }
+  {
+    Qp q = empty_qp(3);  // over the capacity
+    bad(q);
+  }
+  {
+    Qp q = qp;
+    q.A_in = Eigen::MatrixXd::Ones(2, 2);
+    q.b_in = vec({0, 0});
+    bad(q);
+  }
+  {
+    Qp q = empty_qp(0);
+    bad(q);
+  }
+  // The PSD check can be turned off; the matrix is still checked for symmetry.
+  s.options().check_psd = false;
+  Qp q = qp;
+  q.H(0, 1) = 0.5;
+  bad(q);
+}
+
+// ---- warm starts --------------------------------------------------------------------------------
+
+/// A random feasible, bounded QP (all variables boxed) with PSD H of the given rank.
+Qp random_qp(std::mt19937_64& rng, int n, int me, int mi, int rank, bool box = true) {
+  std::uniform_real_distribution<double> u(-1, 1), pos(0, 1);
+  Qp qp = empty_qp(n);
+  Eigen::MatrixXd J(rank, n);
+  for (int i = 0; i < rank; ++i)
+    for (int j = 0; j < n; ++j) J(i, j) = u(rng);
+  qp.H = J.transpose() * J;
+  qp.H = 0.5 * (qp.H + qp.H.transpose()).eval();
+  for (int j = 0; j < n; ++j) qp.c[j] = u(rng);
+  Eigen::VectorXd x0(n);
+  for (int j = 0; j < n; ++j) x0[j] = u(rng);
+  qp.A_eq = Eigen::MatrixXd(me, n);
+  qp.A_in = Eigen::MatrixXd(mi, n);
+  for (int i = 0; i < me; ++i)
+    for (int j = 0; j < n; ++j) qp.A_eq(i, j) = u(rng);
+  for (int i = 0; i < mi; ++i)
+    for (int j = 0; j < n; ++j) qp.A_in(i, j) = u(rng);
+  qp.b_eq = qp.A_eq * x0;
+  qp.b_in = qp.A_in * x0;
+  for (int i = 0; i < mi; ++i) qp.b_in[i] -= i % 4 == 0 ? 0.0 : pos(rng);  // some tight at x0
+  if (box) {
+    qp.lo = Eigen::VectorXd::Constant(n, -2);
+    qp.up = Eigen::VectorXd::Constant(n, 2);
+  }
+  return qp;
+}
+
+TEST(DenseQpWarmStart, SameProblemChildAndStaleSets) {
+  std::mt19937_64 rng(21);
+  const Qp qp = random_qp(rng, 40, 4, 60, 6);
+  DenseQp s(DenseQpCapacity{40, 8, 64});
+  ASSERT_EQ(s.solve(qp.view()), Status::solved);
+  EXPECT_EQ(s.warm_start(), QpWarmStart::not_requested);
+  expect_kkt(qp, s);
+  const double cold_obj = s.objective();
+  const int cold_iterations = s.stats().iterations;
+  const QpWorkingSet opt_set = s.working_set();
+  const Eigen::VectorXd xopt = s.x();
+
+  // The same problem from its optimal set: accepted, no iteration, the same point.
+  ASSERT_EQ(s.solve(qp.view(), opt_set), Status::solved);
+  EXPECT_EQ(s.warm_start(), QpWarmStart::accepted);
+  EXPECT_EQ(s.stats().iterations, 0);
+  EXPECT_EQ(s.phase1_pivots(), 0);
+  expect_kkt(qp, s);
+  EXPECT_LE((s.x() - xopt).cwiseAbs().maxCoeff(), 1e-10);
+
+  // A child: one more equality row fixing a variable between its bounds, and a fixed bound.
+  // Whatever the warm start's fate, the answer must be the child's optimum (cross-checked
+  // against a cold solve of the child).
+  int fix = 0;
+  for (int j = 0; j < qp.n(); ++j)
+    if (std::abs(xopt[j]) < 1.9) fix = j;
+  Qp child = qp;
+  child.A_eq.conservativeResize(qp.A_eq.rows() + 1, Eigen::NoChange);
+  child.A_eq.row(qp.A_eq.rows()).setZero();
+  child.A_eq(qp.A_eq.rows(), fix) = 1.0;
+  child.b_eq.conservativeResize(qp.b_eq.size() + 1);
+  child.b_eq[qp.b_eq.size()] = std::round(xopt[fix]);
+  ASSERT_EQ(s.solve(child.view()), Status::solved);
+  const double child_obj = s.objective();
+  const int child_cold_iterations = s.stats().iterations + s.phase1_pivots();
+  ASSERT_EQ(s.solve(child.view(), opt_set), Status::solved);
+  expect_kkt(child, s);
+  EXPECT_NEAR(s.objective(), child_obj, 1e-9 * (1 + std::abs(child_obj)));
+  EXPECT_GE(s.objective(), cold_obj - 1e-9);
+  EXPECT_EQ(s.warm_start(), QpWarmStart::accepted);
+  EXPECT_EQ(s.phase1_pivots(), 0);
+  EXPECT_LT(s.stats().iterations, child_cold_iterations);
+  // The same child by bounds (lower = upper) instead of a row.
+  Qp child_b = qp;
+  child_b.lo[fix] = child_b.up[fix] = std::round(xopt[fix]);
+  ASSERT_EQ(s.solve(child_b.view(), opt_set), Status::solved);
+  expect_kkt(child_b, s);
+  EXPECT_NEAR(s.objective(), child_obj, 1e-9 * (1 + std::abs(child_obj)));
+  EXPECT_EQ(s.warm_start(), QpWarmStart::accepted);
+
+  // A stale set without a point, holding every row active at once: its equality-QP point
+  // violates the problem, so the solve falls back to a cold start.
+  QpWorkingSet stale = opt_set;
+  for (int i = 0; i < stale.rows; ++i) stale.active[i] = 1;
+  stale.has_point = false;
+  ASSERT_EQ(s.solve(qp.view(), stale), Status::solved);
+  EXPECT_EQ(s.warm_start(), QpWarmStart::rejected_infeasible);
+  EXPECT_GT(s.phase1_pivots(), 0);
+  expect_kkt(qp, s);
+  EXPECT_NEAR(s.objective(), cold_obj, 1e-9 * (1 + std::abs(cold_obj)));
+  // The same with its point: the rows not active there are ignored, the rest is the optimum.
+  stale.has_point = true;
+  ASSERT_EQ(s.solve(qp.view(), stale), Status::solved);
+  EXPECT_EQ(s.warm_start(), QpWarmStart::accepted);
+  EXPECT_EQ(s.stats().iterations, 0);
+  expect_kkt(qp, s);
+  // An infeasible child (sum x = 1000 in the box [-2, 2]^n): the repair cannot reach the new
+  // row, the cold start proves infeasibility.
+  Qp bad = qp;
+  bad.A_eq.conservativeResize(qp.A_eq.rows() + 1, Eigen::NoChange);
+  bad.A_eq.row(qp.A_eq.rows()).setOnes();
+  bad.b_eq.conservativeResize(qp.b_eq.size() + 1);
+  bad.b_eq[qp.b_eq.size()] = 1000;
+  ASSERT_EQ(s.solve(bad.view(), opt_set), Status::infeasible);
+  EXPECT_EQ(s.warm_start(), QpWarmStart::rejected_infeasible);
+  expect_certificate(bad, s);
+  // A set for another problem size: rejected, cold start.
+  QpWorkingSet other(10, 10);
+  ASSERT_EQ(s.solve(qp.view(), other), Status::solved);
+  EXPECT_EQ(s.warm_start(), QpWarmStart::rejected_invalid);
+  EXPECT_NEAR(s.objective(), cold_obj, 1e-9 * (1 + std::abs(cold_obj)));
+  // A set without a point (the origin is projected onto W).
+  QpWorkingSet no_point = opt_set;
+  no_point.has_point = false;
+  ASSERT_EQ(s.solve(qp.view(), no_point), Status::solved);
+  expect_kkt(qp, s);
+  EXPECT_NEAR(s.objective(), cold_obj, 1e-9 * (1 + std::abs(cold_obj)));
+  EXPECT_GE(cold_iterations, 0);
+}
+
+TEST(DenseQpWarmStart, SemidefiniteOptimumWithTemporaryConstraints) {
+  // A rank-2 H on 30 free variables with few rows: the optimum's working set leaves Z'HZ
+  // singular, so a warm start needs temporary constraints at the given point, and still
+  // takes no iteration.
+  std::mt19937_64 rng(4);
+  Qp qp = random_qp(rng, 30, 2, 6, 2, false);
+  qp.lo = Eigen::VectorXd::Constant(30, -5);
+  qp.up = Eigen::VectorXd::Constant(30, 5);
+  for (int j = 0; j < 30; j += 2) qp.c[j] = 0;  // half the variables: flat directions
+  DenseQp s(DenseQpCapacity{30, 2, 6});
+  ASSERT_EQ(s.solve(qp.view()), Status::solved);
+  expect_kkt(qp, s);
+  const QpWorkingSet ws = s.working_set();
+  const double obj = s.objective();
+  ASSERT_EQ(s.solve(qp.view(), ws), Status::solved);
+  EXPECT_EQ(s.warm_start(), QpWarmStart::accepted);
+  EXPECT_LE(s.stats().iterations, 2);
+  expect_kkt(qp, s);
+  EXPECT_NEAR(s.objective(), obj, 1e-9 * (1 + std::abs(obj)));
+}
+
+// ---- random problems ----------------------------------------------------------------------------
+
+TEST(DenseQpRandom, KktOnFeasibleProblemsOf10To96Variables) {
+  std::mt19937_64 rng(20240611);
+  DenseQp s(DenseQpCapacity{96, 16, 200});
+  int solved = 0, unbounded = 0, temporaries = 0;
+  const int sizes[] = {10, 17, 25, 40, 64, 96};
+  for (int n : sizes) {
+    for (int trial = 0; trial < 4; ++trial) {
+      const int me = trial % 2 ? n / 10 : 0;
+      const int mi = std::min(200, n + 20 * trial);
+      const int rank = trial == 0 ? n : trial == 1 ? n / 3 : trial == 2 ? 3 : 0;
+      const bool box = trial != 3 || n % 2 == 0;
+      const Qp qp = random_qp(rng, n, me, mi, rank, box);
+      const Status st = s.solve(qp.view());
+      SCOPED_TRACE(testing::Message() << "n " << n << " trial " << trial);
+      temporaries += s.temporary_constraints();
+      if (st == Status::unbounded) {
+        ASSERT_FALSE(box);
+        expect_ray(qp, s);
+        ++unbounded;
+        continue;
+      }
+      ASSERT_EQ(st, Status::solved);
+      expect_kkt(qp, s);
+      ++solved;
+      // Warm re-solve: accepted, nothing to do.
+      const QpWorkingSet ws = s.working_set();
+      const double obj = s.objective();
+      ASSERT_EQ(s.solve(qp.view(), ws), Status::solved);
+      EXPECT_EQ(s.warm_start(), QpWarmStart::accepted);
+      EXPECT_LE(s.stats().iterations, 1);
+      EXPECT_NEAR(s.objective(), obj, 1e-9 * (1 + std::abs(obj)));
+    }
+  }
+  EXPECT_GE(solved, 20);
+  RecordProperty("unbounded", unbounded);
+  RecordProperty("temporaries", temporaries);
+}
+
+// ---- brute force --------------------------------------------------------------------------------
+
+/// The best KKT point over all subsets S of the inequality rows held active: each
+/// equality-constrained QP  [H -A_S'; A_S 0] [x; l] = [-c; b_S]  solved by complete
+/// orthogonal decomposition (any solution when singular), kept when it is feasible with
+/// l_S >= 0 and it solves the system. Convex: every KKT point is optimal, so all kept
+/// values agree; returns +inf when there is none. Only |S| + me <= n is tried: some KKT
+/// multiplier vector is supported on linearly independent normals (Caratheodory).
+double brute_force(const Qp& qp) {
+  const int n = qp.n(), me = static_cast<int>(qp.A_eq.rows()), mi = static_cast<int>(qp.A_in.rows());
+  double best = kInf;
+  for (int mask = 0; mask < (1 << mi); ++mask) {
+    std::vector<int> act;
+    for (int i = 0; i < mi; ++i)
+      if (mask & (1 << i)) act.push_back(i);
+    const int k = me + static_cast<int>(act.size());
+    if (k > n) continue;
+    Eigen::MatrixXd K = Eigen::MatrixXd::Zero(n + k, n + k);
+    Eigen::VectorXd rhs(n + k);
+    K.topLeftCorner(n, n) = qp.H;
+    rhs.head(n) = -qp.c;
+    for (int r = 0; r < k; ++r) {
+      const Eigen::VectorXd a =
+          r < me ? Eigen::VectorXd(qp.A_eq.row(r).transpose()) : Eigen::VectorXd(qp.A_in.row(act[r - me]).transpose());
+      K.block(0, n + r, n, 1) = -a;
+      K.block(n + r, 0, 1, n) = a.transpose();
+      rhs[n + r] = r < me ? qp.b_eq[r] : qp.b_in[act[r - me]];
+    }
+    const Eigen::VectorXd sol = K.completeOrthogonalDecomposition().solve(rhs);
+    if ((K * sol - rhs).cwiseAbs().maxCoeff() > 1e-9) continue;
+    const Eigen::VectorXd x = sol.head(n);
+    bool ok = true;
+    for (int r = me; r < k && ok; ++r) ok = sol[n + r] >= -1e-9;
+    if (mi && ok) ok = (qp.A_in * x - qp.b_in).minCoeff() >= -1e-9;
+    if (!ok) continue;
+    best = std::min(best, qp.objective(x));
+  }
+  return best;
+}
+
+TEST(DenseQpBruteForce, TinyProblemsAgreeWithActiveSetEnumeration) {
+  std::mt19937_64 rng(99);
+  std::uniform_real_distribution<double> u(-1, 1), pos(0, 1);
+  DenseQp s(DenseQpCapacity{4, 1, 12});
+  int compared = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    const int n = 2 + trial % 3;
+    const int rank = trial % 4 == 0 ? 0 : 1 + trial % n;
+    const int me = trial % 5 == 0 ? 1 : 0;
+    // Random rows plus a box as rows (bounded), 2n + 2..4 rows.
+    const int extra = 2 + trial % 3;
+    Qp qp = empty_qp(n);
+    Eigen::MatrixXd J(rank, n);
+    for (int i = 0; i < rank; ++i)
+      for (int j = 0; j < n; ++j) J(i, j) = u(rng);
+    qp.H = J.transpose() * J;
+    for (int j = 0; j < n; ++j) qp.c[j] = 2 * u(rng);
+    Eigen::VectorXd x0(n);
+    for (int j = 0; j < n; ++j) x0[j] = 0.5 * u(rng);
+    qp.A_eq = Eigen::MatrixXd(me, n);
+    for (int j = 0; j < n; ++j)
+      if (me) qp.A_eq(0, j) = u(rng);
+    qp.b_eq = qp.A_eq * x0;
+    qp.A_in = Eigen::MatrixXd::Zero(2 * n + extra, n);
+    for (int j = 0; j < n; ++j) {
+      qp.A_in(2 * j, j) = 1;
+      qp.A_in(2 * j + 1, j) = -1;
+    }
+    for (int i = 2 * n; i < 2 * n + extra; ++i)
+      for (int j = 0; j < n; ++j) qp.A_in(i, j) = u(rng);
+    qp.b_in = qp.A_in * x0;
+    for (int i = 0; i < 2 * n; ++i) qp.b_in[i] -= 1;  // box [-1, 1] around x0
+    for (int i = 2 * n; i < 2 * n + extra; ++i) qp.b_in[i] -= trial % 2 ? 0.0 : 0.3 * pos(rng);
+    ASSERT_EQ(s.solve(qp.view()), Status::solved) << trial;
+    expect_kkt(qp, s);
+    const double ref = brute_force(qp);
+    ASSERT_TRUE(std::isfinite(ref)) << trial;
+    EXPECT_NEAR(s.objective(), ref, 1e-8 * (1 + std::abs(ref))) << trial;
+    ++compared;
+  }
+  EXPECT_EQ(compared, 200);
+}
+
+// ---- limits -------------------------------------------------------------------------------------
+
+TEST(DenseQpLimits, IterationLimitReturnsAFeasiblePoint) {
+  std::mt19937_64 rng(5);
+  const Qp qp = random_qp(rng, 30, 0, 40, 30);
+  DenseQpOptions opt;
+  opt.max_iterations = 2;
+  DenseQp s(DenseQpCapacity{30, 0, 40}, opt);
+  ASSERT_EQ(s.solve(qp.view()), Status::iteration_limit);
+  EXPECT_TRUE(s.stats().has_point);
+  EXPECT_EQ(s.stats().iterations, 2);
+  const Eigen::VectorXd x = s.x();
+  EXPECT_GE((qp.A_in * x - qp.b_in).minCoeff(), -1e-9);
+  // Continuing from the limit's working set finishes the job.
+  const QpWorkingSet ws = s.working_set();
+  s.options().max_iterations = 0;
+  ASSERT_EQ(s.solve(qp.view(), ws), Status::solved);
+  expect_kkt(qp, s);
+}
+
+}  // namespace
+}  // namespace qs
