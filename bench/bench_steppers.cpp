@@ -33,6 +33,11 @@ void step_example(benchmark::State& state, const char* example) {
 void BM_TrinkleGripperStep(benchmark::State& state) { step_example(state, "pang_tedrake_gripper"); }
 BENCHMARK(BM_TrinkleGripperStep)->Unit(benchmark::kMicrosecond);
 
+// seed 000 sec. V.A with the MIQP and command (29): 3 contacts, 12 complementarity pairs,
+// two branch-and-bound stages per step (the target: mean <= 10 us).
+void BM_PangTedrakeGraspStep(benchmark::State& state) { step_example(state, "pang_tedrake_grasp"); }
+BENCHMARK(BM_PangTedrakeGraspStep)->Unit(benchmark::kMicrosecond);
+
 // seed 001 sec. 6.1: 2 contacts, LCP of 8 (the target: <= 2 us).
 void BM_HalmPosaPushStep(benchmark::State& state) { step_example(state, "halm_posa_push"); }
 BENCHMARK(BM_HalmPosaPushStep)->Unit(benchmark::kMicrosecond);

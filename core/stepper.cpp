@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/halm_posa_lcp.hpp"
+#include "core/pang_tedrake_miqp.hpp"
 #include "core/trinkle_lcp.hpp"
 
 namespace qs {
@@ -36,7 +37,8 @@ std::unique_ptr<Stepper> make_stepper(const Model& m) {
     case Formulation::trinkle_lcp: return std::make_unique<TrinkleLcp>(m);
     case Formulation::perfect_velocity_lcp:
     case Formulation::halm_posa_lcp: return std::make_unique<HalmPosaLcp>(m);
-    default: return nullptr;  // the MIQP, UCP, Anitescu and ECP issues add theirs
+    case Formulation::pang_tedrake_miqp: return std::make_unique<PangTedrakeMiqp>(m);
+    default: return nullptr;  // the UCP, Anitescu and ECP issues add theirs
   }
 }
 

@@ -252,7 +252,7 @@ int cmd_run(const RunOptions& opt, std::ostream& err) {
   err << "run: " << taken << " of " << steps << " steps of " << to_string(m.formulation) << "; worst residual "
       << format_number(worst_residual) << ", worst penetration " << format_number(penetration) << " m (linearised "
       << format_number(std::max(0.0, -worst_lin)) << " m)";
-  if (m.formulation == Formulation::trinkle_lcp) err << ", worst force balance " << format_number(worst_balance) << " N s";
+  if (m.world.type == WorldType::vertical) err << ", worst force balance " << format_number(worst_balance) << " N s";
   // A scene that starts in overlap is usually a placement mistake: say so.
   if (initial_phi < -1e-9) err << " (the initial state already overlaps by " << format_number(-initial_phi) << " m)";
   if (by_enumeration) err << ", " << by_enumeration << " solved by enumeration after Lemke's ray";

@@ -1,0 +1,316 @@
+#include "core/pang_tedrake_miqp.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace qs {
+
+// The node relaxation of both stages. Complementarity pairs are numbered per model slot,
+// pair 4 i + t for slot i and type t (0: phi^+/P_n, 1: rho+/P_t+, 2: rho-/P_t-, 3: s/Gamma),
+// so the branch-and-bound is sized once; pairs of inactive slots are never branched on.
+// The QP's inequality rows are the 4 nc left sides, then the nc elastic bounds; a pair
+// fixed "first" (left side = 0) adds its row to the equalities, a pair fixed "second"
+// (variable = 0) sets the variable's upper bound to 0.
+struct PangTedrakeMiqp::Problem {
+  struct Workspace {
+    std::unique_ptr<DenseQp> qp;
+    Eigen::MatrixXd A_eq;
+    Eigen::VectorXd b_eq, upper;
+  };
+  using Warm = QpWorkingSet;
+  using Solution = Eigen::VectorXd;
+
+  int n_slots = 0;
+  int nu = 0, na = 0, nc = 0, n = 0, m_eq = 0, m_in = 0;
+  std::vector<int> contact_of_slot;  // (n_slots) index among the active contacts, -1 inactive
+  Eigen::MatrixXd H, A_eq, A_in;     // sized for the largest problem; top-left blocks used
+  Eigen::VectorXd c, b_eq, b_in, lower, upper;
+  double constant = 0;               // added to the QP objective to make the stage's cost
+  double tolerance = 1e-9;
+  int max_n = 0, max_eq = 0, max_in = 0;
+
+  int disjunctions() const { return 4 * n_slots; }
+  Workspace make_workspace() const {
+    Workspace w;
+    DenseQpCapacity cap;
+    cap.vars = max_n;
+    cap.eq_rows = max_eq + 4 * kMaxContacts;
+    cap.in_rows = max_in;
+    w.qp = std::make_unique<DenseQp>(cap);
+    w.A_eq = Eigen::MatrixXd::Zero(cap.eq_rows, max_n);
+    w.b_eq = Eigen::VectorXd::Zero(cap.eq_rows);
+    w.upper = Eigen::VectorXd::Zero(max_n);
+    return w;
+  }
+  Warm make_warm() const { return QpWorkingSet(max_in, max_n); }
+  Solution make_solution() const { return Eigen::VectorXd::Zero(max_n); }
+
+  int pair_row(int c, int t) const { return t * nc + c; }           // row of A_in
+  int pair_var(int c, int t) const { return nu + na + t * nc + c; }  // P_n, P_t+, P_t-, Gamma
+
+  BnbEvaluation evaluate(const Side* fix, const Warm* parent, Workspace& ws, Warm& warm_out, Solution& x) const {
+    int rows = m_eq;
+    ws.A_eq.topLeftCorner(m_eq, n) = A_eq.topLeftCorner(m_eq, n);
+    ws.b_eq.head(m_eq) = b_eq.head(m_eq);
+    ws.upper.head(n) = upper.head(n);
+    for (int i = 0; i < n_slots; ++i) {
+      const int c = contact_of_slot[i];
+      if (c < 0) continue;
+      for (int t = 0; t < 4; ++t) {
+        const Side f = fix[4 * i + t];
+        if (f == Side::first) {
+          ws.A_eq.row(rows).head(n) = A_in.row(pair_row(c, t)).head(n);
+          ws.b_eq[rows++] = b_in[pair_row(c, t)];
+        } else if (f == Side::second) {
+          ws.upper[pair_var(c, t)] = 0.0;
+        }
+      }
+    }
+    const DenseQpProblem p{H.topLeftCorner(n, n),      c.head(n),         ws.A_eq.topLeftCorner(rows, n),
+                           ws.b_eq.head(rows),         A_in.topLeftCorner(m_in, n), b_in.head(m_in),
+                           lower.head(n),              ws.upper.head(n)};
+    const Status st = parent && parent->rows == m_in && parent->cols == n ? ws.qp->solve(p, *parent) : ws.qp->solve(p);
+    if (st == Status::infeasible) return {Status::infeasible, 0, -1};
+    if (st != Status::solved) return {st == Status::unbounded ? Status::numerical_failure : st, 0, -1};
+    warm_out = ws.qp->working_set();
+    x.head(n) = ws.qp->x();
+    // Branch on the most violated free pair, scaled like the kernels' residuals.
+    const double scale = std::max({1.0, b_in.head(m_in).cwiseAbs().maxCoeff(),
+                                   A_in.topLeftCorner(m_in, n).cwiseAbs().maxCoeff() * x.head(n).cwiseAbs().maxCoeff()});
+    int branch = -1;
+    double worst = tolerance * scale;
+    for (int i = 0; i < n_slots; ++i) {
+      const int c = contact_of_slot[i];
+      if (c < 0) continue;
+      for (int t = 0; t < 4; ++t) {
+        if (fix[4 * i + t] != Side::free) continue;
+        const double left = A_in.row(pair_row(c, t)).head(n).dot(x.head(n)) - b_in[pair_row(c, t)];
+        const double v = std::min(left, x[pair_var(c, t)]);
+        if (v > worst) {
+          worst = v;
+          branch = 4 * i + t;
+        }
+      }
+    }
+    return {Status::solved, ws.qp->objective() + constant, branch};
+  }
+
+  /// max over all pairs of |min(left, right)|, scaled; the check of the accepted answer.
+  double complementarity(const Eigen::VectorXd& x) const {
+    const double scale = std::max({1.0, b_in.head(m_in).cwiseAbs().maxCoeff(),
+                                   A_in.topLeftCorner(m_in, n).cwiseAbs().maxCoeff() * x.head(n).cwiseAbs().maxCoeff()});
+    double r = 0;
+    for (int c = 0; c < nc; ++c)
+      for (int t = 0; t < 4; ++t) {
+        const double left = A_in.row(pair_row(c, t)).head(n).dot(x.head(n)) - b_in[pair_row(c, t)];
+        r = std::max(r, std::abs(std::min(left, x[pair_var(c, t)])));
+      }
+    return r / scale;
+  }
+};
+
+struct PangTedrakeMiqp::Probe {
+  Problem::Workspace ws;
+};
+
+PangTedrakeMiqp::PangTedrakeMiqp(const Model& m, const BnbOptions& options)
+    : Stepper(m), problem_(std::make_unique<Problem>()), ws_(m), options_(options), slot_(m.n_slots()) {
+  Problem& p = *problem_;
+  p.n_slots = m.n_slots();
+  p.nu = m.n_u;
+  p.na = m.n_a;
+  p.contact_of_slot.assign(m.n_slots(), -1);
+  const int max_nc = std::min(kMaxContacts, m.n_slots());
+  p.max_n = m.n_q() + 4 * max_nc;
+  p.max_eq = m.n_u + m.n_a;  // force balance; stage 2 adds dq_a = dq_a*
+  p.max_in = 5 * max_nc;
+  p.H = Eigen::MatrixXd::Zero(p.max_n, p.max_n);
+  p.A_eq = Eigen::MatrixXd::Zero(p.max_eq, p.max_n);
+  p.A_in = Eigen::MatrixXd::Zero(std::max(p.max_in, 1), p.max_n);
+  p.c = Eigen::VectorXd::Zero(p.max_n);
+  p.b_eq = Eigen::VectorXd::Zero(p.max_eq);
+  p.b_in = Eigen::VectorXd::Zero(std::max(p.max_in, 1));
+  p.lower = Eigen::VectorXd::Zero(p.max_n);
+  p.upper = Eigen::VectorXd::Zero(p.max_n);
+  x_ = Eigen::VectorXd::Zero(p.max_n);
+  bnb_ = std::make_unique<BranchAndBound<Problem>>(p, options_);
+}
+
+PangTedrakeMiqp::~PangTedrakeMiqp() = default;
+
+Status PangTedrakeMiqp::build(const Model& m, const State& s) {
+  report_ = StepReport{};
+  stage1_ = stage2_ = BnbStats{};
+  if (m.world.type != WorldType::vertical || !(m.step.h > 0) || !(m.params.stiffness_K > 0))
+    return fail(Status::bad_input, "pang_tedrake_miqp steps a vertical world with h > 0 and stiffness K > 0");
+  Problem& p = *problem_;
+  const double h = m.step.h, K = m.params.stiffness_K, t_mid = s.t + 0.5 * h;
+  const int nu = m.n_u, na = m.n_a;
+
+  // Contacts at the start of the step.
+  ws_.evaluate(m, s.q.data());
+  int nc = 0;
+  for (int i = 0; i < m.n_slots(); ++i) {
+    active_[i] = ws_.active(m, i);
+    phi_[i] = ws_.frame[i].phi;
+    p_n_[i] = p_t_[i] = 0;
+    p.contact_of_slot[i] = -1;
+    if (!active_[i]) continue;
+    if (nc == kMaxContacts)
+      return fail(Status::bad_input, "more than " + std::to_string(kMaxContacts) +
+                                         " active contacts in one step; set contact_margin to keep distant slots out");
+    p.contact_of_slot[i] = nc;
+    slot_[nc++] = i;
+  }
+  p.nc = nc;
+  p.n = nu + na + 4 * nc;
+  p.m_eq = nu;
+  p.m_in = 5 * nc;
+  report_.contacts = nc;
+  report_.problem_size = p.n;
+  const int n = p.n;
+
+  // Commands and loads at the middle of the step.
+  Eigen::VectorXd tau(m.n_q()), dqa_bar(na);
+  generalized_external_force(m, ws_.body_pose.data(), ws_.joint_frame.data(), t_mid, tau.data());
+  for (const Joint& j : m.joints)
+    if (j.control == Control::velocity) dqa_bar[j.dof - nu] = h * j.command(t_mid);
+
+  // Stage 1: min |dq_a - dqa_bar|^2 = dq_a' dq_a - 2 dqa_bar' dq_a + |dqa_bar|^2.
+  p.H.topLeftCorner(n, n).setZero();
+  p.c.head(n).setZero();
+  for (int a = 0; a < na; ++a) {
+    p.H(nu + a, nu + a) = 2.0;
+    p.c[nu + a] = -2.0 * dqa_bar[a];
+  }
+  p.constant = dqa_bar.squaredNorm();
+  // Bounds: displacements free, impulses and Gamma >= 0.
+  const double inf = std::numeric_limits<double>::infinity();
+  for (int e = 0; e < nu + na; ++e) {
+    p.lower[e] = -inf;
+    p.upper[e] = inf;
+  }
+  for (int e = nu + na; e < n; ++e) {
+    p.lower[e] = 0;
+    p.upper[e] = inf;
+  }
+  // (23a) force balance on the unactuated DOFs.
+  p.A_eq.topLeftCorner(nu, n).setZero();
+  for (int e = 0; e < nu; ++e) {
+    p.b_eq[e] = -h * tau[e];
+    for (int c = 0; c < nc; ++c) {
+      const int i = slot_[c];
+      p.A_eq(e, p.pair_var(c, 0)) = ws_.J_n(i, e);
+      p.A_eq(e, p.pair_var(c, 1)) = ws_.J_t(i, e);
+      p.A_eq(e, p.pair_var(c, 2)) = -ws_.J_t(i, e);
+    }
+  }
+  // Left sides of the pairs (rows 0 .. 4 nc - 1) and the elastic bounds (4 nc .. 5 nc - 1).
+  p.A_in.topLeftCorner(p.m_in, n).setZero();
+  for (int c = 0; c < nc; ++c) {
+    const int i = slot_[c];
+    const double mu = m.pairs[m.slots[i].pair].friction;
+    double jna_bar = 0;
+    for (int a = 0; a < na; ++a) jna_bar += ws_.J_n(i, nu + a) * dqa_bar[a];
+    for (int e = 0; e < nu + na; ++e) {
+      p.A_in(p.pair_row(c, 0), e) = ws_.J_n(i, e);   // phi^+ (13)
+      p.A_in(p.pair_row(c, 1), e) = ws_.J_t(i, e);   // rho+ (15)
+      p.A_in(p.pair_row(c, 2), e) = -ws_.J_t(i, e);  // rho-
+    }
+    p.b_in[p.pair_row(c, 0)] = -ws_.frame[i].phi;
+    p.b_in[p.pair_row(c, 1)] = 0;
+    p.b_in[p.pair_row(c, 2)] = 0;
+    p.A_in(p.pair_row(c, 1), p.pair_var(c, 3)) = 1.0;  // + Gamma (16)
+    p.A_in(p.pair_row(c, 2), p.pair_var(c, 3)) = 1.0;
+    p.A_in(p.pair_row(c, 3), p.pair_var(c, 0)) = mu;   // s = mu P_n - P_t+ - P_t- (17)
+    p.A_in(p.pair_row(c, 3), p.pair_var(c, 1)) = -1.0;
+    p.A_in(p.pair_row(c, 3), p.pair_var(c, 2)) = -1.0;
+    p.b_in[p.pair_row(c, 3)] = 0;
+    // (23f): P_n >= -h K phi_bar, phi_bar = phi + J_n^u dq_u + J_n^a dqa_bar (21), i.e.
+    // P_n + h K J_n^u dq_u >= -h K (phi + J_n^a dqa_bar).
+    const int r = 4 * nc + c;
+    p.A_in(r, p.pair_var(c, 0)) = 1.0;
+    for (int e = 0; e < nu; ++e) p.A_in(r, e) = h * K * ws_.J_n(i, e);
+    p.b_in[r] = -h * K * (ws_.frame[i].phi + jna_bar);
+  }
+  p.tolerance = 1e-9;
+  return Status::solved;
+}
+
+double PangTedrakeMiqp::fixed_pattern_cost(const std::vector<Side>& fixings) {
+  Problem& p = *problem_;
+  if (static_cast<int>(fixings.size()) != p.disjunctions()) return std::numeric_limits<double>::quiet_NaN();
+  if (!probe_) probe_ = std::make_unique<Probe>(Probe{p.make_workspace()});
+  Problem::Warm warm = p.make_warm();
+  Problem::Solution x = p.make_solution();
+  const BnbEvaluation e = p.evaluate(fixings.data(), nullptr, probe_->ws, warm, x);
+  if (e.status == Status::infeasible) return std::numeric_limits<double>::infinity();
+  return e.status == Status::solved ? e.bound : std::numeric_limits<double>::quiet_NaN();
+}
+
+int PangTedrakeMiqp::active_contacts() const { return problem_->nc; }
+
+Status PangTedrakeMiqp::step(const Model& m, State& s) {
+  if (build(m, s) != Status::solved) return report_.status;
+  Problem& p = *problem_;
+  const double h = m.step.h;
+  const int nu = m.n_u, na = m.n_a, nc = p.nc, n = p.n;
+  // Costs are m^2 (|dqa_bar|^2 ~ 1e-6 for the gripper): ties within 1e-9 of that scale.
+  bnb_->set_tolerance(1e-9 * std::max(p.constant, 1e-12), 1e-9);
+  const auto& r1 = bnb_->solve(p);
+  stage1_ = r1.stats;
+  if (r1.status != Status::solved) {
+    if (r1.status == Status::infeasible)
+      return fail(Status::infeasible, "the step's MIQP has no feasible point: branch-and-bound closed all " +
+                                          std::to_string(r1.stats.nodes) + " nodes, each by an infeasible QP");
+    return fail(r1.status, r1.status == Status::iteration_limit
+                               ? "node limit reached (" + std::to_string(r1.stats.nodes) + " nodes); best cost " +
+                                     (r1.has_solution ? std::to_string(r1.cost) : std::string("none")) +
+                                     ", lower bound " + std::to_string(r1.bound)
+                               : std::string("a node's QP failed"));
+  }
+  cost_ = r1.cost;
+  const Eigen::VectorXd dqa_star = r1.solution.segment(nu, na);
+
+  // Stage 2: dq_a = dq_a*, minimise sum P_n (H = 0).
+  p.H.topLeftCorner(n, n).setZero();
+  p.c.head(n).setZero();
+  for (int c = 0; c < nc; ++c) p.c[p.pair_var(c, 0)] = 1.0;
+  p.constant = 0;
+  p.m_eq = nu + na;
+  p.A_eq.block(nu, 0, na, n).setZero();
+  for (int a = 0; a < na; ++a) {
+    p.A_eq(nu + a, nu + a) = 1.0;
+    p.b_eq[nu + a] = dqa_star[a];
+  }
+  bnb_->set_tolerance(1e-12, 1e-9);
+  const auto& r2 = bnb_->solve(p);
+  stage2_ = r2.stats;
+  if (r2.status != Status::solved)
+    return fail(r2.status == Status::iteration_limit ? Status::iteration_limit : Status::numerical_failure,
+                "stage 2 (least normal impulse at the optimal dq_a) ended " + std::string(to_string(r2.status)));
+  x_.head(n) = r2.solution.head(n);
+  report_.pivots = static_cast<int>(r1.stats.nodes + r2.stats.nodes);
+  report_.complementarity_residual = p.complementarity(x_);
+  if (report_.complementarity_residual > 1e-9) return fail(Status::numerical_failure, "the answer failed its complementarity check");
+
+  // Per slot, residuals, integration.
+  double lin = 0, balance = 0;
+  for (int c = 0; c < nc; ++c) {
+    const int i = slot_[c];
+    p_n_[i] = x_[p.pair_var(c, 0)];
+    p_t_[i] = x_[p.pair_var(c, 1)] - x_[p.pair_var(c, 2)];
+    lin = std::min(lin, p.A_in.row(p.pair_row(c, 0)).head(n).dot(x_.head(n)) - p.b_in[p.pair_row(c, 0)]);
+  }
+  for (int e = 0; e < nu; ++e) balance = std::max(balance, std::abs(p.A_eq.row(e).head(n).dot(x_.head(n)) - p.b_eq[e]));
+  report_.linearised_penetration = lin;
+  report_.force_balance_residual = balance;
+  for (int e = 0; e < nu + na; ++e) s.q[e] += x_[e];
+  s.t += h;
+  ++s.step;
+  return report_.status = Status::solved;
+}
+
+}  // namespace qs

@@ -1,0 +1,83 @@
+// Pang & Tedrake's quasistatic time step (seed 000 sec. IV, eq. (23)): the actuated DOFs
+// follow their commands as closely as non-penetration and force balance allow, and an
+// elastic lower bound on the normal impulses (eq. (22)) makes a squeezing grasp carry load.
+//
+// Unknowns over the active contacts, x = [dq_u | dq_a | P_n | P_t+ | P_t- | Gamma]:
+//   minimise  |dq_a - dqa_bar|^2                                                (23)
+//   J_n^u' P_n + J_t^u' (P_t+ - P_t-) + h tau_u = 0                             (23a)
+//   phi^+ = phi + J_n^u dq_u + J_n^a dq_a   >= 0  _|_  P_n   >= 0              (12-13)
+//   rho+- = Gamma +- (J_t^u dq_u + J_t^a dq_a) >= 0 _|_ P_t+- >= 0             (14-16)
+//   s     = mu P_n - P_t+ - P_t-             >= 0  _|_  Gamma >= 0              (17)
+//   P_n >= -h K phi_bar,  phi_bar = phi + J_n^u dq_u + J_n^a dqa_bar            (21-22, 23f)
+// (seed 000 sec. V.B's variant with the previous step's phi_bar is not implemented yet). The paper encodes each complementarity pair with a big-M binary;
+// here the branch-and-bound (kernels/branch_and_bound.hpp) branches on the pairs directly
+// (left side = 0, or right side = 0): the same optimum, with no M to choose. Each node is a
+// convex QP (kernels/dense_qp.hpp) with H = 2 I on dq_a only (positive semidefinite).
+//
+// Which optimum. (23f) bounds the normal impulses only from below, so a lift step may have
+// several optimal solutions ("lift" with a large grip, or "slip" with the grip at its bound
+// and the table carrying the rest). Stage 1 finds c* and its actuated displacement dq_a*
+// (unique within a convex piece: the objective is strictly convex in dq_a); stage 2
+// fixes dq_a = dq_a* and minimises the total normal impulse sum P_n over the same
+// complementarity set, by the same branch-and-bound. The elastic bound then acts as the
+// grip force, and the grasp slips exactly when friction at that force cannot carry the load.
+// Ties in either stage go to the smallest key of fixings (branch_and_bound.hpp).
+#pragma once
+
+#include <Eigen/Core>
+#include <memory>
+#include <vector>
+
+#include "core/contacts.hpp"
+#include "core/model.hpp"
+#include "core/stepper.hpp"
+#include "kernels/branch_and_bound.hpp"
+#include "kernels/dense_qp.hpp"
+
+namespace qs {
+
+class PangTedrakeMiqp final : public Stepper {
+ public:
+  static constexpr int kMaxContacts = 18;  // 72 complementarity pairs
+
+  explicit PangTedrakeMiqp(const Model& m, const BnbOptions& options = {});
+  ~PangTedrakeMiqp() override;
+
+  Status step(const Model& m, State& s) override;
+
+  /// Poses the stage-1 MIQP of a step from state s without solving it (step() begins with
+  /// this; so do the exhaustive test and the LP-format export). bad_input as step().
+  Status build(const Model& m, const State& s);
+  /// For exhaustive cross-checks (exponential: 2^(4 nc) calls): the stage-1 cost of the
+  /// built problem with every pair fixed as given (`fixings` over all 4 n_slots pairs,
+  /// pair 4 i + t of slot i), +inf when that pattern is infeasible, NaN on a QP failure.
+  double fixed_pattern_cost(const std::vector<Side>& fixings);
+  int active_contacts() const;
+
+  /// The last step's search: stage 1 (min |dq_a - dqa_bar|^2) and stage 2 (min sum P_n).
+  const BnbStats& stage1_stats() const { return stage1_; }
+  const BnbStats& stage2_stats() const { return stage2_; }
+  /// The last step's optimal |dq_a - dqa_bar|^2 (m^2) and its solution
+  /// [dq_u | dq_a | P_n | P_t+ | P_t- | Gamma].
+  double tracking_cost() const { return cost_; }
+  const Eigen::VectorXd& solution() const { return x_; }
+  /// The largest |min(left, right)| over the last step's complementarity pairs, scaled
+  /// like the kernels' residuals.
+  double complementarity_residual() const { return report_.complementarity_residual; }
+
+  struct Problem;  // the node relaxation (defined in the .cpp)
+
+ private:
+  std::unique_ptr<Problem> problem_;
+  std::unique_ptr<BranchAndBound<Problem>> bnb_;
+  struct Probe;  // fixed_pattern_cost's workspace, made on first use
+  std::unique_ptr<Probe> probe_;
+  ContactWorkspace ws_;
+  BnbOptions options_;
+  BnbStats stage1_, stage2_;
+  double cost_ = 0;
+  Eigen::VectorXd x_;
+  std::vector<int> slot_;
+};
+
+}  // namespace qs

@@ -1,0 +1,108 @@
+// Pang & Tedrake's MIQP step on the seed 000 gripper (sec. V.A, Fig. 5) with command (29):
+// the fingers touch after 20 steps, the x command is then not followed (no penetration),
+// the y command is, the squeezed cylinder rises with the fingers, and after the release it
+// is back on the table. With mu = 0.45 at the fingers the grasp slips instead.
+#include "core/pang_tedrake_miqp.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/scene.hpp"
+
+namespace qs {
+namespace {
+
+using nlohmann::json;
+
+json grasp_scene() {
+  std::ifstream in(std::string(QUASISTEP_SOURCE_DIR) + "/examples/pang_tedrake_grasp.json");
+  return json::parse(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
+}
+
+struct Row {
+  double xc, yc, xl, xr, yg;
+};
+
+std::vector<Row> run(const json& s, std::vector<double>* finger_normal = nullptr) {
+  const Scene scene = parse_scene(s.dump());
+  const Model& m = *scene.model;
+  PangTedrakeMiqp stepper(m);
+  State st = initial_state(m);
+  std::vector<Row> rows{{st.q[0], st.q[1], st.q[2], st.q[3], st.q[4]}};
+  for (int l = 1; l <= m.step.steps; ++l) {
+    const Status status = stepper.step(m, st);
+    EXPECT_EQ(status, Status::solved) << "step " << l << ": " << stepper.report().detail;
+    if (status != Status::solved) break;
+    EXPECT_LE(stepper.report().complementarity_residual, 1e-9) << l;
+    EXPECT_LE(stepper.report().force_balance_residual, 1e-9) << l;
+    EXPECT_GE(stepper.report().linearised_penetration, -1e-9) << l;
+    if (finger_normal) finger_normal->push_back(stepper.normal_impulse()[0] + stepper.normal_impulse()[1]);
+    rows.push_back({st.q[0], st.q[1], st.q[2], st.q[3], st.q[4]});
+  }
+  return rows;
+}
+
+TEST(PangTedrakeMiqp, GripperSqueezesLiftsAndReleasesTheCylinder) {
+  const double r = 0.05;
+  std::vector<double> grip;
+  const std::vector<Row> rows = run(grasp_scene(), &grip);
+  ASSERT_EQ(rows.size(), 61u);
+  // Row 20 (the paper's "step 21"): both fingers touch.
+  EXPECT_NEAR(rows[20].xc - rows[20].xl - r, 0.0, 1e-9);
+  EXPECT_NEAR(rows[20].xr - rows[20].xc - r, 0.0, 1e-9);
+  for (int l = 1; l <= 39; ++l) {
+    EXPECT_NEAR(rows[l].yg - rows[l - 1].yg, 0.001, 1e-12) << l;  // y followed exactly
+    EXPECT_GE(rows[l].xc - rows[l].xl - r, -1e-9) << l;            // no penetration
+    EXPECT_GE(rows[l].xr - rows[l].xc - r, -1e-9) << l;
+    if (l > 20) {
+      EXPECT_NEAR(rows[l].xl, rows[20].xl, 1e-9) << l;  // x not followed while squeezing
+      EXPECT_GT(grip[l - 1], 0.0) << l;
+      EXPECT_NEAR(rows[l].yc - rows[l - 1].yc, 0.001, 1e-9) << l;  // rises with the fingers
+    }
+  }
+  EXPECT_GT(rows[39].yc, r + 0.015);
+  // After the release the cylinder is back on the table.
+  EXPECT_NEAR(rows[60].yc, r, 1e-9);
+}
+
+TEST(PangTedrakeMiqp, EveryStepsOptimumEqualsBruteForceOverAllPatterns) {
+  // Each of the 60 steps: the branch-and-bound's stage-1 optimum against the least cost
+  // over all 2^(4 nc) = 4096 patterns of the three contacts' complementarity pairs.
+  const Scene scene = parse_scene(grasp_scene().dump());
+  const Model& m = *scene.model;
+  PangTedrakeMiqp stepper(m), probe(m);
+  State st = initial_state(m);
+  const int pairs = 4 * m.n_slots();
+  std::vector<Side> fix(pairs);
+  for (int l = 1; l <= m.step.steps; ++l) {
+    ASSERT_EQ(probe.build(m, st), Status::solved);
+    ASSERT_EQ(probe.active_contacts(), m.n_slots());  // no margin: every slot is in every step
+    double best = std::numeric_limits<double>::infinity();
+    for (unsigned mask = 0; mask < (1u << pairs); ++mask) {
+      for (int k = 0; k < pairs; ++k) fix[k] = (mask >> k & 1u) ? Side::second : Side::first;
+      const double c = probe.fixed_pattern_cost(fix);
+      ASSERT_FALSE(std::isnan(c)) << "step " << l << ", pattern " << mask;
+      best = std::min(best, c);
+    }
+    ASSERT_EQ(stepper.step(m, st), Status::solved) << l;
+    EXPECT_NEAR(stepper.tracking_cost(), best, 1e-12 + 1e-9 * best) << "step " << l;
+  }
+}
+
+TEST(PangTedrakeMiqp, LessFingerFrictionLetsTheGraspSlip) {
+  json s = grasp_scene();
+  s["contacts"]["pairs"][0]["friction"] = 0.45;
+  s["contacts"]["pairs"][1]["friction"] = 0.45;
+  const std::vector<Row> rows = run(s);
+  ASSERT_EQ(rows.size(), 61u);
+  for (const Row& row : rows) EXPECT_NEAR(row.yc, 0.05, 1e-9);  // stays on the table
+}
+
+}  // namespace
+}  // namespace qs
