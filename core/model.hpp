@@ -58,6 +58,7 @@ struct FormulationParams {
   double feedback_scale_c = 1.0;                   // seed 001 c in M(cB), > 0
   int relinearize_iterations = 0;                  // seed 001 sec. 5 fixed-point re-linearisation
   double stiffness_K = 0.0;                        // seed 000 eq. (22), N/m, > 0
+  bool elastic_bound_previous = false;             // seed 000 sec. V.B: (23f) with the previous step's phi_bar
   bool quasi_dynamic = false;                      // seed 002: anitescu_qp mode
 };
 

@@ -116,7 +116,12 @@ struct PangTedrakeMiqp::Probe {
 };
 
 PangTedrakeMiqp::PangTedrakeMiqp(const Model& m, const BnbOptions& options)
-    : Stepper(m), problem_(std::make_unique<Problem>()), ws_(m), options_(options), slot_(m.n_slots()) {
+    : Stepper(m), problem_(std::make_unique<Problem>()), ws_(m), options_(options), slot_(m.n_slots()),
+      phi_bar_(m.n_slots(), std::numeric_limits<double>::infinity()),
+      phi_bar_prev_(m.n_slots(), std::numeric_limits<double>::infinity()),
+      tau_(m.n_q()),
+      dqa_bar_(m.n_a),
+      dqa_star_(m.n_a) {
   Problem& p = *problem_;
   p.n_slots = m.n_slots();
   p.nu = m.n_u;
@@ -173,7 +178,8 @@ Status PangTedrakeMiqp::build(const Model& m, const State& s) {
   const int n = p.n;
 
   // Commands and loads at the middle of the step.
-  Eigen::VectorXd tau(m.n_q()), dqa_bar(na);
+  Eigen::VectorXd& tau = tau_;
+  Eigen::VectorXd& dqa_bar = dqa_bar_;
   generalized_external_force(m, ws_.body_pose.data(), ws_.joint_frame.data(), t_mid, tau.data());
   for (const Joint& j : m.joints)
     if (j.control == Control::velocity) dqa_bar[j.dof - nu] = h * j.command(t_mid);
@@ -232,8 +238,14 @@ Status PangTedrakeMiqp::build(const Model& m, const State& s) {
     // P_n + h K J_n^u dq_u >= -h K (phi + J_n^a dqa_bar).
     const int r = 4 * nc + c;
     p.A_in(r, p.pair_var(c, 0)) = 1.0;
-    for (int e = 0; e < nu; ++e) p.A_in(r, e) = h * K * ws_.J_n(i, e);
-    p.b_in[r] = -h * K * (ws_.frame[i].phi + jna_bar);
+    if (m.params.elastic_bound_previous) {
+      // sec. V.B: the bound from the previous step's phi_bar (none where it was inactive).
+      const double prev = phi_bar_prev_[i];
+      p.b_in[r] = std::isfinite(prev) ? -h * K * prev : 0.0;
+    } else {
+      for (int e = 0; e < nu; ++e) p.A_in(r, e) = h * K * ws_.J_n(i, e);
+      p.b_in[r] = -h * K * (ws_.frame[i].phi + jna_bar);
+    }
   }
   p.tolerance = 1e-9;
   return Status::solved;
@@ -272,7 +284,8 @@ Status PangTedrakeMiqp::step(const Model& m, State& s) {
                                : std::string("a node's QP failed"));
   }
   cost_ = r1.cost;
-  const Eigen::VectorXd dqa_star = r1.solution.segment(nu, na);
+  dqa_star_ = r1.solution.segment(nu, na);
+  const Eigen::VectorXd& dqa_star = dqa_star_;
 
   // Stage 2: dq_a = dq_a*, minimise sum P_n (H = 0).
   p.H.topLeftCorner(n, n).setZero();
@@ -307,6 +320,16 @@ Status PangTedrakeMiqp::step(const Model& m, State& s) {
   for (int e = 0; e < nu; ++e) balance = std::max(balance, std::abs(p.A_eq.row(e).head(n).dot(x_.head(n)) - p.b_eq[e]));
   report_.linearised_penetration = lin;
   report_.force_balance_residual = balance;
+  // phi_bar^{l+1} = phi + J_n^u dq_u + J_n^a dqa_bar (eq. (21)) of this step, for the next.
+  std::fill(phi_bar_.begin(), phi_bar_.end(), std::numeric_limits<double>::infinity());
+  for (int c = 0; c < nc; ++c) {
+    const int i = slot_[c];
+    double v = ws_.frame[i].phi;
+    for (int e = 0; e < nu; ++e) v += ws_.J_n(i, e) * x_[e];
+    for (int a = 0; a < na; ++a) v += ws_.J_n(i, nu + a) * dqa_bar_[a];
+    phi_bar_[i] = v;
+  }
+  phi_bar_prev_ = phi_bar_;
   for (int e = 0; e < nu + na; ++e) s.q[e] += x_[e];
   s.t += h;
   ++s.step;

@@ -9,7 +9,9 @@
 //   rho+- = Gamma +- (J_t^u dq_u + J_t^a dq_a) >= 0 _|_ P_t+- >= 0             (14-16)
 //   s     = mu P_n - P_t+ - P_t-             >= 0  _|_  Gamma >= 0              (17)
 //   P_n >= -h K phi_bar,  phi_bar = phi + J_n^u dq_u + J_n^a dqa_bar            (21-22, 23f)
-// (seed 000 sec. V.B's variant with the previous step's phi_bar is not implemented yet). The paper encodes each complementarity pair with a big-M binary;
+// (or, with model.elastic_bound = previous, seed 000 sec. V.B: the phi_bar the previous
+// step computed, P_n >= -h K phi_bar_prev, a constant bound: one step of delay between
+// contact and grip, a less stiff problem). The paper encodes each complementarity pair with a big-M binary;
 // here the branch-and-bound (kernels/branch_and_bound.hpp) branches on the pairs directly
 // (left side = 0, or right side = 0): the same optimum, with no M to choose. Each node is a
 // convex QP (kernels/dense_qp.hpp) with H = 2 I on dq_a only (positive semidefinite).
@@ -78,6 +80,13 @@ class PangTedrakeMiqp final : public Stepper {
   double cost_ = 0;
   Eigen::VectorXd x_;
   std::vector<int> slot_;
+  /// Per slot, the hypothetical penetration phi_bar^{l+1} of the last solved step (+inf
+  /// where the slot was inactive): the next step's bound under elastic_bound = previous.
+  std::vector<double> phi_bar_;
+  std::vector<double> phi_bar_prev_;
+  Eigen::VectorXd tau_;       // (n_q) generalized external force at the step's middle
+  Eigen::VectorXd dqa_bar_;   // (n_a) the commanded displacement of the step
+  Eigen::VectorXd dqa_star_;  // (n_a) stage 1's optimal dq_a
 };
 
 }  // namespace qs

@@ -404,8 +404,10 @@ class Compiler {
       case Formulation::ucp:
       case Formulation::ecp_ncp: n.expect_object({"formulation"}); break;
       case Formulation::pang_tedrake_miqp:
-        n.expect_object({"formulation", "stiffness"});
+        n.expect_object({"formulation", "stiffness", "elastic_bound"});
         p.stiffness_K = n.at("stiffness").positive();
+        if (auto e = n.get("elastic_bound"))
+          p.elastic_bound_previous = e->choice<bool>({{"current", false}, {"previous", true}});
         break;
       case Formulation::anitescu_qp:
         n.expect_object({"formulation", "mode"});

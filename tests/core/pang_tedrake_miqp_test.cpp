@@ -95,6 +95,20 @@ TEST(PangTedrakeMiqp, EveryStepsOptimumEqualsBruteForceOverAllPatterns) {
   }
 }
 
+TEST(PangTedrakeMiqp, PreviousStepElasticBoundLiftsOneStepLater) {
+  // Seed 000 sec. V.B: the bound from the previous step's phi_bar delays the grip by one
+  // step; the grasp then lifts as before.
+  json s = grasp_scene();
+  s["model"]["elastic_bound"] = "previous";
+  const std::vector<Row> current = run(grasp_scene()), previous = run(s);
+  ASSERT_EQ(previous.size(), 61u);
+  EXPECT_NEAR(current[21].yc, 0.051, 1e-9);   // lifts on step 21 ...
+  EXPECT_NEAR(previous[21].yc, 0.050, 1e-9);  // ... or, delayed, on step 22
+  EXPECT_NEAR(previous[22].yc, 0.051, 1e-9);
+  EXPECT_NEAR(previous[39].yc, 0.068, 1e-9);
+  EXPECT_NEAR(previous[60].yc, 0.05, 1e-9);
+}
+
 TEST(PangTedrakeMiqp, LessFingerFrictionLetsTheGraspSlip) {
   json s = grasp_scene();
   s["contacts"]["pairs"][0]["friction"] = 0.45;

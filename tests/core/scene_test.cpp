@@ -1444,4 +1444,13 @@ TEST(SceneModel, TabletopLimitSurfaceGivenIsKept) {
 }
 
 }  // namespace
+TEST(SceneModel, PangTedrakeElasticBoundVariant) {
+  json s = with("/model", json::parse(R"({"formulation": "pang_tedrake_miqp", "stiffness": 1e4})"));
+  EXPECT_FALSE(parse(s).model->params.elastic_bound_previous);
+  s["model"]["elastic_bound"] = "previous";
+  EXPECT_TRUE(parse(s).model->params.elastic_bound_previous);
+  s["model"]["elastic_bound"] = "later";
+  EXPECT_TRUE(Fails(s, "model.elastic_bound", "is not one of: current, previous"));
+}
+
 }  // namespace qs
