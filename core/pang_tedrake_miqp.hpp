@@ -67,6 +67,29 @@ class PangTedrakeMiqp final : public Stepper {
   /// like the kernels' residuals.
   double complementarity_residual() const { return report_.complementarity_residual; }
 
+  /// The stage-1 problem as build() left it (step() goes on to stage 2), for export:
+  ///   min 1/2 x'Hx + c'x + constant  s.t.  A_eq x = b_eq,  A_in x >= b_in,
+  ///   lower <= x <= upper,  and for each active contact c and type t the pair
+  ///   row pair_row(c, t) of A_in (left side >= 0) _|_ variable pair_var(c, t) (>= 0);
+  /// rows 4 nc .. 5 nc - 1 of A_in are the elastic bounds (23f). Variables
+  /// [dq_u | dq_a | P_n | P_t+ | P_t- | Gamma] over the active contacts in slot order.
+  struct View {
+    Eigen::Ref<const Eigen::MatrixXd> H;
+    Eigen::Ref<const Eigen::VectorXd> c;
+    double constant;
+    Eigen::Ref<const Eigen::MatrixXd> A_eq;
+    Eigen::Ref<const Eigen::VectorXd> b_eq;
+    Eigen::Ref<const Eigen::MatrixXd> A_in;
+    Eigen::Ref<const Eigen::VectorXd> b_in;
+    Eigen::Ref<const Eigen::VectorXd> lower;
+    Eigen::Ref<const Eigen::VectorXd> upper;
+    int n_u, n_a, contacts;
+    const std::vector<int>& slots;  // (contacts) the model slot of each active contact
+    int pair_row(int c, int t) const { return t * contacts + c; }
+    int pair_var(int c, int t) const { return n_u + n_a + t * contacts + c; }
+  };
+  View view() const;
+
   struct Problem;  // the node relaxation (defined in the .cpp)
 
  private:

@@ -12,9 +12,11 @@
 
 #include "core/contacts.hpp"
 #include "core/scene.hpp"
+#include "core/pang_tedrake_miqp.hpp"
 #include "core/stepper.hpp"
 #include "core/version.hpp"
 #include "tools/lcp_command.hpp"
+#include "tools/miqp_export.hpp"
 #include "tools/output_file.hpp"
 
 namespace qs::cli {
@@ -265,6 +267,51 @@ int cmd_run(const RunOptions& opt, std::ostream& err) {
   return kOk;
 }
 
+struct ExportOptions {
+  std::string scene;
+  int step = 1;
+  std::string out;
+  double big_m = 10.0;
+};
+
+/// Steps N - 1 MIQP steps, then writes step N's big-M MIQP (tools/miqp_export.hpp).
+int cmd_export_miqp(const ExportOptions& opt, std::ostream& out, std::ostream& err) {
+  const Scene scene = load(opt.scene);
+  const Model& m = *scene.model;
+  if (m.formulation != Formulation::pang_tedrake_miqp)
+    throw InputError(opt.scene + ": model.formulation: export-miqp needs \"pang_tedrake_miqp\", not \"" +
+                     std::string(to_string(m.formulation)) + "\"");
+  if (!(m.step.h > 0)) throw InputError(opt.scene + ": step.h: missing (required to take steps)");
+  PangTedrakeMiqp stepper(m);
+  State s = initial_state(m);
+  for (int l = 1; l < opt.step; ++l) {
+    if (stepper.step(m, s) != Status::solved) {
+      err << "quasistep: " << opt.scene << ": step " << l << " (before the exported one): "
+          << to_string(stepper.report().status) << ": " << stepper.report().detail << "\n";
+      return kStepFailed;
+    }
+  }
+  if (stepper.build(m, s) != Status::solved) {
+    err << "quasistep: " << opt.scene << ": step " << opt.step << ": " << stepper.report().detail << "\n";
+    return kStepFailed;
+  }
+  const std::string line = provenance(scene) + " step=" + std::to_string(opt.step);
+  if (opt.out.empty()) {
+    io::write_miqp_lp(m, stepper.view(), opt.big_m, line, out);
+    return kOk;
+  }
+  try {
+    io::OutputFile file(opt.out);
+    io::write_miqp_lp(m, stepper.view(), opt.big_m, line, file.stream());
+    file.commit();
+  } catch (const std::runtime_error& e) {
+    throw InputError(e.what());
+  }
+  err << "export-miqp: step " << opt.step << " (" << stepper.active_contacts() << " contacts, "
+      << 4 * stepper.active_contacts() << " binaries) in " << opt.out << "\n";
+  return kOk;
+}
+
 }  // namespace
 
 int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
@@ -294,6 +341,17 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   run->add_option("--forces", run_opt.forces, "Contact CSV: one row per step and active slot");
   add_common(*run, common);
 
+  ExportOptions export_opt;
+  CLI::App* export_miqp =
+      app.add_subcommand("export-miqp", "Write one step's big-M MIQP (seed 000 eq. (23)) as a CPLEX LP file");
+  export_miqp->add_option("scene", export_opt.scene, "Scene file with model.formulation pang_tedrake_miqp")->required();
+  export_miqp->add_option("--step", export_opt.step, "The step to export (counted from 1; the earlier ones are solved)")
+      ->check(CLI::PositiveNumber);
+  export_miqp->add_option("--out", export_opt.out, "LP file (default: standard output)");
+  export_miqp->add_option("--big-m", export_opt.big_m, "M of the big-M constraints (default 10)")
+      ->check(CLI::PositiveNumber);
+  add_common(*export_miqp, common);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -313,6 +371,7 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
     if (*validate) return cmd_validate(validate_path, contacts, out);
     if (*run) return cmd_run(run_opt, err);
     if (*lcp) return cmd_lcp(lcp_path, out);
+    if (*export_miqp) return cmd_export_miqp(export_opt, out, err);
   } catch (const InputError& e) {
     err << "quasistep: " << e.what() << "\n";
     return kInputError;

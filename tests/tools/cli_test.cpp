@@ -2,11 +2,15 @@
 // complete after a failure.
 #include "tools/cli.hpp"
 
+#include "core/pang_tedrake_miqp.hpp"
+#include "core/scene.hpp"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -309,6 +313,118 @@ TEST_F(CliTest, LcpBadInputIsOneLineNamingTheField) {
   const Result r = run({"lcp", file("big.json", big)});
   EXPECT_EQ(r.code, kInputError);
   EXPECT_NE(r.err.find("up to n = 128"), std::string::npos) << r.err;
+}
+
+TEST_F(CliTest, ExportMiqpWritesAnLpFileOurSolutionSatisfies) {
+  // Step 25 of the grasp (squeezing and lifting): export it, then check that the solution
+  // quasistep's branch-and-bound returns for that step, with z_k = 1 exactly where pair k's
+  // left side is positive, satisfies every exported row and has the same objective.
+  const std::string scene_path = std::string(QUASISTEP_SOURCE_DIR) + "/examples/pang_tedrake_grasp.json";
+  const std::string lp = path("step25.lp");
+  const Result r = run({"export-miqp", scene_path, "--step", "25", "--out", lp});
+  ASSERT_EQ(r.code, kOk) << r.err;
+  const Scene scene = load_scene_file(scene_path);
+  const Model& m = *scene.model;
+  PangTedrakeMiqp stepper(m);
+  State s = initial_state(m);
+  for (int l = 1; l < 25; ++l) ASSERT_EQ(stepper.step(m, s), Status::solved);
+  ASSERT_EQ(stepper.build(m, s), Status::solved);
+  std::map<std::string, double> value;
+  {
+    const PangTedrakeMiqp::View v = stepper.view();
+    PangTedrakeMiqp solver(m);
+    State s2 = s;
+    ASSERT_EQ(solver.step(m, s2), Status::solved);
+    const Eigen::VectorXd x = solver.solution().head(v.c.size());
+    for (int e = 0; e < m.n_q(); ++e) value["dq_" + m.dofs[e].name] = x[e];
+    const char* kind[4] = {"Pn_", "Ptp_", "Ptm_", "Gamma_"};
+    for (int c = 0; c < v.contacts; ++c)
+      for (int t = 0; t < 4; ++t) {
+        const std::string slot = std::to_string(v.slots[c]);
+        value[kind[t] + slot] = x[v.pair_var(c, t)];
+        const double left = v.A_in.row(v.pair_row(c, t)).dot(x) - v.b_in[v.pair_row(c, t)];
+        value["z_" + slot + "_" + std::to_string(t)] = left > 1e-12 ? 1.0 : 0.0;
+      }
+    // The objective: linear part + [ quadratic ] / 2 + the constant in the comment.
+    std::ifstream in(lp);
+    std::string line;
+    int rows = 0, binaries = 0;
+    bool in_binaries = false;
+    while (std::getline(in, line)) {
+      if (line == "Binaries") {
+        in_binaries = true;
+        continue;
+      }
+      if (line == "End") break;
+      if (in_binaries) {
+        ++binaries;
+        continue;
+      }
+      const auto colon = line.find(':');
+      if (line.rfind(" obj:", 0) == 0) {
+        // linear terms, then "+ [ q x ^2 ... ] / 2" (the grasp's H is diagonal)
+        std::istringstream terms(line.substr(colon + 1));
+        std::string tok;
+        double sign = 1, coef = 1, obj = 0, factor = 1;
+        while (terms >> tok) {
+          if (tok == "+" || tok == "-") sign = tok == "-" ? -1 : 1;
+          else if (tok == "[") factor = 0.5;
+          else if (tok == "]") break;
+          else if (tok == "^2") obj += 0;  // handled with its variable below
+          else if (std::isdigit(static_cast<unsigned char>(tok[0]))) coef = std::stod(tok);
+          else {
+            std::string next;
+            const std::streampos at = terms.tellg();
+            const bool squared = (terms >> next) && next == "^2";
+            if (!squared) terms.seekg(at);
+            obj += factor * sign * coef * value[tok] * (squared ? value[tok] : 1.0);
+            sign = 1;
+            coef = 1;
+          }
+        }
+        EXPECT_NEAR(obj + v.constant, solver.tracking_cost(), 1e-15);
+        continue;
+      }
+      if (colon == std::string::npos || line[0] == '\\') continue;
+      std::istringstream terms(line.substr(colon + 1));
+      double lhs = 0, sign = 1, coef = 1;
+      std::string tok, op;
+      bool have_coef = false;
+      while (terms >> tok) {
+        if (tok == "+" || tok == "-") {
+          sign = tok == "-" ? -1 : 1;
+        } else if (tok == ">=" || tok == "<=" || tok == "=") {
+          op = tok;
+          break;
+        } else if (!have_coef && (std::isdigit(static_cast<unsigned char>(tok[0])) || tok[0] == '.')) {
+          coef = std::stod(tok);
+          have_coef = true;
+        } else {
+          ASSERT_TRUE(value.count(tok)) << "unknown variable " << tok << " in " << line;
+          lhs += sign * coef * value[tok];
+          sign = 1;
+          coef = 1;
+          have_coef = false;
+        }
+      }
+      double rhs = 0;
+      terms >> rhs;
+      const double tol = 1e-9 * (1 + std::abs(rhs));
+      if (op == ">=") EXPECT_GE(lhs, rhs - tol) << line;
+      else if (op == "<=") EXPECT_LE(lhs, rhs + tol) << line;
+      else EXPECT_NEAR(lhs, rhs, tol) << line;
+      ++rows;
+    }
+    EXPECT_EQ(binaries, 4 * v.contacts);
+    EXPECT_EQ(rows, m.n_u + 3 * 4 * v.contacts + v.contacts);
+  }
+}
+
+TEST_F(CliTest, ExportMiqpNeedsTheMiqpFormulation) {
+  const Result r = run({"export-miqp", kGripper, "--step", "3", "--out", path("x.lp")});
+  EXPECT_EQ(r.code, kInputError);
+  EXPECT_NE(r.err.find("model.formulation: export-miqp needs \"pang_tedrake_miqp\""), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(path("x.lp")));
 }
 
 }  // namespace

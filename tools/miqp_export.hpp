@@ -1,0 +1,23 @@
+// One MIQP step written in the CPLEX LP file format, with seed 000's big-M encoding of
+// each complementarity pair (eq. (20)/(23d)), so that any MIQP solver (Gurobi, CPLEX,
+// SCIP, HiGHS) can cross-check quasistep's branch-and-bound on it.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "core/model.hpp"
+#include "core/pang_tedrake_miqp.hpp"
+
+namespace qs::io {
+
+/// Writes the stage-1 problem of `v` (PangTedrakeMiqp::build) as an LP file. Variable
+/// names: dq_<DOF name>, Pn_<slot>, Ptp_<slot>, Ptm_<slot>, Gamma_<slot>, z_<slot>_<t>
+/// (t: 0 normal, 1 and 2 friction directions, 3 sliding; z = 1 lets the left side be
+/// positive and forces the impulse to 0). The objective's constant |dqa_bar|^2 is stated in
+/// a comment (not every reader accepts constants). big_m must exceed every left side and
+/// impulse of every solution that matters; the caller chooses it.
+void write_miqp_lp(const Model& m, const PangTedrakeMiqp::View& v, double big_m, const std::string& provenance,
+                   std::ostream& out);
+
+}  // namespace qs::io
