@@ -71,12 +71,13 @@ Status HalmPosaLcp::solve_about(const Model& m, const Eigen::VectorXd& q0, const
     phi_[i] = ws_.frame[i].phi;
     p_n_[i] = p_t_[i] = 0.0;
     if (active_[i]) {
-      if (nc == kMaxContacts)
-        return fail(Status::bad_input, "more than " + std::to_string(kMaxContacts) +
-                                           " active contacts in one step; set contact_margin to keep distant slots out");
-      slot_[nc++] = i;
+      if (nc < kMaxContacts) slot_[nc] = i;
+      ++nc;  // counted to the end, so every slot's outputs describe this step
     }
   }
+  if (nc > kMaxContacts)
+    return fail(Status::bad_input, std::to_string(nc) + " active contacts in one step, more than " +
+                                       std::to_string(kMaxContacts) + "; set contact_margin to keep distant slots out");
   const int n = 4 * nc;
   size_ = n;
   report_.contacts = nc;

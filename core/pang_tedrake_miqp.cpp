@@ -77,8 +77,7 @@ struct PangTedrakeMiqp::Problem {
     warm_out = ws.qp->working_set();
     x.head(n) = ws.qp->x();
     // Branch on the most violated free pair, scaled like the kernels' residuals.
-    const double scale = std::max({1.0, b_in.head(m_in).cwiseAbs().maxCoeff(),
-                                   A_in.topLeftCorner(m_in, n).cwiseAbs().maxCoeff() * x.head(n).cwiseAbs().maxCoeff()});
+    const double scale = residual_scale(x);
     int branch = -1;
     double worst = tolerance * scale;
     for (int i = 0; i < n_slots; ++i) {
@@ -97,10 +96,16 @@ struct PangTedrakeMiqp::Problem {
     return {Status::solved, ws.qp->objective() + constant, branch};
   }
 
+  /// max(1, |b_in|, |A_in| |x|): the scale of the pair residuals (1 without pairs).
+  double residual_scale(const Eigen::VectorXd& x) const {
+    if (m_in == 0) return 1.0;
+    return std::max({1.0, b_in.head(m_in).cwiseAbs().maxCoeff(),
+                     A_in.topLeftCorner(m_in, n).cwiseAbs().maxCoeff() * x.head(n).cwiseAbs().maxCoeff()});
+  }
+
   /// max over all pairs of |min(left, right)|, scaled; the check of the accepted answer.
   double complementarity(const Eigen::VectorXd& x) const {
-    const double scale = std::max({1.0, b_in.head(m_in).cwiseAbs().maxCoeff(),
-                                   A_in.topLeftCorner(m_in, n).cwiseAbs().maxCoeff() * x.head(n).cwiseAbs().maxCoeff()});
+    const double scale = residual_scale(x);
     double r = 0;
     for (int c = 0; c < nc; ++c)
       for (int t = 0; t < 4; ++t) {
@@ -163,11 +168,16 @@ Status PangTedrakeMiqp::build(const Model& m, const State& s) {
     p_n_[i] = p_t_[i] = 0;
     p.contact_of_slot[i] = -1;
     if (!active_[i]) continue;
-    if (nc == kMaxContacts)
-      return fail(Status::bad_input, "more than " + std::to_string(kMaxContacts) +
-                                         " active contacts in one step; set contact_margin to keep distant slots out");
-    p.contact_of_slot[i] = nc;
-    slot_[nc++] = i;
+    if (nc < kMaxContacts) {
+      p.contact_of_slot[i] = nc;
+      slot_[nc] = i;
+    }
+    ++nc;  // counted to the end, so every slot's outputs describe this step
+  }
+  if (nc > kMaxContacts) {
+    p.nc = p.n = p.m_eq = p.m_in = 0;  // nothing built
+    return fail(Status::bad_input, std::to_string(nc) + " active contacts in one step, more than " +
+                                       std::to_string(kMaxContacts) + "; set contact_margin to keep distant slots out");
   }
   p.nc = nc;
   p.n = nu + na + 4 * nc;
@@ -307,7 +317,15 @@ Status PangTedrakeMiqp::step(const Model& m, State& s) {
   // Stage 2: dq_a = dq_a*, minimise sum P_n (H = 0).
   p.H.topLeftCorner(n, n).setZero();
   p.c.head(n).setZero();
-  for (int c = 0; c < nc; ++c) p.c[p.pair_var(c, 0)] = 1.0;
+  // Only the manipulator's contacts (a normal row with an actuated column) count: the
+  // least total grip. Counting every contact (the table too) lets friction mu >= 1 trade
+  // grip against table support at no cost, and a grip far above the elastic bound could
+  // then lift what the bound cannot (found in review: mu = 2, K = 10 N/m lifted).
+  for (int c = 0; c < nc; ++c) {
+    bool grip = false;
+    for (int a = 0; a < na; ++a) grip = grip || ws_.J_n(slot_[c], nu + a) != 0.0;
+    if (grip) p.c[p.pair_var(c, 0)] = 1.0;
+  }
   p.constant = 0;
   p.m_eq = nu + na;
   p.A_eq.block(nu, 0, na, n).setZero();

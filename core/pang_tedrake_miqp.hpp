@@ -20,8 +20,11 @@
 // several optimal solutions ("lift" with a large grip, or "slip" with the grip at its bound
 // and the table carrying the rest). Stage 1 finds c* and its actuated displacement dq_a*
 // (unique within a convex piece: the objective is strictly convex in dq_a); stage 2
-// fixes dq_a = dq_a* and minimises the total normal impulse sum P_n over the same
-// complementarity set, by the same branch-and-bound. The elastic bound then acts as the
+// fixes dq_a = dq_a* and minimises the total normal impulse of the manipulator's contacts
+// (normal rows with an actuated column) over the same complementarity set, by the same
+// branch-and-bound. (Summing the table's impulse too, as "least total normal impulse" would,
+// lets friction mu >= 1 trade grip for table support at no cost: a grip far above the
+// bound could then lift what the bound cannot.) The elastic bound then acts as the
 // grip force, and the grasp slips exactly when friction at that force cannot carry the load.
 // Ties in either stage go to the smallest key of fixings (branch_and_bound.hpp).
 #pragma once
@@ -42,7 +45,14 @@ class PangTedrakeMiqp final : public Stepper {
  public:
   static constexpr int kMaxContacts = 18;  // 72 complementarity pairs
 
-  explicit PangTedrakeMiqp(const Model& m, const BnbOptions& options = {});
+  /// The node limit per stage and step: 10000 by default (the pools hold one QP working set
+  /// per node, about 0.4 KB each for the gripper).
+  static BnbOptions default_options() {
+    BnbOptions o;
+    o.max_nodes = 10000;
+    return o;
+  }
+  explicit PangTedrakeMiqp(const Model& m, const BnbOptions& options = default_options());
   ~PangTedrakeMiqp() override;
 
   Status step(const Model& m, State& s) override;

@@ -21,7 +21,8 @@ struct StepReport {
   Status status = Status::not_run;
   int contacts = 0;        // active slots in the step's problem
   int problem_size = 0;    // variables of the (mixed) LCP
-  int pivots = 0;          // Lemke pivots, summed over re-linearisations
+  int pivots = 0;          // Lemke pivots (summed over re-linearisations), or the MIQP's
+                           // branch-and-bound nodes (both stages)
   /// The kernel's scaled natural residual of the accepted solution (<= 1e-9 when solved).
   double complementarity_residual = 0;
   /// The most negative linearised end-of-step gap phi^{l+1} of an active slot (0 when none

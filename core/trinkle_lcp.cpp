@@ -21,6 +21,8 @@ TrinkleLcp::TrinkleLcp(const Model& m)
 Status TrinkleLcp::step(const Model& m, State& s) {
   *result_ = Solver::MixedResult{};
   report_ = StepReport{};
+  std::fill(p_n_.begin(), p_n_.end(), 0.0);  // a failed step reports no impulses
+  std::fill(p_t_.begin(), p_t_.end(), 0.0);
   if (m.world.type != WorldType::vertical || !(m.step.h > 0)) return fail(Status::bad_input, "trinkle_lcp steps a vertical world with h > 0");
   const double h = m.step.h;
   const double t_mid = s.t + 0.5 * h;

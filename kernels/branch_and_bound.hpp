@@ -15,9 +15,13 @@
 //   the answer is, among the leaves with cost <= c* + tol, the one with the smallest
 //   canonical key: its fixings over disjunctions 0..K-1, compared lexicographically with
 //   free < first < second.
-// A node is pruned only when its bound exceeds the incumbent's cost plus the tolerance (with
-// the incumbent's tolerance, which is >= that of c*), so no ancestor of a leaf with cost
-// <= c* + tol is ever pruned: every such leaf is found, in any order of exploration.
+// A node is pruned only when its bound exceeds the incumbent's cost plus its tolerance;
+// c + tol(c) grows with c (relative_gap is clamped below 1), so that threshold is never
+// below c* + tol(c*) and no ancestor of a leaf with cost <= c* + tol is ever pruned:
+// every such leaf is found, in any order of exploration. Two caveats: this assumes a
+// child's relaxation cost is not below its parent's by more than the tolerance (true to
+// the relaxation solver's accuracy); and more near-tied leaves than the candidate pool
+// holds is reported as numerical_failure at a point that depends on the search order.
 // Because the tree itself is deterministic (a node's relaxation depends only on its
 // fixings and on its parent's warm start), so is the answer.
 //
@@ -158,8 +162,10 @@ class BranchAndBound {
   const BnbOptions& options() const { return opt_; }
   /// The answer's tolerance (file comment) may change between solves; the sizes may not.
   void set_tolerance(double absolute_gap, double relative_gap) {
-    opt_.absolute_gap = absolute_gap;
-    opt_.relative_gap = relative_gap;
+    BnbOptions o = opt_;
+    o.absolute_gap = absolute_gap;
+    o.relative_gap = relative_gap;
+    opt_ = sanitize(o);
   }
 
   /// Runs the search. The relaxation must be the one the solver was built for (same K).
@@ -284,6 +290,9 @@ class BranchAndBound {
   static BnbOptions sanitize(BnbOptions o) {
     o.max_nodes = std::max(1L, o.max_nodes);
     o.round_width = std::max(1, o.round_width);
+    // c + a + r |c| must grow with c for the pruning argument (file comment): r < 1.
+    o.absolute_gap = std::max(0.0, o.absolute_gap);
+    o.relative_gap = std::clamp(o.relative_gap, 0.0, 0.5);
     return o;
   }
   static Status fail_status(Status s) { return s == Status::solved ? Status::numerical_failure : s; }

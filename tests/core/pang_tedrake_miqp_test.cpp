@@ -109,6 +109,19 @@ TEST(PangTedrakeMiqp, PreviousStepElasticBoundLiftsOneStepLater) {
   EXPECT_NEAR(previous[60].yc, 0.05, 1e-9);
 }
 
+TEST(PangTedrakeMiqp, TheElasticBoundIsTheGripEvenWithHighFriction) {
+  // mu = 2 at the fingers but K = 10 N/m: the bound's grip (2 mu h K h |v| = 4e-4 N s per
+  // step) cannot carry m g h = 0.0981 N s, so the cylinder must stay on the table. A stage 2
+  // counting the table's impulse too would lift it with a grip 245 times the bound.
+  json s = grasp_scene();
+  s["model"]["stiffness"] = 10.0;
+  s["contacts"]["pairs"][0]["friction"] = 2.0;
+  s["contacts"]["pairs"][1]["friction"] = 2.0;
+  const std::vector<Row> rows = run(s);
+  ASSERT_EQ(rows.size(), 61u);
+  for (const Row& row : rows) EXPECT_NEAR(row.yc, 0.05, 1e-9);
+}
+
 TEST(PangTedrakeMiqp, LessFingerFrictionLetsTheGraspSlip) {
   json s = grasp_scene();
   s["contacts"]["pairs"][0]["friction"] = 0.45;
