@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 
+#include "kernels/input_checks.hpp"
+
 namespace qs {
 namespace {
 
@@ -20,19 +22,8 @@ constexpr double kDriveOutTol = 1e-7;
 // tolerance, to pick a larger pivot among near-ties.
 constexpr double kHarrisFraction = 1e-2;
 
-template <class Derived>
-double max_abs(const Eigen::MatrixBase<Derived>& v) {
-  return v.size() == 0 ? 0.0 : v.cwiseAbs().maxCoeff();
-}
-
-bool bounds_ok(const Eigen::Ref<const Eigen::VectorXd>& lower,
-               const Eigen::Ref<const Eigen::VectorXd>& upper) {
-  for (Eigen::Index j = 0; j < lower.size(); ++j) {
-    const double l = lower[j], u = upper[j];
-    if (std::isnan(l) || std::isnan(u) || l > u || l == kInf || u == -kInf) return false;
-  }
-  return true;
-}
+using detail::bounds_ok;
+using detail::max_abs;
 
 LpVarState default_state(double lo, double up) {
   if (lo > -kInf) return LpVarState::at_lower;

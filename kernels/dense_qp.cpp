@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 
+#include "kernels/input_checks.hpp"
+
 namespace qs {
 namespace {
 
@@ -22,19 +24,8 @@ constexpr int kMaxCheckRefactors = 3;
 // Rounds of temporary constraints one factorization may add before giving up.
 constexpr int kMaxTemporaryRounds = 3;
 
-template <class Derived>
-double max_abs(const Eigen::MatrixBase<Derived>& v) {
-  return v.size() == 0 ? 0.0 : v.cwiseAbs().maxCoeff();
-}
-
-bool bounds_ok(const Eigen::Ref<const Eigen::VectorXd>& lower,
-               const Eigen::Ref<const Eigen::VectorXd>& upper) {
-  for (Eigen::Index j = 0; j < lower.size(); ++j) {
-    const double l = lower[j], u = upper[j];
-    if (std::isnan(l) || std::isnan(u) || l > u || l == kInf || u == -kInf) return false;
-  }
-  return true;
-}
+using detail::bounds_ok;
+using detail::max_abs;
 
 bool sizes_ok(const DenseQpProblem& p) {
   const Eigen::Index n = p.c.size();
