@@ -276,19 +276,10 @@ int PangTedrakeMiqp::active_contacts() const { return problem_->nc; }
 
 PangTedrakeMiqp::View PangTedrakeMiqp::view() const {
   const Problem& p = *problem_;
-  return View{p.H.topLeftCorner(p.n, p.n),
-              p.c.head(p.n),
-              p.constant,
-              p.A_eq.topLeftCorner(p.m_eq, p.n),
-              p.b_eq.head(p.m_eq),
-              p.A_in.topLeftCorner(p.m_in, p.n),
-              p.b_in.head(p.m_in),
-              p.lower.head(p.n),
-              p.upper.head(p.n),
-              p.nu,
-              p.na,
-              p.nc,
-              slot_};
+  return View{DenseQpProblem{p.H.topLeftCorner(p.n, p.n), p.c.head(p.n), p.A_eq.topLeftCorner(p.m_eq, p.n),
+                             p.b_eq.head(p.m_eq), p.A_in.topLeftCorner(p.m_in, p.n), p.b_in.head(p.m_in),
+                             p.lower.head(p.n), p.upper.head(p.n)},
+              p.constant, p.nu, p.na, p.nc, slot_};
 }
 
 Status PangTedrakeMiqp::step(const Model& m, State& s) {

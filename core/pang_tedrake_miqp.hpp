@@ -84,15 +84,8 @@ class PangTedrakeMiqp final : public Stepper {
   /// rows 4 nc .. 5 nc - 1 of A_in are the elastic bounds (23f). Variables
   /// [dq_u | dq_a | P_n | P_t+ | P_t- | Gamma] over the active contacts in slot order.
   struct View {
-    Eigen::Ref<const Eigen::MatrixXd> H;
-    Eigen::Ref<const Eigen::VectorXd> c;
+    DenseQpProblem qp;  // the relaxation's data, the kernel's own problem type
     double constant;
-    Eigen::Ref<const Eigen::MatrixXd> A_eq;
-    Eigen::Ref<const Eigen::VectorXd> b_eq;
-    Eigen::Ref<const Eigen::MatrixXd> A_in;
-    Eigen::Ref<const Eigen::VectorXd> b_in;
-    Eigen::Ref<const Eigen::VectorXd> lower;
-    Eigen::Ref<const Eigen::VectorXd> upper;
     int n_u, n_a, contacts;
     const std::vector<int>& slots;  // (contacts) the model slot of each active contact
     int pair_row(int c, int t) const { return t * contacts + c; }

@@ -335,14 +335,14 @@ TEST_F(CliTest, ExportMiqpWritesAnLpFileOurSolutionSatisfies) {
     PangTedrakeMiqp solver(m);
     State s2 = s;
     ASSERT_EQ(solver.step(m, s2), Status::solved);
-    const Eigen::VectorXd x = solver.solution().head(v.c.size());
+    const Eigen::VectorXd x = solver.solution().head(v.qp.c.size());
     for (int e = 0; e < m.n_q(); ++e) value["dq_" + m.dofs[e].name] = x[e];
     const char* kind[4] = {"Pn_", "Ptp_", "Ptm_", "Gamma_"};
     for (int c = 0; c < v.contacts; ++c)
       for (int t = 0; t < 4; ++t) {
         const std::string slot = std::to_string(v.slots[c]);
         value[kind[t] + slot] = x[v.pair_var(c, t)];
-        const double left = v.A_in.row(v.pair_row(c, t)).dot(x) - v.b_in[v.pair_row(c, t)];
+        const double left = v.qp.A_in.row(v.pair_row(c, t)).dot(x) - v.qp.b_in[v.pair_row(c, t)];
         value["z_" + slot + "_" + std::to_string(t)] = left > 1e-12 ? 1.0 : 0.0;
       }
     // The objective: linear part + [ quadratic ] / 2 + the constant in the comment.
