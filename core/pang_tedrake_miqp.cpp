@@ -20,7 +20,12 @@ struct PangTedrakeMiqp::Problem {
     Eigen::VectorXd b_eq, upper;
   };
   using Warm = QpWorkingSet;
-  using Solution = Eigen::VectorXd;
+  /// A leaf's point and its QP's final working set: stage 1's answer warm-starts stage 2's
+  /// root (the same constraints plus dq_a = dq_a*, which that point satisfies).
+  struct Solution {
+    Eigen::VectorXd x;
+    QpWorkingSet ws;
+  };
 
   int n_slots = 0;
   int nu = 0, na = 0, nc = 0, n = 0, m_eq = 0, m_in = 0;
@@ -45,12 +50,12 @@ struct PangTedrakeMiqp::Problem {
     return w;
   }
   Warm make_warm() const { return QpWorkingSet(max_in, max_n); }
-  Solution make_solution() const { return Eigen::VectorXd::Zero(max_n); }
+  Solution make_solution() const { return {Eigen::VectorXd::Zero(max_n), QpWorkingSet(max_in, max_n)}; }
 
   int pair_row(int c, int t) const { return t * nc + c; }           // row of A_in
   int pair_var(int c, int t) const { return nu + na + t * nc + c; }  // P_n, P_t+, P_t-, Gamma
 
-  BnbEvaluation evaluate(const Side* fix, const Warm* parent, Workspace& ws, Warm& warm_out, Solution& x) const {
+  BnbEvaluation evaluate(const Side* fix, const Warm* parent, Workspace& ws, Warm& warm_out, Solution& sol) const {
     int rows = m_eq;
     ws.A_eq.topLeftCorner(m_eq, n) = A_eq.topLeftCorner(m_eq, n);
     ws.b_eq.head(m_eq) = b_eq.head(m_eq);
@@ -75,6 +80,7 @@ struct PangTedrakeMiqp::Problem {
     if (st == Status::infeasible) return {Status::infeasible, 0, -1};
     if (st != Status::solved) return {st == Status::unbounded ? Status::numerical_failure : st, 0, -1};
     warm_out = ws.qp->working_set();
+    Eigen::VectorXd& x = sol.x;
     x.head(n) = ws.qp->x();
     // Branch on the most violated free pair, scaled like the kernels' residuals.
     const double scale = residual_scale(x);
@@ -93,6 +99,7 @@ struct PangTedrakeMiqp::Problem {
         }
       }
     }
+    if (branch < 0) sol.ws = warm_out;
     return {Status::solved, ws.qp->objective() + constant, branch};
   }
 
@@ -126,7 +133,8 @@ PangTedrakeMiqp::PangTedrakeMiqp(const Model& m, const BnbOptions& options)
       phi_bar_prev_(m.n_slots(), std::numeric_limits<double>::infinity()),
       tau_(m.n_q()),
       dqa_bar_(m.n_a),
-      dqa_star_(m.n_a) {
+      dqa_star_(m.n_a),
+      stage1_answer_(5 * std::min(kMaxContacts, m.n_slots()), m.n_q() + 4 * std::min(kMaxContacts, m.n_slots())) {
   Problem& p = *problem_;
   p.n_slots = m.n_slots();
   p.nu = m.n_u;
@@ -302,7 +310,7 @@ Status PangTedrakeMiqp::step(const Model& m, State& s) {
                                : std::string("a node's QP failed"));
   }
   cost_ = r1.cost;
-  dqa_star_ = r1.solution.segment(nu, na);
+  dqa_star_ = r1.solution.x.segment(nu, na);
   const Eigen::VectorXd& dqa_star = dqa_star_;
 
   // Stage 2: dq_a = dq_a*, minimise sum P_n (H = 0).
@@ -325,12 +333,14 @@ Status PangTedrakeMiqp::step(const Model& m, State& s) {
     p.b_eq[nu + a] = dqa_star[a];
   }
   bnb_->set_tolerance(1e-12, 1e-9);
-  const auto& r2 = bnb_->solve(p);
+  // The root starts from stage 1's answer (copied: the search overwrites its result).
+  stage1_answer_ = r1.solution.ws;
+  const auto& r2 = bnb_->solve(p, &stage1_answer_);
   stage2_ = r2.stats;
   if (r2.status != Status::solved)
     return fail(r2.status == Status::iteration_limit ? Status::iteration_limit : Status::numerical_failure,
                 "stage 2 (least normal impulse at the optimal dq_a) ended " + std::string(to_string(r2.status)));
-  x_.head(n) = r2.solution.head(n);
+  x_.head(n) = r2.solution.x.head(n);
   report_.pivots = static_cast<int>(r1.stats.nodes + r2.stats.nodes);
   report_.complementarity_residual = p.complementarity(x_);
   if (report_.complementarity_residual > 1e-9) return fail(Status::numerical_failure, "the answer failed its complementarity check");

@@ -113,6 +113,7 @@ class PangTedrakeMiqp final : public Stepper {
   Eigen::VectorXd tau_;       // (n_q) generalized external force at the step's middle
   Eigen::VectorXd dqa_bar_;   // (n_a) the commanded displacement of the step
   Eigen::VectorXd dqa_star_;  // (n_a) stage 1's optimal dq_a
+  QpWorkingSet stage1_answer_;  // stage 1's answer, stage 2's root warm start
 };
 
 }  // namespace qs

@@ -102,7 +102,8 @@ struct BnbStats {
 ///     Workspace make_workspace() const;
 ///     // optional: Warm make_warm() const; Solution make_solution() const; pre-sized
 ///     // values the pools are filled with, so that assigning to them allocates nothing.
-///     // fixings: K entries; parent: the parent's warm_out (null at the root).
+///     // fixings: K entries; parent: the parent's warm_out (at the root: solve()'s
+///     // root_warm, null by default).
 ///     BnbEvaluation evaluate(const Side* fixings, const Warm* parent, Workspace& ws,
 ///                            Warm& warm_out, Solution& solution_out) const;
 ///   };
@@ -169,7 +170,10 @@ class BranchAndBound {
   }
 
   /// Runs the search. The relaxation must be the one the solver was built for (same K).
-  const Result& solve(const Relaxation& relax) {
+  /// root_warm, when given, is passed to the root's evaluation as its parent's warm start
+  /// (e.g. the answer of an earlier search over the same constraints); the caller keeps it
+  /// alive for the call. The answer then depends on it as on any parent's warm start.
+  const Result& solve(const Relaxation& relax, const Warm* root_warm = nullptr) {
     const auto start = std::chrono::steady_clock::now();
     Result& r = result_;
     r.status = Status::not_run;
@@ -213,7 +217,7 @@ class BranchAndBound {
       for (int i = 0; i < m; ++i) rebuild_fixings(round_[i], &round_fixings_[static_cast<size_t>(i) * k_]);
       auto evaluate = [&](int i) {
         const Node& nd = nodes_[round_[i]];
-        const Warm* parent = nd.parent >= 0 ? &warm_[nodes_[nd.parent].warm] : nullptr;
+        const Warm* parent = nd.parent >= 0 ? &warm_[nodes_[nd.parent].warm] : root_warm;
         eval_[i] = relax.evaluate(&round_fixings_[static_cast<size_t>(i) * k_], parent, workspaces_[i],
                                   round_warm_[i], round_solution_[i]);
       };

@@ -930,14 +930,24 @@ Status DenseQp::run(const DenseQpProblem& p, const QpWorkingSet* warm) {
       if (warm->cols != n_ || warm->rows > mi_ || static_cast<int>(warm->active.size()) < warm->rows ||
           static_cast<int>(warm->bound.size()) < n_ || (warm->has_point && warm->x.size() < n_)) {
         warm_ = QpWarmStart::rejected_invalid;
-      } else if (try_warm_start(*warm)) {
-        warm_ = QpWarmStart::accepted;
-        started = true;
       } else {
-        warm_ = QpWarmStart::rejected_infeasible;
+        repair_proof_ = false;
+        if (try_warm_start(*warm)) {
+          warm_ = QpWarmStart::accepted;
+          started = true;
+        } else {
+          warm_ = QpWarmStart::rejected_infeasible;
+        }
       }
     }
-    status_ = started ? Status::solved : cold_start();
+    if (!started && warm_ == QpWarmStart::rejected_infeasible && repair_proof_ &&
+        verify_qp_farkas(p, farkas_.head(me_), farkas_.segment(me_, mi_))) {
+      // The repair walk proved infeasibility: no phase-1 LP needed. x() is its last point.
+      x_out_.head(n_) = x_.head(n_);
+      status_ = Status::infeasible;
+    } else {
+      status_ = started ? Status::solved : cold_start();
+    }
     if (status_ == Status::solved) status_ = phase2();
   }
   if (opt_.timing)
@@ -1077,12 +1087,30 @@ bool DenseQp::try_warm_start(const QpWorkingSet& ws) {
   return true;
 }
 
+void DenseQp::record_repair_proof(int id, double sign) {
+  const int m = me_ + mi_;
+  farkas_.head(m).setZero();
+  for (int k = 0; k < t_; ++k) {
+    const int wid = work_[k];
+    if (wid >= first_temp()) {
+      if (lam_[k] != 0.0) return;  // a temporary constraint is not the problem's
+      continue;
+    }
+    if (is_row(wid)) farkas_[wid] -= sign * lam_[k];
+  }
+  if (is_row(id)) farkas_[id] += sign;
+  // Inequality rows: mu_k delta <= 0 up to dependency_tol; rounding-level negatives clamped
+  // (the verifier decides).
+  for (int i = me_; i < m; ++i) farkas_[i] = std::max(farkas_[i], 0.0);
+  repair_proof_ = true;
+}
+
 bool DenseQp::repair(int id) {
   // Move x, keeping the constraints of W active and every satisfied constraint satisfied,
   // until constraint `id` holds with equality; then it joins W. A constraint of W whose
   // normal is needed (a_id in the span of W's normals) leaves W when its multiplier in
   // a_id = A_W' mu lets it (mu_k of the sign of the move: the dual simplex's choice).
-  const int limit = 2 * n_ + 10;
+  const int limit = 4 * n_ + 10;
   for (int it = 0; it < limit; ++it) {
     const double delta = -residual(id);
     // u = Q'a, w = Z'a.
@@ -1117,7 +1145,15 @@ bool DenseQp::repair(int id) {
         in_w_[id] = 0;  // implied by W's equalities, or an inequality that holds
         return true;
       }
-      if (best < 0) return false;
+      if (best < 0) {
+        // No constraint of W can give way: a_id = A_W' mu with every inequality's
+        // mu_k delta <= 0, so on {x : W holds} a_id'x moves away from b_id (delta's sign
+        // times a_id'x is at most its value here): the problem is infeasible, and
+        // sign(delta) (a_id - A_W' mu) is its Farkas combination (bounds in W are the
+        // verifier's box). Recorded for run(), which verifies it.
+        if (!satisfied) record_repair_proof(id, delta > 0 ? 1.0 : -1.0);
+        return false;
+      }
       delete_constraint(best);
       continue;
     }

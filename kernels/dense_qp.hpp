@@ -253,8 +253,12 @@ class DenseQp {
   ///     repair walk that keeps W active and every satisfied constraint satisfied (ratio
   ///     test): the least-norm move in W's null space, a blocking constraint joining W; a
   ///     target dependent on W makes the inequality of W it depends on most, with a
-  ///     multiplier of the right sign, leave (a dual simplex step). No such inequality, or
-  ///     2n + 10 steps, and the warm start is given up.
+  ///     multiplier of the right sign, leave (a dual simplex step). No such inequality
+  ///     proves the problem infeasible (the target's normal is a combination of W's whose
+  ///     every inequality multiplier has the wrong sign: that combination is a Farkas
+  ///     vector); if verify_qp_farkas accepts it the solve ends `infeasible` with no
+  ///     phase-1 LP (a branch-and-bound's empty children mostly end here). Otherwise, or
+  ///     after 4n + 10 steps, the warm start is given up.
   ///  3. The point is projected onto {a_i'x = b_i, i in W} (the whole move without a point:
   ///     from the origin), temporary constraints make Z'HZ positive definite, and the
   ///     minimizer on W is tried: phase 2 starts there if it satisfies every constraint to
@@ -274,7 +278,8 @@ class DenseQp {
   QpWarmStart warm_start() const { return warm_; }
 
   /// solved: the optimum; unbounded: the feasible point the ray starts from; infeasible:
-  /// the LP's last phase-1 iterate; other statuses: the last iterate.
+  /// the LP's last phase-1 iterate (or the warm start's repair point, when the repair
+  /// proved it); other statuses: the last iterate.
   Eigen::Map<const Eigen::VectorXd> x() const { return {x_out_.data(), n_}; }
   double objective() const { return objective_; }
   /// Multipliers (solved): y of the equalities (me), z >= 0 of the inequality rows (mi), and
@@ -307,6 +312,7 @@ class DenseQp {
   Status cold_start();
   bool try_warm_start(const QpWorkingSet& ws);
   bool repair(int id);  // warm start: make a violated constraint active, feasibly
+  void record_repair_proof(int id, double sign);  // repair's infeasibility proof -> farkas_
   Status phase2();
   Status finish_optimal(bool& retry);
   Status finish_unbounded();
@@ -400,6 +406,7 @@ class DenseQp {
   int degenerate_steps_ = 0;
   bool at_minimizer_ = false;
   bool singular_ = false;  // Z'HZ has a zero last pivot (inside one iteration only)
+  bool repair_proof_ = false;  // the last warm start's repair left a Farkas vector in farkas_
 };
 
 }  // namespace qs

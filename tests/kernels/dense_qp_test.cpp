@@ -767,16 +767,35 @@ TEST(DenseQpWarmStart, SameProblemChildAndStaleSets) {
   EXPECT_EQ(s.warm_start(), QpWarmStart::accepted);
   EXPECT_EQ(s.stats().iterations, 0);
   expect_kkt(qp, s);
-  // An infeasible child (sum x = 1000 in the box [-2, 2]^n): the repair cannot reach the new
-  // row, the cold start proves infeasibility.
-  Qp bad = qp;
-  bad.A_eq.conservativeResize(qp.A_eq.rows() + 1, Eigen::NoChange);
-  bad.A_eq.row(qp.A_eq.rows()).setOnes();
-  bad.b_eq.conservativeResize(qp.b_eq.size() + 1);
-  bad.b_eq[qp.b_eq.size()] = 1000;
-  ASSERT_EQ(s.solve(bad.view(), opt_set), Status::infeasible);
-  EXPECT_EQ(s.warm_start(), QpWarmStart::rejected_infeasible);
-  expect_certificate(bad, s);
+  // Infeasible children (sum x = +-1000, or sum x >= 1000, in the box [-2, 2]^n): the
+  // repair walk meets the upper (lower) bounds until the new row's normal depends on them
+  // with multipliers of the wrong sign. That is the proof: no phase-1 LP, and the Farkas
+  // vector passes the same check as the LP's.
+  for (const double target : {1000.0, -1000.0}) {
+    Qp bad = qp;
+    bad.A_eq.conservativeResize(qp.A_eq.rows() + 1, Eigen::NoChange);
+    bad.A_eq.row(qp.A_eq.rows()).setOnes();
+    bad.b_eq.conservativeResize(qp.b_eq.size() + 1);
+    bad.b_eq[qp.b_eq.size()] = target;
+    ASSERT_EQ(s.solve(bad.view(), opt_set), Status::infeasible);
+    EXPECT_EQ(s.warm_start(), QpWarmStart::rejected_infeasible);
+    EXPECT_EQ(s.phase1_pivots(), 0);
+    expect_certificate(bad, s);
+    // The same from a cold start: the LP proves it.
+    ASSERT_EQ(s.solve(bad.view()), Status::infeasible);
+    EXPECT_GT(s.phase1_pivots(), 0);
+    expect_certificate(bad, s);
+  }
+  {
+    Qp bad = qp;
+    bad.A_in.conservativeResize(qp.A_in.rows() + 1, Eigen::NoChange);
+    bad.A_in.row(qp.A_in.rows()).setOnes();
+    bad.b_in.conservativeResize(qp.b_in.size() + 1);
+    bad.b_in[qp.b_in.size()] = 1000;
+    ASSERT_EQ(s.solve(bad.view(), opt_set), Status::infeasible);
+    EXPECT_EQ(s.phase1_pivots(), 0);
+    expect_certificate(bad, s);
+  }
   // A set for another problem size: rejected, cold start.
   QpWorkingSet other(10, 10);
   ASSERT_EQ(s.solve(qp.view(), other), Status::solved);
