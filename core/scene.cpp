@@ -616,7 +616,17 @@ class Compiler {
       if (j < 0) {
         for (const Dof& d : m_.dofs)
           if (d.name == item.key()) c.fail("not an actuated joint (an unactuated DOF of a free body cannot be commanded)");
-        c.fail("no joint named \"" + item.key() + "\"");
+        // "body.theta" of a free body without that DOF, or a body's own name: a locked DOF
+        // or a body moves only through its DOFs, never by command.
+        const std::string& key = item.key();
+        const size_t dot = key.rfind('.');
+        const int body = m_.find_body(dot == std::string::npos ? key : key.substr(0, dot));
+        if (body >= 0 && dot != std::string::npos && m_.bodies[body].kind == BodyKind::free)
+          c.fail("\"" + key.substr(dot + 1) + "\" is a locked DOF of free body \"" + m_.bodies[body].name +
+                 "\" (not in its \"dofs\"): it cannot move, so it cannot be commanded");
+        if (body >= 0)
+          c.fail("names a body, not a joint: only velocity- or effort-controlled joints take commands");
+        c.fail("no joint named \"" + key + "\"");
       }
       Joint& joint = m_.joints[j];
       c.expect_object({"velocity", "effort"});

@@ -747,6 +747,14 @@ TEST(SceneErrors, CommandForAFreeBodyDof) {
                     "not an actuated joint"));
 }
 
+TEST(SceneErrors, CommandForALockedDofOrABody) {
+  // The cylinder's dofs are x and y: its rotation is locked, and no command may move it.
+  EXPECT_TRUE(Fails(with("/commands/cylinder.theta", {{"velocity", 1}}), "commands.cylinder.theta",
+                    "\"theta\" is a locked DOF of free body \"cylinder\""));
+  EXPECT_TRUE(Fails(with("/commands/cylinder", {{"velocity", 1}}), "commands.cylinder", "names a body, not a joint"));
+  EXPECT_TRUE(Fails(with("/commands/ground", {{"velocity", 1}}), "commands.ground", "names a body, not a joint"));
+}
+
 TEST(SceneErrors, CommandOfTheWrongControl) {
   const json effort = with("/joints/1/control", "effort");
   EXPECT_TRUE(Fails(effort, "commands.x_l.velocity", "joint \"x_l\" is effort-controlled; give \"effort\""));
