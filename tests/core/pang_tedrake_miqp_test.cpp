@@ -131,5 +131,44 @@ TEST(PangTedrakeMiqp, LessFingerFrictionLetsTheGraspSlip) {
   for (const Row& row : rows) EXPECT_NEAR(row.yc, 0.05, 1e-9);  // stays on the table
 }
 
+TEST(PangTedrakeMiqp, AnUnsupportedCylinderIsAnInfeasibleStepAndTheStateIsKept) {
+  // Lifted 0.5 m above the table and the fingers with a contact margin of 0.1 m: no contact
+  // is active, so nothing can balance gravity in a quasistatic step (23a): the MIQP has no
+  // feasible point.
+  json s = grasp_scene();
+  s["bodies"][1]["pose"] = json::array({0.0, 0.55, 0.0});
+  s["contacts"]["margin"] = 0.1;
+  const Scene scene = parse_scene(s.dump());
+  const Model& m = *scene.model;
+  PangTedrakeMiqp stepper(m);
+  State st = initial_state(m);
+  const State before = st;
+  EXPECT_EQ(stepper.step(m, st), Status::infeasible);
+  EXPECT_EQ(stepper.report().status, Status::infeasible);
+  EXPECT_NE(stepper.report().detail.find("no feasible point"), std::string::npos) << stepper.report().detail;
+  EXPECT_EQ(st.q, before.q);
+  EXPECT_EQ(st.step, before.step);
+}
+
+TEST(PangTedrakeMiqp, NodeLimitReportsTheBestIncumbentAndBound) {
+  // Step 21 (the first squeeze) needs more than two nodes in stage 1.
+  const Scene scene = parse_scene(grasp_scene().dump());
+  const Model& m = *scene.model;
+  BnbOptions o = PangTedrakeMiqp::default_options();
+  PangTedrakeMiqp full(m, o);
+  o.max_nodes = 2;
+  PangTedrakeMiqp limited(m, o);
+  State st = initial_state(m);
+  for (int l = 1; l <= 20; ++l) ASSERT_EQ(full.step(m, st), Status::solved) << l;
+  State a = st, b = st;
+  ASSERT_EQ(full.step(m, a), Status::solved);
+  ASSERT_GT(full.stage1_stats().nodes, 2);
+  EXPECT_EQ(limited.step(m, b), Status::iteration_limit);
+  const std::string& detail = limited.report().detail;
+  EXPECT_NE(detail.find("node limit reached (2 nodes)"), std::string::npos) << detail;
+  EXPECT_NE(detail.find("lower bound"), std::string::npos) << detail;
+  EXPECT_EQ(b.q, st.q);  // no fake step
+}
+
 }  // namespace
 }  // namespace qs
