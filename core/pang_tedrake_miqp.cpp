@@ -82,17 +82,15 @@ struct PangTedrakeMiqp::Problem {
     warm_out = ws.qp->working_set();
     Eigen::VectorXd& x = sol.x;
     x.head(n) = ws.qp->x();
-    // Branch on the most violated free pair, scaled like the kernels' residuals.
-    const double scale = residual_scale(x);
+    // Branch on the most violated free pair, each against its own row's terms.
     int branch = -1;
-    double worst = tolerance * scale;
+    double worst = tolerance;
     for (int i = 0; i < n_slots; ++i) {
       const int c = contact_of_slot[i];
       if (c < 0) continue;
       for (int t = 0; t < 4; ++t) {
         if (fix[4 * i + t] != Side::free) continue;
-        const double left = A_in.row(pair_row(c, t)).head(n).dot(x.head(n)) - b_in[pair_row(c, t)];
-        const double v = std::min(left, x[pair_var(c, t)]);
+        const double v = pair_violation(c, t, x);
         if (v > worst) {
           worst = v;
           branch = 4 * i + t;
@@ -103,23 +101,25 @@ struct PangTedrakeMiqp::Problem {
     return {Status::solved, ws.qp->objective() + constant, branch};
   }
 
-  /// max(1, |b_in|, |A_in| |x|): the scale of the pair residuals (1 without pairs).
-  double residual_scale(const Eigen::VectorXd& x) const {
-    if (m_in == 0) return 1.0;
-    return std::max({1.0, b_in.head(m_in).cwiseAbs().maxCoeff(),
-                     A_in.topLeftCorner(m_in, n).cwiseAbs().maxCoeff() * x.head(n).cwiseAbs().maxCoeff()});
+  /// |min(left, right)| of pair (c, t) relative to 1 + |b_i| + sum_j |A_ij x_j| (the row's
+  /// own terms, as the QP kernel's primal check: a scale from |x|_inf would let one large
+  /// entry excuse every other pair).
+  double pair_violation(int c, int t, const Eigen::VectorXd& x) const {
+    const int i = pair_row(c, t);
+    double left = -b_in[i], scale = 1.0 + std::abs(b_in[i]);
+    for (int j = 0; j < n; ++j) {
+      left += A_in(i, j) * x[j];
+      scale += std::abs(A_in(i, j) * x[j]);
+    }
+    return std::abs(std::min(left, x[pair_var(c, t)])) / scale;
   }
 
-  /// max over all pairs of |min(left, right)|, scaled; the check of the accepted answer.
+  /// The largest pair_violation over all pairs: the check of the accepted answer.
   double complementarity(const Eigen::VectorXd& x) const {
-    const double scale = residual_scale(x);
     double r = 0;
     for (int c = 0; c < nc; ++c)
-      for (int t = 0; t < 4; ++t) {
-        const double left = A_in.row(pair_row(c, t)).head(n).dot(x.head(n)) - b_in[pair_row(c, t)];
-        r = std::max(r, std::abs(std::min(left, x[pair_var(c, t)])));
-      }
-    return r / scale;
+      for (int t = 0; t < 4; ++t) r = std::max(r, pair_violation(c, t, x));
+    return r;
   }
 };
 
@@ -303,11 +303,16 @@ Status PangTedrakeMiqp::step(const Model& m, State& s) {
     if (r1.status == Status::infeasible)
       return fail(Status::infeasible, "the step's MIQP has no feasible point: branch-and-bound closed all " +
                                           std::to_string(r1.stats.nodes) + " nodes, each by an infeasible QP");
-    return fail(r1.status, r1.status == Status::iteration_limit
-                               ? "node limit reached (" + std::to_string(r1.stats.nodes) + " nodes); best cost " +
-                                     (r1.has_solution ? std::to_string(r1.cost) : std::string("none")) +
-                                     ", lower bound " + std::to_string(r1.bound)
-                               : std::string("a node's QP failed"));
+    // The B&B passes a relaxation's own failure through: a node QP's iteration limit is
+    // not the search's node limit.
+    if (r1.status == Status::iteration_limit && r1.stats.nodes >= options_.max_nodes)
+      return fail(r1.status, "node limit reached (" + std::to_string(r1.stats.nodes) + " nodes); best cost " +
+                                 (r1.has_solution ? std::to_string(r1.cost) : std::string("none")) +
+                                 ", lower bound " + std::to_string(r1.bound));
+    std::string what = "stage 1: a node's QP ended ";
+    what += to_string(r1.status);
+    what += " after " + std::to_string(r1.stats.nodes) + " nodes";
+    return fail(r1.status == Status::iteration_limit ? Status::numerical_failure : r1.status, what);
   }
   cost_ = r1.cost;
   dqa_star_ = r1.solution.x.segment(nu, na);
@@ -337,9 +342,13 @@ Status PangTedrakeMiqp::step(const Model& m, State& s) {
   stage1_answer_ = r1.solution.ws;
   const auto& r2 = bnb_->solve(p, &stage1_answer_);
   stage2_ = r2.stats;
-  if (r2.status != Status::solved)
-    return fail(r2.status == Status::iteration_limit ? Status::iteration_limit : Status::numerical_failure,
-                "stage 2 (least normal impulse at the optimal dq_a) ended " + std::string(to_string(r2.status)));
+  if (r2.status != Status::solved) {
+    const bool node_limit = r2.status == Status::iteration_limit && r2.stats.nodes >= options_.max_nodes;
+    std::string what = "stage 2 (least normal impulse at the optimal dq_a) ended ";
+    what += node_limit ? std::string("at the node limit (") + std::to_string(r2.stats.nodes) + " nodes)"
+                       : std::string(to_string(r2.status));
+    return fail(node_limit ? Status::iteration_limit : Status::numerical_failure, what);
+  }
   x_.head(n) = r2.solution.x.head(n);
   report_.pivots = static_cast<int>(r1.stats.nodes + r2.stats.nodes);
   report_.complementarity_residual = p.complementarity(x_);

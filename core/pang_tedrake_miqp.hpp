@@ -73,8 +73,8 @@ class PangTedrakeMiqp final : public Stepper {
   /// [dq_u | dq_a | P_n | P_t+ | P_t- | Gamma].
   double tracking_cost() const { return cost_; }
   const Eigen::VectorXd& solution() const { return x_; }
-  /// The largest |min(left, right)| over the last step's complementarity pairs, scaled
-  /// like the kernels' residuals.
+  /// The largest |min(left, right)| over the last step's complementarity pairs, each
+  /// relative to 1 + |b_i| + sum_j |A_ij x_j| of its row (as the QP kernel's primal check).
   double complementarity_residual() const { return report_.complementarity_residual; }
 
   /// The stage-1 problem as build() left it (step() goes on to stage 2), for export:

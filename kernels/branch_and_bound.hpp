@@ -89,6 +89,7 @@ struct BnbStats {
   long pruned = 0;       // open nodes dropped by bound (never evaluated)
   long infeasible = 0;   // nodes whose relaxation was empty
   int max_depth = 0;     // most disjunctions fixed in an evaluated node
+  int branched = 0;      // distinct disjunctions branched on (of K; the rest were never split)
   int rounds = 0;
   double seconds = 0;    // wall time
 };
@@ -156,6 +157,7 @@ class BranchAndBound {
     result_.solution = solution0;
     candidate_fixings_.assign(static_cast<size_t>(max_candidates) * k_, Side::free);
     key_a_.assign(k_, Side::free);
+    branched_.assign(k_, 0);
     key_b_.assign(k_, Side::free);
     result_.fixings.assign(k_, Side::free);
   }
@@ -186,6 +188,7 @@ class BranchAndBound {
 
     n_nodes_ = 0;
     n_candidates_ = 0;
+    std::fill(branched_.begin(), branched_.end(), 0);
     best_ = std::numeric_limits<double>::infinity();
     open_.clear();
     nodes_[0] = Node{-1, -1, Side::free, 0, -std::numeric_limits<double>::infinity(), -1};
@@ -258,6 +261,10 @@ class BranchAndBound {
         if (e.bound > best_ + tolerance(best_)) {
           ++r.stats.pruned;
           continue;
+        }
+        if (!branched_[static_cast<size_t>(e.branch)]) {
+          branched_[static_cast<size_t>(e.branch)] = 1;
+          ++r.stats.branched;
         }
         // Keep the parent's warm start for its children, then open them.
         const long w = r.stats.nodes - 1;  // one warm slot per evaluated node
@@ -399,6 +406,7 @@ class BranchAndBound {
   std::vector<Solution> candidate_solution_;
   std::vector<Side> candidate_fixings_;
   std::vector<Side> key_a_, key_b_;
+  std::vector<unsigned char> branched_;  // (K) branched on in this search
   int n_nodes_ = 0, n_candidates_ = 0;
   double best_ = std::numeric_limits<double>::infinity();
   Result result_;

@@ -81,7 +81,10 @@
 // signed: w_j >= 0 at a lower bound, <= 0 at an upper bound, 0 strictly between) satisfy,
 // with s_p = 1 + max(|b_eq|, |b_in|, finite |bounds|) + (1 + max|A|) |x|_inf and
 // s_d = 1 + |c|_inf + max|H| |x|_inf + max|A| max(|y|, |z|)_inf + |w|_inf,
-//     primal feasibility   |A_eq x - b_eq|, (b_in - A_in x)+, bound violations  <= tol s_p,
+//     primal feasibility   each row's |A_eq x - b_eq|_i or (b_in - A_in x)_i+ <= tol (1 + |b_i|
+//                          + sum_j |A_ij x_j|), each bound's violation <= tol (1 + |bound|)
+//                          (row by row: with s_p, one huge entry of x would excuse an O(1)
+//                          violation of a row it is not in),
 //     stationarity         |H x + c - A_eq'y - A_in'z - w|_inf                  <= tol s_d,
 //     dual signs           (-z_i)+, the wrong-signed part of w_j                 <= tol s_d,
 //     complementarity      |z_i (A_in x - b_in)_i|, |w_j| |x_j - its bound|      <= tol s_p s_d,

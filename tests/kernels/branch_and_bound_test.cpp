@@ -172,7 +172,13 @@ TEST(BranchAndBound, StatisticsAreTheSameOnAnyThreadCount) {
     EXPECT_EQ(s.pruned, reference.pruned);
     EXPECT_EQ(s.rounds, reference.rounds);
     EXPECT_EQ(s.max_depth, reference.max_depth);
+    EXPECT_EQ(s.branched, reference.branched);
   }
+  // Distinct disjunctions split: at least the deepest path's, at most K, and at most one
+  // per branched node.
+  EXPECT_GE(reference.branched, reference.max_depth);
+  EXPECT_LE(reference.branched, k.disjunctions());
+  EXPECT_LE(reference.branched, reference.nodes - reference.leaves - reference.infeasible);
 }
 
 TEST(BranchAndBound, NodeLimitIsDeterministicAndReportsIncumbentAndBound) {

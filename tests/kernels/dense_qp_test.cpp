@@ -701,6 +701,29 @@ Qp random_qp(std::mt19937_64& rng, int n, int me, int mi, int rank, bool box = t
   return qp;
 }
 
+TEST(DenseQpKkt, OneHugeEntryDoesNotExcuseAViolationElsewhere) {
+  // min 0 s.t. x0 + x1 = 1, x2 >= 1, x0 free, x1, x2 >= 0. At x = (1e13, 1 - 1e13, 0.7)
+  // the equality holds, but x1 >= 0 fails by 1e13 and x2 >= 1 by 0.3 in a row without the
+  // huge entries: a scale from |x|_inf (2e13) would call that point feasible to 1e-14.
+  // (Found in review: a QP that drifted along a cost-free variable reported such a point as
+  // solved.)
+  Qp qp = empty_qp(3);
+  qp.A_eq = Eigen::MatrixXd{{1, 1, 0}};
+  qp.b_eq = Eigen::VectorXd::Ones(1);
+  qp.A_in = Eigen::MatrixXd{{0, 0, 1}};
+  qp.b_in = Eigen::VectorXd::Ones(1);
+  const double inf = std::numeric_limits<double>::infinity();
+  qp.lo = vec({-inf, 0, 0});
+  qp.up = vec({inf, inf, inf});
+  const Eigen::VectorXd y = Eigen::VectorXd::Zero(1), z = Eigen::VectorXd::Zero(1), w = Eigen::VectorXd::Zero(3);
+  EXPECT_LE(qp_kkt_residual(qp.view(), vec({0.25, 0.75, 1.0}), y, z, w), 1e-15);
+  EXPECT_GE(qp_kkt_residual(qp.view(), vec({0.25, 0.75, 0.7}), y, z, w), 0.1);
+  EXPECT_GE(qp_kkt_residual(qp.view(), vec({1e13, 1.0 - 1e13, 1.0}), y, z, w), 1.0);   // the bound
+  EXPECT_GE(qp_kkt_residual(qp.view(), vec({1e13, 1.0 - 1e13, 0.7}), y, z, w), 0.1);   // and the row
+  // x0 = 1e13 with x1 = 0 breaks the equality by 1e13 - 1, relative to its own terms ~1.
+  EXPECT_GE(qp_kkt_residual(qp.view(), vec({1e13, 0.0, 1.0}), y, z, w), 0.5);
+}
+
 TEST(DenseQpWarmStart, SameProblemChildAndStaleSets) {
   std::mt19937_64 rng(21);
   const Qp qp = random_qp(rng, 40, 4, 60, 6);
