@@ -156,6 +156,7 @@ enum class QpWarmStart : std::uint8_t {
   accepted,             // phase 2 started from the given working set
   rejected_invalid,     // sizes did not match: cold start
   rejected_infeasible,  // no feasible start from the set (see solve(p, ws)): cold start
+  abandoned,            // accepted, but phase 2 from it failed its final check: cold start
 };
 
 /// Sizes fixed at construction; the workspace is allocated once for them.
@@ -267,6 +268,8 @@ class DenseQp {
   ///     minimizer on W is tried: phase 2 starts there if it satisfies every constraint to
   ///     feasibility_tol (re-solving at an optimal set then takes 0 iterations), else from
   ///     the projected point if that does, else the solve is a cold start.
+  ///  4. A phase 2 from the warm start that ends numerical_failure is retried once cold
+  ///     (warm_start() == abandoned).
   /// warm_start() says which happened.
   Status solve(const DenseQpProblem& p, const QpWorkingSet& warm);
 
