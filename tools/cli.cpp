@@ -18,6 +18,7 @@
 #include "tools/lcp_command.hpp"
 #include "tools/miqp_export.hpp"
 #include "tools/output_file.hpp"
+#include "tools/ucp_command.hpp"
 
 namespace qs::cli {
 namespace {
@@ -117,6 +118,15 @@ int cmd_lcp(const std::string& path, std::ostream& out) {
   }
   // Exit 0 whenever the solver ran, whatever it concluded (see cli.hpp).
   out << solve_lcp_to_json(problem) << "\n";
+  return kOk;
+}
+
+int cmd_ucp(const std::string& path, const UcpCommandOptions& o, std::ostream& out) {
+  try {
+    out << solve_ucp_to_json(load_ucp_problem(path), o) << "\n";  // exit 0: infeasible is an answer
+  } catch (const JsonInputError& e) {
+    throw InputError(path + ": " + e.what());
+  }
   return kOk;
 }
 
@@ -332,6 +342,17 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   lcp->add_option("problem", lcp_path, "Problem file (JSON)")->required();
   add_common(*lcp, common);
 
+  std::string ucp_path;
+  UcpCommandOptions ucp_opt;
+  CLI::App* ucp = app.add_subcommand("ucp", "Solve one uncoupled complementarity problem (seed 004); prints JSON");
+  ucp->add_option("problem", ucp_path, "Problem file (JSON, docs/ucp.md)")->required();
+  ucp->add_option("--method", ucp_opt.method, "bilinear | exact | auto (default: bilinear, then exact if it stalls)")
+      ->check(CLI::IsMember({"bilinear", "exact", "auto"}));
+  ucp->add_flag("--all", ucp_opt.all, "List every contact mode combination with a solution (small problems)");
+  ucp->add_option("--node-limit", ucp_opt.node_limit, "Nodes of the exact method / the enumeration (default 10000)")
+      ->check(CLI::Range(1L, 1000000L));
+  add_common(*ucp, common);
+
   RunOptions run_opt;
   CLI::App* run = app.add_subcommand("run", "Step one world and write its trajectory");
   run->add_option("scene", run_opt.scene, "Scene file (JSON, format 1)")->required();
@@ -371,6 +392,7 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
     if (*validate) return cmd_validate(validate_path, contacts, out);
     if (*run) return cmd_run(run_opt, err);
     if (*lcp) return cmd_lcp(lcp_path, out);
+    if (*ucp) return cmd_ucp(ucp_path, ucp_opt, out);
     if (*export_miqp) return cmd_export_miqp(export_opt, out, err);
   } catch (const InputError& e) {
     err << "quasistep: " << e.what() << "\n";

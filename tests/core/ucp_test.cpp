@@ -1,0 +1,673 @@
+// The uncoupled complementarity problem of seed 004: construction of X and Y, recovery and
+// the check of eqs. (2)-(10), the paper's bilinear algorithm on its data sets 1-3, the exact
+// branch-and-bound's proof for data set 4, and the enumeration of contact modes.
+#include "core/ucp.hpp"
+
+#include <gtest/gtest.h>
+
+#include <Eigen/LU>
+#include <Eigen/QR>
+#include <cmath>
+#include <iostream>
+#include <random>
+#include <sstream>
+#include <string>
+
+#include "core/model.hpp"
+#include "core/scene.hpp"
+#include "tools/ucp_command.hpp"
+
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+
+namespace qs {
+namespace {
+
+UcpData data_set(int k) {
+  return cli::load_ucp_problem(std::string(QUASISTEP_SOURCE_DIR) + "/tests/data/ucp/data_set_" + std::to_string(k) +
+                               ".json");
+}
+
+Ucp built(const UcpData& d) {
+  Ucp u;
+  EXPECT_EQ(u.build(d), Status::solved) << u.error_field() << ": " << u.error_message();
+  return u;
+}
+
+/// Every (x, y) pair of X x Y with x'y = 0 at a complementary pair of vertices, checked by
+/// brute force over the contact modes (4^n_c LP pairs): true when one exists.
+bool brute_force_solvable(const Ucp& u) {
+  const int nc = u.n_c(), n = u.n();
+  const double inf = std::numeric_limits<double>::infinity();
+  DenseLpCapacity cx, cy;
+  cx.rows = std::max(1, static_cast<int>(u.A_x().rows()));
+  cx.cols = n;
+  cy.rows = static_cast<int>(u.A_y().rows());
+  cy.cols = n;
+  DenseLp lx(cx), ly(cy);
+  const Eigen::VectorXd zero = Eigen::VectorXd::Zero(n);
+  long combos = 1;
+  for (int i = 0; i < nc; ++i) combos *= 4;
+  for (long c = 0; c < combos; ++c) {
+    Eigen::VectorXd hx = Eigen::VectorXd::Constant(n, inf), hy = hx;
+    long code = c;
+    for (int i = 0; i < nc; ++i, code /= 4) {
+      switch (code % 4) {
+        case 0: hy[i] = hy[nc + i] = hy[2 * nc + i] = 0; break;
+        case 1: hx[i] = hx[nc + i] = hx[2 * nc + i] = 0; break;
+        case 2: hx[i] = hx[2 * nc + i] = hy[nc + i] = 0; break;
+        default: hx[i] = hx[nc + i] = hy[2 * nc + i] = 0; break;
+      }
+    }
+    if (lx.solve(DenseLpProblem{u.A_x(), u.b_x(), zero, zero, hx}) != Status::solved) continue;
+    if (ly.solve(DenseLpProblem{u.A_y(), u.b_y(), zero, zero, hy}) == Status::solved) return true;
+  }
+  return false;
+}
+
+// ---- construction ----------------------------------------------------------------------
+
+TEST(UcpBuild, DataSet1HasThePaperShapes) {
+  const Ucp u = built(data_set(1));
+  EXPECT_EQ(u.n_c(), 3);
+  EXPECT_EQ(u.n_q(), 3);
+  EXPECT_EQ(u.n_theta(), 6);
+  EXPECT_EQ(u.rank(), 3);
+  EXPECT_TRUE(u.abar().empty());
+  EXPECT_EQ(u.A_x().rows(), 3);  // 2 n_c - rank(P)
+  EXPECT_EQ(u.A_x().cols(), 9);
+  EXPECT_EQ(u.A_y().rows(), 6);  // n_c + n_q + |abar|
+  EXPECT_EQ(u.A_y().cols(), 9);
+  EXPECT_DOUBLE_EQ(u.b_y()[4], 1.0);  // b_y = -d: the unit weight
+}
+
+TEST(UcpBuild, ZSpansTheLeftNullSpaceOfP) {
+  const UcpData d = data_set(2);
+  const Ucp u = built(d);
+  // Z P = 0 and Z Z' = I: Z a = 0 exactly for a in col(P).
+  EXPECT_LT((u.Z() * d.P).cwiseAbs().maxCoeff(), 1e-12);
+  EXPECT_LT((u.Z() * u.Z().transpose() - Eigen::MatrixXd::Identity(3, 3)).cwiseAbs().maxCoeff(), 1e-12);
+}
+
+TEST(UcpBuild, WithWnWtSquareZIsThePapersClosedFormUpToRowOperations) {
+  // Sec. 2: with W_n, W_t nonsingular and abar empty, Z = [W_n^-T  -W_t^-T] works; ours
+  // must have the same null space, i.e. each row of one is a combination of the other's.
+  const UcpData d = data_set(1);
+  const Ucp u = built(d);
+  const Eigen::Matrix3d Wn = d.P.topRows(3).transpose(), Wt = d.P.bottomRows(3).transpose();
+  Eigen::MatrixXd Zp(3, 6);
+  Zp << Wn.transpose().inverse(), -Wt.transpose().inverse();
+  EXPECT_LT((Zp * d.P).cwiseAbs().maxCoeff(), 1e-12);
+  const Eigen::MatrixXd T = u.Z() * Zp.transpose() * (Zp * Zp.transpose()).inverse();  // Z = T Zp
+  EXPECT_LT((T * Zp - u.Z()).cwiseAbs().maxCoeff(), 1e-10);
+}
+
+TEST(UcpBuild, RankDeficientPDropsRowsOfZ) {
+  UcpData d = data_set(1);
+  d.P.col(2) = d.P.col(0) + d.P.col(1);  // rank 2: Z has 4 rows
+  const Ucp u = built(d);
+  EXPECT_EQ(u.rank(), 2);
+  EXPECT_EQ(u.Z().rows(), 4);
+  EXPECT_LT((u.Z() * d.P).cwiseAbs().maxCoeff(), 1e-12);
+}
+
+TEST(UcpBuild, EffortControlledJointsEnterPAndD) {
+  // Joint 5 (contact 3's tangential motion) effort-controlled: P = [W' J_abar] has a 4th
+  // column, d a 7th entry (g_man - tau)_5, and the recovered theta_dot_5 is an unknown.
+  UcpData d = data_set(1);
+  d.alpha = std::vector<int>{0, 1, 2, 3, 4};
+  Eigen::MatrixXd P(6, 4);
+  P << d.P, Eigen::VectorXd::Unit(6, 5);
+  d.P = P;
+  d.d.reset();
+  d.g_obj = Eigen::Vector3d(0, -1, 0);
+  d.g_man = Eigen::VectorXd::Zero(6);
+  d.tau = Eigen::VectorXd::Zero(6);
+  d.tau[5] = 0.05;
+  const Ucp u = built(d);
+  EXPECT_EQ(u.abar(), std::vector<int>{5});
+  EXPECT_EQ(u.A_y().rows(), 7);
+  EXPECT_DOUBLE_EQ(u.d()[6], -0.05);
+  // The tangential force at contact 3 must carry the joint's effort (eq. (3)): c_t3 = 0.05.
+  UcpExact ex(u);
+  const UcpExactResult& r = ex.solve();
+  ASSERT_EQ(r.status, Status::solved) << r.check.worst << " eq " << r.check.equation << " at " << r.check.index;
+  UcpMotion m = u.make_motion();
+  u.recover(r.x, r.y, m);
+  EXPECT_NEAR(m.c_t[2], 0.05, 1e-9);
+  EXPECT_NEAR(m.tau[5], 0.05, 0);
+  EXPECT_LE(u.check(m).worst, 1e-9);
+}
+
+TEST(UcpBuild, GivenLoadsEqualD) {
+  UcpData a = data_set(2), b = a;
+  b.d.reset();
+  b.g_obj = Eigen::Vector3d(0, -1, 0);
+  const Ucp ua = built(a), ub = built(b);
+  EXPECT_EQ(ua.d(), ub.d());
+}
+
+TEST(UcpBuild, RejectsMalformedDataNamingTheField) {
+  struct Case {
+    const char* field;
+    void (*edit)(UcpData&);
+  };
+  const Case cases[] = {
+      {"P", [](UcpData& d) { d.P = d.P.topRows(5).eval(); }},
+      {"J_n", [](UcpData& d) { d.J_n = d.J_n.topRows(2).eval(); }},
+      {"J_t", [](UcpData& d) { d.J_t = d.J_t.leftCols(5).eval(); }},
+      {"theta_dot", [](UcpData& d) { d.theta_dot = d.theta_dot.head(5).eval(); }},
+      {"mu", [](UcpData& d) { d.mu = d.mu.head(2).eval(); }},
+      {"mu[1]", [](UcpData& d) { d.mu[1] = -0.1; }},
+      {"P[2][1]", [](UcpData& d) { d.P(2, 1) = std::nan(""); }},
+      {"theta_dot[3]", [](UcpData& d) { d.theta_dot[3] = std::numeric_limits<double>::infinity(); }},
+      {"alpha[1]", [](UcpData& d) { d.alpha = std::vector<int>{0, 6}; }},
+      {"alpha[2]", [](UcpData& d) { d.alpha = std::vector<int>{0, 1, 1}; }},
+      {"P", [](UcpData& d) { d.alpha = std::vector<int>{0, 1, 2, 3, 4}; }},  // P lacks J_abar's column
+      {"d", [](UcpData& d) { d.d = Eigen::VectorXd::Zero(5); }},
+      {"d[0]", [](UcpData& d) { (*d.d)[0] = 1; }},
+      {"d", [](UcpData& d) { d.g_obj = Eigen::Vector3d(0, -1, 0); }},
+      {"g_obj", [](UcpData& d) { d.d.reset(); }},
+      {"g_obj", [](UcpData& d) {
+         d.d.reset();
+         d.g_obj = Eigen::Vector2d(0, -1);
+       }},
+  };
+  for (const Case& c : cases) {
+    UcpData d = data_set(1);
+    c.edit(d);
+    Ucp u;
+    EXPECT_EQ(u.build(d), Status::bad_input) << c.field;
+    EXPECT_EQ(u.error_field(), c.field) << u.error_message();
+    EXPECT_FALSE(u.error_message().empty());
+  }
+  {
+    // P's J_abar block must be [J_n; J_t]'s abar columns.
+    UcpData d = data_set(1);
+    d.alpha = std::vector<int>{0, 1, 2, 3, 4};
+    Eigen::MatrixXd P(6, 4);
+    P << d.P, Eigen::VectorXd::Unit(6, 4);  // column of joint 4, not 5
+    d.P = P;
+    d.d = Eigen::VectorXd::Zero(7);
+    (*d.d)[4] = -1;
+    Ucp u;
+    EXPECT_EQ(u.build(d), Status::bad_input);
+    EXPECT_EQ(u.error_field(), "P");
+  }
+}
+
+// ---- recovery and the check --------------------------------------------------------------
+
+TEST(UcpRecover, RoundTripsAConstructedMotion) {
+  // Build loads and velocities from a chosen motion (sec. 5's recipe), then check that
+  // (x, y) from it recovers the motion and satisfies eqs. (2)-(10), with the sign
+  // v = W' q_dot - J theta_dot on an effort-controlled joint.
+  UcpData d = data_set(1);
+  d.alpha = std::vector<int>{0, 1, 2, 3, 4};
+  Eigen::MatrixXd P(6, 4);
+  P << d.P, Eigen::VectorXd::Unit(6, 5);
+  d.P = P;
+  const Eigen::Vector3d q_dot(0.3, -0.2, 0.1);
+  Eigen::VectorXd theta(6);
+  theta << 0.1, 0.2, -0.3, 0.4, 0.05, -0.6;
+  // Make contact 0 breaking, contact 1 rolling, contact 2 sliding: choose theta so that
+  // v = W' q_dot - J theta has v_n = (0.5, 0, 0), v_t = (., 0, 0.7).
+  const Eigen::MatrixXd WT = d.P.leftCols(3);
+  Eigen::MatrixXd J(6, 6);
+  J << d.J_n, d.J_t;
+  Eigen::VectorXd v(6);
+  v << 0.5, 0, 0, -0.2, 0, 0.7;
+  theta = J.colPivHouseholderQr().solve(WT * q_dot - v);  // J is a permutation
+  d.theta_dot = theta;
+  // Forces: c = (0, 0, 0 | 2, -0.5, -0.3 * 2) at the cone's edge for contact 2 sliding +.
+  Eigen::VectorXd cn(3), ct(3);
+  cn << 0, 2, 2;
+  ct << 0, -0.5, -0.6;
+  Eigen::VectorXd c(6);
+  c << cn, ct;
+  d.d.reset();
+  d.g_obj = -(WT.transpose() * c);
+  d.g_man = Eigen::VectorXd::Zero(6);
+  d.tau = J.transpose() * c;  // tau - g_man = J' c, eq. (3)
+  const Ucp u = built(d);
+  Eigen::VectorXd x(9), y(9);
+  x << v.head(3), v.tail(3).cwiseMax(0), (-v.tail(3)).cwiseMax(0);
+  y << cn, (ct + d.mu.cwiseProduct(cn)), (d.mu.cwiseProduct(cn) - ct);  // s+ = c_t + U c_n, s- = U c_n - c_t
+  EXPECT_LT((u.A_x() * x - u.b_x()).cwiseAbs().maxCoeff(), 1e-12);
+  EXPECT_LT((u.A_y() * y - u.b_y()).cwiseAbs().maxCoeff(), 1e-12);
+  EXPECT_NEAR(x.dot(y), 0, 1e-15);
+  UcpMotion m = u.make_motion();
+  u.recover(x, y, m);
+  EXPECT_LT((m.q_dot - q_dot).cwiseAbs().maxCoeff(), 1e-12);
+  EXPECT_NEAR(m.theta_dot[5], theta[5], 1e-12);  // the unknown joint velocity, sign included
+  EXPECT_LT((m.c_t - ct).cwiseAbs().maxCoeff(), 1e-12);
+  EXPECT_LT((m.tau - d.tau).cwiseAbs().maxCoeff(), 1e-12);
+  EXPECT_LE(u.check(m).worst, 1e-12);
+
+  // Each equation's violation is caught and named.
+  UcpMotion bad = m;
+  bad.c_t[2] = 0.5;  // friction pushing with the slip: eqs. (2), (3) and (10)
+  EXPECT_GT(u.check(bad).worst, 0.05);
+  bad = m;
+  bad.v_n[0] = -0.1;  // penetration: (4) and (6)
+  EXPECT_GT(u.check(bad).worst, 0.05);
+  // A narrower cone at contact 1 (|c_t| = 0.5 > 0.2 c_n): only eq. (7) fails.
+  UcpData narrow = d;
+  narrow.mu[1] = 0.2;
+  const Ucp un = built(narrow);
+  const UcpCheck c7 = un.check(m);
+  EXPECT_EQ(c7.equation, 7);
+  EXPECT_EQ(c7.index, 1);
+  EXPECT_GT(c7.worst, 0.005);
+}
+
+// ---- the bilinear algorithm on the paper's data sets --------------------------------------
+
+class UcpPaper : public ::testing::TestWithParam<int> {};
+
+TEST_P(UcpPaper, BilinearSolvesWithAtMostTwoPairs) {
+  // Sec. 5: "We successfully solved all of them with x'y = 0 by finding no more than two
+  // (x, y) pairs (a total of 6 linear programs, including the two initial ones)".
+  const Ucp u = built(data_set(GetParam()));
+  UcpBilinear b(u);
+  const UcpBilinearResult& r = b.solve();
+  ASSERT_EQ(r.status, Status::solved);
+  EXPECT_LE(r.pairs, 2);
+  EXPECT_LE(r.lps, 6);
+  EXPECT_LE(r.product, 1e-10);
+  EXPECT_LE(r.check.worst, 1e-9);
+  // The exact method agrees that a solution exists.
+  UcpExact ex(u);
+  EXPECT_EQ(ex.solve().status, Status::solved);
+  EXPECT_TRUE(brute_force_solvable(u));
+}
+
+INSTANTIATE_TEST_SUITE_P(UcpDataSets1To3, UcpPaper, ::testing::Values(1, 2, 3));
+
+TEST(UcpPaperDataSet4, ExactProvesNoSolution) {
+  const Ucp u = built(data_set(4));
+  UcpExact ex(u);
+  const UcpExactResult& r = ex.solve();
+  EXPECT_EQ(r.status, Status::infeasible);
+  EXPECT_EQ(r.empty_side, 0);  // X and Y are both nonempty: the complementarity is what fails
+  EXPECT_GT(r.stats.nodes, 1);
+  EXPECT_EQ(r.stats.leaves, 0);
+  // Cross-checks: brute force over the 64 mode combinations, and the enumeration.
+  EXPECT_FALSE(brute_force_solvable(u));
+  const UcpEnumerationResult e = ucp_enumerate_modes(u);
+  EXPECT_EQ(e.status, Status::solved);
+  EXPECT_TRUE(e.solutions.empty());
+  // The bilinear algorithm cannot tell: it cycles (the paper: "the algorithm terminated due
+  // to cycling"), restarting from random adjacent pairs until its limit.
+  UcpBilinear b(u);
+  const UcpBilinearResult& rb = b.solve();
+  EXPECT_EQ(rb.status, Status::not_found);
+  EXPECT_EQ(rb.restarts, 20);
+  EXPECT_GE(rb.step3, 20);
+  EXPECT_EQ(rb.products.size(), static_cast<size_t>(rb.pairs) + 1);
+  EXPECT_GT(rb.product, 1.0);  // the best x'y it reached (1.1495)
+  // Step 1 solves two LPs per pair, Step 3 none; the last Step 3 ends the run without a pair.
+  EXPECT_EQ(rb.lps, 2 + 2 * (rb.pairs - (rb.step3 - 1)));
+  // Deterministic for a seed; the paper's full Step 3 (every adjacent extreme point) stalls too.
+  const std::vector<double> first = rb.products;
+  EXPECT_EQ(b.solve().products, first);
+  UcpBilinearOptions full;
+  full.full_adjacency = true;
+  UcpBilinear bf(u, full);
+  EXPECT_EQ(bf.solve().status, Status::not_found);
+  UcpBilinearOptions few;
+  few.max_restarts = 2;
+  UcpBilinear b2(u, few);
+  EXPECT_EQ(b2.solve().restarts, 2);
+}
+
+// ---- the exact method: limits, determinism, agreement with brute force -----------------
+
+TEST(UcpExact, NodeLimitGivesIterationLimit) {
+  const Ucp u = built(data_set(4));
+  UcpExactOptions o;
+  o.max_nodes = 2;
+  UcpExact ex(u, o);
+  const UcpExactResult& r = ex.solve();
+  EXPECT_EQ(r.status, Status::iteration_limit);
+  EXPECT_EQ(r.stats.nodes, 2);
+}
+
+TEST(UcpExact, SameTreeOnAnyThreadCountAndInSerial) {
+  const Ucp u = built(data_set(4));
+  UcpExactOptions serial;
+  serial.parallel = false;
+  UcpExact a(u, serial), b(u);
+  const UcpExactResult ra = a.solve(), rb = b.solve();
+  EXPECT_EQ(ra.status, Status::infeasible);
+  EXPECT_EQ(ra.stats.nodes, rb.stats.nodes);
+  EXPECT_EQ(ra.stats.infeasible, rb.stats.infeasible);
+  EXPECT_EQ(ra.stats.max_depth, rb.stats.max_depth);
+}
+
+TEST(UcpExact, EmptySidesAreReportedNotCrashed) {
+  // Two opposed fingers both advancing on a 1-DOF object: v_n1 + v_n2 = -2 whatever the
+  // object does, so no motion keeps v_n >= 0 (eq. (6)): X is empty.
+  UcpData squeeze;
+  squeeze.P.resize(4, 1);
+  squeeze.P << 1, -1, 0, 0;
+  squeeze.J_n = Eigen::MatrixXd::Zero(2, 4);
+  squeeze.J_t = Eigen::MatrixXd::Zero(2, 4);
+  squeeze.J_n(0, 0) = squeeze.J_n(1, 2) = 1;
+  squeeze.J_t(0, 1) = squeeze.J_t(1, 3) = 1;
+  squeeze.theta_dot = Eigen::Vector4d(1, 0, 1, 0);  // both fingers advance: v_n1 + v_n2 = -2
+  squeeze.d = Eigen::VectorXd::Zero(3);
+  squeeze.mu = Eigen::Vector2d(0.5, 0.5);
+  const Ucp u = built(squeeze);
+  UcpExact ex(u);
+  EXPECT_EQ(ex.solve().status, Status::infeasible);
+  EXPECT_EQ(ex.result().empty_side, 'X');
+  UcpBilinear b(u);
+  EXPECT_EQ(b.solve().status, Status::infeasible);
+  EXPECT_EQ(b.result().empty_side, 'X');
+
+  // A load that only a pulling contact could balance: c_n + 1 = 0 (eq. (2)), Y is empty.
+  UcpData pull;
+  pull.P.resize(2, 1);
+  pull.P << 1, 0;
+  pull.J_n = Eigen::MatrixXd::Zero(1, 2);
+  pull.J_t = Eigen::MatrixXd::Zero(1, 2);
+  pull.J_n(0, 0) = pull.J_t(0, 1) = 1;
+  pull.theta_dot = Eigen::Vector2d(0, 0);
+  pull.d = Eigen::Vector2d(0, 1);
+  pull.mu = Eigen::VectorXd::Constant(1, 0.5);
+  const Ucp v = built(pull);
+  UcpExact ey(v);
+  EXPECT_EQ(ey.solve().status, Status::infeasible);
+  EXPECT_EQ(ey.result().empty_side, 'Y');
+  UcpBilinear by(v);
+  EXPECT_EQ(by.solve().status, Status::infeasible);
+  EXPECT_EQ(by.result().empty_side, 'Y');
+}
+
+TEST(UcpRandom, GeneratorFollowsTable1Settings) {
+  UcpRandomSpec spec;
+  spec.n_c = 15;
+  spec.mu_max = 1.2;
+  spec.n_abar = 1;  // Table 1 row 4
+  const UcpData d = ucp_random_problem(spec, 7);
+  const Ucp u = built(d);
+  EXPECT_EQ(u.n_c(), 15);
+  EXPECT_EQ(u.n_theta(), 30);
+  EXPECT_EQ(u.alpha().size(), 29u);
+  EXPECT_EQ(u.abar().size(), 1u);
+  EXPECT_LE(d.mu.maxCoeff(), 1.2);
+  // Both polyhedra nonempty by construction.
+  DenseLp lx(std::max(1, static_cast<int>(u.A_x().rows())), u.n()), ly(static_cast<int>(u.A_y().rows()), u.n());
+  const Eigen::VectorXd zero = Eigen::VectorXd::Zero(u.n()), inf = Eigen::VectorXd::Constant(u.n(), 1e300 * 1e300);
+  EXPECT_EQ(lx.solve(DenseLpProblem{u.A_x(), u.b_x(), zero, zero, inf}), Status::solved);
+  EXPECT_EQ(ly.solve(DenseLpProblem{u.A_y(), u.b_y(), zero, zero, inf}), Status::solved);
+  // Deterministic in the seed.
+  const UcpData again = ucp_random_problem(spec, 7);
+  EXPECT_EQ(again.P, d.P);
+  EXPECT_EQ(again.tau, d.tau);
+}
+
+TEST(UcpRandom, ExactAndEnumerationAgreeWithBruteForce) {
+  // Small random problems: the exact method settles each (never the node limit), and its
+  // verdict, the enumeration's and brute force over the 4^n_c modes are the same. The
+  // bilinear algorithm never claims a solution the others deny.
+  int solvable = 0, unsolvable = 0, bilinear_solved = 0;
+  for (int k = 0; k < 60; ++k) {
+    UcpRandomSpec spec;
+    spec.n_c = 2 + k % 3;
+    spec.mu_max = (k % 4 == 0) ? 2.0 : 1.0;
+    spec.n_abar = k % 3;
+    const Ucp u = built(ucp_random_problem(spec, 1000 + static_cast<std::uint64_t>(k)));
+    const bool truth = brute_force_solvable(u);
+    UcpExact ex(u);
+    const UcpExactResult& r = ex.solve();
+    ASSERT_TRUE(r.status == Status::solved || r.status == Status::infeasible) << k;
+    EXPECT_EQ(r.status == Status::solved, truth) << k;
+    if (r.status == Status::solved) {
+      EXPECT_LE(r.check.worst, 1e-9) << k;
+    }
+    const UcpEnumerationResult e = ucp_enumerate_modes(u);
+    EXPECT_EQ(e.status, Status::solved);
+    EXPECT_EQ(!e.solutions.empty(), truth) << k;
+    for (const UcpModeSolution& s : e.solutions) {
+      UcpMotion m = u.make_motion();
+      u.recover(s.x, s.y, m);
+      EXPECT_LE(u.check(m).worst, 1e-8) << k;
+    }
+    UcpBilinear b(u);
+    const Status bs = b.solve().status;
+    EXPECT_TRUE(bs == Status::solved || bs == Status::not_found) << k;
+    if (bs == Status::solved) {
+      EXPECT_TRUE(truth) << k;
+      ++bilinear_solved;
+    }
+    (truth ? solvable : unsolvable) += 1;
+  }
+  // Both kinds occur, so the agreement above means something.
+  EXPECT_GT(solvable, 5);
+  EXPECT_GT(unsolvable, 0);
+  std::cout << "random n_c 2-4: " << solvable << " solvable (" << bilinear_solved << " by bilinear), " << unsolvable
+            << " proven without solution\n";
+}
+
+TEST(UcpRandom, PlantedSolutionsAreFoundWithEffortControlledJoints) {
+  // Sec. 5's geometry with a planted complementary motion (a mode per contact, forces and
+  // velocities to match, then loads and joint velocities from eqs. (2)-(5)): a solution
+  // exists, with up to half the joints effort-controlled, and the exact method must find one.
+  int bilinear_solved = 0, total = 0;
+  std::mt19937_64 rng(42);
+  std::uniform_real_distribution<double> U(0, 1);
+  for (int k = 0; k < 24; ++k) {
+    UcpRandomSpec spec;
+    spec.n_c = 4 + k % 12;
+    spec.mu_max = 1.0;
+    spec.n_abar = (k % 4) * spec.n_c / 3;
+    UcpData d = ucp_random_problem(spec, 77 + static_cast<std::uint64_t>(k));
+    const int nc = spec.n_c;
+    Eigen::VectorXd cn(nc), ct(nc), vn(nc), vt(nc);
+    for (int i = 0; i < nc; ++i) {
+      const int mode = static_cast<int>(U(rng) * 4);
+      const double mu = d.mu[i];
+      cn[i] = mode == 0 ? 0 : U(rng);
+      ct[i] = mode == 1 ? (2 * U(rng) - 1) * mu * cn[i] : mode == 2 ? -mu * cn[i] : mode == 3 ? mu * cn[i] : 0;
+      vn[i] = mode == 0 ? U(rng) : 0;
+      vt[i] = mode == 0 ? 2 * U(rng) - 1 : mode == 2 ? U(rng) : mode == 3 ? -U(rng) : 0;
+    }
+    const Eigen::MatrixXd WT = d.P.leftCols(3);
+    const Eigen::Vector3d q_dot(2 * U(rng) - 1, 2 * U(rng) - 1, 2 * U(rng) - 1);
+    Eigen::VectorXd c(2 * nc);
+    c << cn, ct;
+    for (int i = 0; i < nc; ++i) {  // J_n, J_t select joints 2i and 2i+1 (eq. (4)-(5))
+      d.theta_dot[2 * i] = WT.row(i).dot(q_dot) - vn[i];
+      d.theta_dot[2 * i + 1] = WT.row(nc + i).dot(q_dot) - vt[i];
+    }
+    Eigen::MatrixXd J(2 * nc, 2 * nc);
+    J << d.J_n, d.J_t;
+    d.g_obj = -(WT.transpose() * c);
+    d.tau = d.g_man + J.transpose() * c;
+    const Ucp u = built(d);
+    UcpExact ex(u);
+    const UcpExactResult& r = ex.solve();
+    EXPECT_EQ(r.status, Status::solved) << k << " n_c " << nc << " abar " << spec.n_abar;
+    UcpBilinear b(u);
+    bilinear_solved += b.solve().status == Status::solved;
+    ++total;
+  }
+  std::cout << "planted: bilinear solved " << bilinear_solved << " of " << total << "\n";
+}
+
+// ---- enumeration -----------------------------------------------------------------------
+
+TEST(UcpEnumerate, DataSet1HasThreeModeCombinations) {
+  const Ucp u = built(data_set(1));
+  const UcpEnumerationResult e = ucp_enumerate_modes(u);
+  ASSERT_EQ(e.status, Status::solved);
+  ASSERT_EQ(e.solutions.size(), 3u);
+  for (const UcpModeSolution& s : e.solutions) {
+    EXPECT_TRUE(Ucp::complementary(s.x, s.y, 1e-12));
+    UcpMotion m = u.make_motion();
+    u.recover(s.x, s.y, m);
+    EXPECT_LE(u.check(m).worst, 1e-9);
+  }
+  // The bilinear algorithm's answer is one of them: contact 1 sliding-, 2 rolling, 3 breaking.
+  EXPECT_EQ(e.solutions[1].modes,
+            (std::vector<ContactMode>{ContactMode::sliding_negative, ContactMode::rolling, ContactMode::breaking}));
+  EXPECT_EQ(e.nodes, ucp_enumerate_modes(u).nodes);  // deterministic
+  EXPECT_EQ(ucp_enumerate_modes(u, 3).status, Status::iteration_limit);
+}
+
+// ---- from a scene at a configuration ---------------------------------------------------
+
+/// The seed 000 gripper (examples/pang_tedrake_gripper.json) as a `ucp` scene, its fingers
+/// optionally effort-controlled with a squeeze of `squeeze` N each.
+std::shared_ptr<const Model> gripper(bool effort_fingers, double squeeze = 0) {
+  std::ifstream in(std::string(QUASISTEP_SOURCE_DIR) + "/examples/pang_tedrake_gripper.json");
+  nlohmann::json j = nlohmann::json::parse(std::string(std::istreambuf_iterator<char>(in), {}));
+  j["model"]["formulation"] = "ucp";
+  if (effort_fingers) {
+    j["joints"][0]["control"] = "effort";
+    j["joints"][1]["control"] = "effort";
+    j["commands"]["x_l"] = {{"effort", squeeze}};  // axis +x: pushes the left finger right
+    j["commands"]["x_r"] = {{"effort", -squeeze}};
+  }
+  return parse_scene(j.dump()).model;
+}
+
+/// q with the cylinder at (0, 0.05) on the ground and the fingers at x = -+half_gap.
+State gripper_state(const Model& m, double half_gap, double t) {
+  State s = initial_state(m);
+  s.t = t;
+  for (const Dof& d : m.dofs) {
+    const int k = static_cast<int>(&d - m.dofs.data());
+    if (d.name == "x_l") s.q[k] = -half_gap;
+    if (d.name == "x_r") s.q[k] = half_gap;
+  }
+  return s;
+}
+
+TEST(UcpScene, CylinderOnTheGroundRestsOnIt) {
+  // Fingers 2 cm away: only the ground touches; the unique motion is rest, c_n = m g.
+  const auto m = gripper(false);
+  UcpScene sc;
+  std::string why;
+  ASSERT_EQ(ucp_from_scene(*m, gripper_state(*m, 0.07, 0), sc, why), Status::solved) << why;
+  EXPECT_EQ(sc.slots.size(), 1u);
+  EXPECT_EQ(sc.object_dofs.size(), 2u);  // the cylinder's x, y (no theta in this model)
+  const Ucp u = built(sc.data);
+  EXPECT_EQ(u.n_theta(), 3);
+  UcpExact ex(u);
+  ASSERT_EQ(ex.solve().status, Status::solved);
+  UcpMotion mo = u.make_motion();
+  u.recover(ex.result().x, ex.result().y, mo);
+  EXPECT_NEAR(mo.c_n[0], 9.81, 1e-9);
+  EXPECT_NEAR(mo.c_t[0], 0, 1e-9);
+  EXPECT_LT(mo.q_dot.cwiseAbs().maxCoeff(), 1e-12);
+  EXPECT_EQ(ucp_enumerate_modes(u).solutions.size(), 1u);
+}
+
+TEST(UcpScene, RigidSqueezeHasNoMotionAndLiftingHasSome) {
+  const auto m = gripper(false);
+  UcpScene sc;
+  std::string why;
+  // t = 0.1 s: both fingers close at 0.1 m/s on the touching cylinder: X is empty.
+  ASSERT_EQ(ucp_from_scene(*m, gripper_state(*m, 0.05, 0.1), sc, why), Status::solved) << why;
+  EXPECT_EQ(sc.slots.size(), 3u);
+  const Ucp squeeze = built(sc.data);
+  UcpExact a(squeeze);
+  EXPECT_EQ(a.solve().status, Status::infeasible);
+  EXPECT_EQ(a.result().empty_side, 'X');
+  // t = 0.3 s: the squeeze has stopped and the carriage rises at 0.1 m/s.
+  ASSERT_EQ(ucp_from_scene(*m, gripper_state(*m, 0.05, 0.3), sc, why), Status::solved) << why;
+  const Ucp lift = built(sc.data);
+  UcpBilinear b(lift);
+  EXPECT_EQ(b.solve().status, Status::solved);
+  EXPECT_LE(b.result().check.worst, 1e-9);
+}
+
+TEST(UcpScene, EffortControlledFingersLiftOnlyWhenFrictionCarriesTheWeight) {
+  // Seed 000's grasp as an instantaneous problem: fingers squeezing with f N each can carry
+  // 2 mu f = f N of the 9.81 N weight. With f = 20 the cylinder rises with the carriage
+  // (0.1 m/s); with f = 5 the fingers slide up and the ground carries 9.81 - 5 N.
+  for (const double f : {20.0, 5.0}) {
+    const auto m = gripper(true, f);
+    UcpScene sc;
+    std::string why;
+    ASSERT_EQ(ucp_from_scene(*m, gripper_state(*m, 0.05, 0.3), sc, why), Status::solved) << why;
+    const Ucp u = built(sc.data);
+    EXPECT_EQ(u.abar(), (std::vector<int>{0, 1}));
+    const UcpEnumerationResult e = ucp_enumerate_modes(u);
+    ASSERT_EQ(e.status, Status::solved);
+    ASSERT_FALSE(e.solutions.empty()) << f;
+    for (const UcpModeSolution& sol : e.solutions) {
+      UcpMotion mo = u.make_motion();
+      u.recover(sol.x, sol.y, mo);
+      EXPECT_LE(u.check(mo).worst, 1e-9);
+      const int ground = 2;  // slots in pair order: left finger, right finger, ground
+      EXPECT_NEAR(mo.c_n[0], f, 1e-9);  // the squeeze is what the effort sets
+      EXPECT_NEAR(mo.c_n[1], f, 1e-9);
+      EXPECT_NEAR(mo.tau[0], f, 1e-9);
+      if (f == 20.0) {
+        EXPECT_NEAR(mo.q_dot[1], 0.1, 1e-9) << "lifts with the carriage";
+        EXPECT_NEAR(mo.c_n[ground], 0, 1e-9);
+      } else {
+        EXPECT_NEAR(mo.q_dot[1], 0, 1e-9) << "stays on the ground";
+        EXPECT_NEAR(mo.c_n[ground], 9.81 - 5, 1e-9);
+      }
+    }
+  }
+}
+
+TEST(UcpScene, RejectsScenesOutsideTheModel) {
+  const auto m = gripper(false);
+  State s = gripper_state(*m, 0.07, 0);
+  s.q[1] = 0.5;  // the cylinder in the air: nothing touches it
+  UcpScene sc;
+  std::string why;
+  EXPECT_EQ(ucp_from_scene(*m, s, sc, why), Status::bad_input);
+  EXPECT_NE(why.find("nothing touches"), std::string::npos) << why;
+}
+
+// ---- the friction sweep over data set 2 (sec. 5: 56 combinations, 12 jammed) ----------------
+
+TEST(UcpFrictionSweep, DataSet2EveryFrictionSettingIsSettled) {
+  // Our grid: mu_i in {0.1, 0.3, 0.5, 0.7, 0.9} for each contact, 125 settings. Every one is
+  // settled by the exact method (solved, or proven jammed), and the enumeration agrees.
+  const double grid[] = {0.1, 0.3, 0.5, 0.7, 0.9};
+  const UcpData base = data_set(2);
+  int jammed = 0, bilinear = 0, with_step3 = 0;
+  std::string list;
+  for (double m0 : grid)
+    for (double m1 : grid)
+      for (double m2 : grid) {
+        UcpData d = base;
+        d.mu = Eigen::Vector3d(m0, m1, m2);
+        const Ucp u = built(d);
+        UcpExact ex(u);
+        const Status st = ex.solve().status;
+        ASSERT_TRUE(st == Status::solved || st == Status::infeasible);
+        const UcpEnumerationResult e = ucp_enumerate_modes(u);
+        EXPECT_EQ(e.solutions.empty(), st == Status::infeasible);
+        UcpBilinear b(u);
+        const Status bs = b.solve().status;
+        if (bs == Status::solved) ++bilinear;
+        if (bs == Status::solved && b.result().step3 > 0) ++with_step3;
+        if (st == Status::infeasible) {
+          EXPECT_EQ(bs, Status::not_found);
+          ++jammed;
+          std::ostringstream o;
+          o << " (" << m0 << ", " << m1 << ", " << m2 << ")";
+          list += o.str();
+        }
+      }
+  // The paper's data set 4 setting (0.7, 0.9, 0.9) is on the grid and jammed; (0.1, 0.4,
+  // 0.3) of data set 2 is not on it but its neighbours with small friction solve.
+  EXPECT_NE(list.find("(0.7, 0.9, 0.9)"), std::string::npos);
+  EXPECT_EQ(list.find("(0.1, 0.3, 0.3)"), std::string::npos);
+  std::cout << "data set 2 sweep: " << jammed << " of 125 jammed (proven), " << bilinear
+            << " solved by bilinear (" << with_step3 << " after Step 3); jammed:" << list << "\n";
+}
+
+}  // namespace
+}  // namespace qs
