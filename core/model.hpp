@@ -60,6 +60,9 @@ struct FormulationParams {
   double stiffness_K = 0.0;                        // seed 000 eq. (22), N/m, > 0
   bool elastic_bound_previous = false;             // seed 000 sec. V.B: (23f) with the previous step's phi_bar
   bool quasi_dynamic = false;                      // seed 002: anitescu_qp mode
+  // ecp_ncp (seed 003 eq. (5)): the friction ellipsoid's semi-axes; e_t, e_o dimensionless,
+  // e_r in m. mu is world.support_friction.
+  double ellipsoid_e_t = 1.0, ellipsoid_e_o = 1.0, ellipsoid_e_r = 0.0;
 };
 
 // ---- bodies, shapes, joints -------------------------------------------------------------
@@ -125,7 +128,9 @@ struct Joint {
   Schedule command;
 };
 
-enum class DofKind { body_x, body_y, body_theta, joint };
+/// body3: a component of the body_on_plane state (Dof::index is the component 0..12 of
+/// [x, y, z, qw, qx, qy, qz, vx, vy, vz, wx, wy, wz], see Body3).
+enum class DofKind { body_x, body_y, body_theta, joint, body3 };
 
 struct Dof {
   std::string name;  // "body.x", "body.y", "body.theta" or the joint's name
@@ -166,6 +171,36 @@ struct Load {
   bool body_frame = false;        // force components given in the body frame
 };
 
+// ---- body_on_plane (seed 003; core/ecp_ncp.hpp) ------------------------------------------
+
+/// A force and torque on the body of a body_on_plane world, three schedules each (N, N m);
+/// the force acts at `point` (body frame, m, from the center of mass).
+struct Load3 {
+  std::array<Schedule, 3> force;
+  std::array<Schedule, 3> torque;
+  Eigen::Vector3d point = Eigen::Vector3d::Zero();
+  bool body_frame = false;  // force and torque components given in the body frame
+};
+
+/// The one rigid body of a body_on_plane world, above the plane z = 0 (normal +z). Its frame
+/// has its origin at the center of mass. Its State is the 13-vector
+///   q = [x, y, z (m) | qw, qx, qy, qz (unit quaternion, body to world) |
+///        vx, vy, vz (m/s, world) | wx, wy, wz (rad/s, world)],
+/// a dynamic world carrying its velocity (n_u = 13, n_a = 0, no joints). The stepper uses the
+/// convex hull of the given points (seed 003 sec. 4, Conv(F)) as the planes
+/// hull_normals[i]' x <= hull_offsets[i] in the body frame.
+struct Body3 {
+  int body = -1;  // its entry in Model::bodies (name, mass)
+  Eigen::Matrix3d inertia = Eigen::Matrix3d::Identity();  // kg m^2, body frame, about the CM
+  std::array<double, 13> initial{};                       // the initial State::q
+  std::vector<Eigen::Vector3d> hull_vertices;  // extreme points of the hull (body frame)
+  std::vector<Eigen::Vector3d> hull_normals;   // outward unit normals (body frame)
+  std::vector<double> hull_offsets;            // m
+  int given_points = 0;                        // points the scene listed
+  int dropped_points = 0;                      // of them, not extreme points of their hull
+  std::vector<Load3> loads;
+};
+
 struct StepSettings {
   double h = 0.0;  // s
   int steps = 0;
@@ -193,6 +228,8 @@ struct Model {
   double contact_margin = std::numeric_limits<double>::infinity();  // m; active iff phi <= margin
 
   std::vector<Load> loads;
+
+  std::optional<Body3> body3;  // body_on_plane only
 
   int n_q() const { return n_u + n_a; }
   int n_slots() const { return static_cast<int>(slots.size()); }

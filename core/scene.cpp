@@ -1,5 +1,6 @@
 #include "core/scene.hpp"
 
+#include "core/ecp_ncp.hpp"
 #include "core/json_node.hpp"
 #include "core/limit_surface.hpp"
 
@@ -170,12 +171,10 @@ World read_world(const Node& n) {
   w.type = n.at("type").choice<WorldType>({{"vertical", WorldType::vertical},
                                            {"tabletop", WorldType::tabletop},
                                            {"body_on_plane", WorldType::body_on_plane}});
-  if (w.type == WorldType::body_on_plane)
-    n.child("type").fail("\"body_on_plane\" is reserved for the ECP model (3D bodies on a plane), "
-                         "which this build does not have yet");
   if (auto g = n.get("gravity")) w.gravity = g->nonnegative();
   if (auto mu = n.get("support_friction")) {
-    if (w.type != WorldType::tabletop) mu->fail("only a tabletop world has a support");
+    // body_on_plane (seed 003): mu of the body on the plane z = 0.
+    if (w.type == WorldType::vertical) mu->fail("only a tabletop or body_on_plane world has a support");
     w.support_friction = mu->nonnegative();
   }
   return w;
@@ -203,6 +202,18 @@ class Compiler {
     if (auto n = root_.get("name")) m_.name = n->string();
     if (auto d = root_.get("description")) d->string();
     m_.world = read_world(root_.at("world"));
+    // ---- body_on_plane (seed 003, core/ecp_ncp.hpp): one 3D body on the plane z = 0 ----
+    if (m_.world.type == WorldType::body_on_plane) {
+      read_body_on_plane(root_, m_, read_schedule);
+      read_model(root_.at("model"));
+      if (auto s = root_.get("step")) read_step(*s);
+      for (const char* key : {"overrides", "uncertainty", "success"})
+        if (auto o = root_.get(key)) o->fail("not supported in a body_on_plane world yet");
+      Scene scene;
+      scene.model = std::make_shared<Model>(std::move(m_));
+      return scene;
+    }
+    // ---- end body_on_plane ----
     read_bodies(root_.at("bodies"));
     if (auto j = root_.get("joints")) read_joints(*j);
     check_linked_bodies();
@@ -247,8 +258,8 @@ class Compiler {
       const Node n = list.item(i);
       if (!n.raw().is_object()) n.fail("must be an object");
       if (n.has("pose3"))
-        n.child("pose3").fail("reserved for 3D bodies ([x, y, z, qw, qx, qy, qz], position and unit quaternion) "
-                              "of a body_on_plane world, which this build does not have yet");
+        n.child("pose3").fail("reserved for 3D bodies ([x, y, z, qw, qx, qy, qz], position and unit quaternion): "
+                              "only the body of a body_on_plane world has one");
       Body b;
       b.kind = n.at("kind").choice<BodyKind>(
           {{"fixed", BodyKind::fixed}, {"free", BodyKind::free}, {"linked", BodyKind::linked}});
@@ -401,8 +412,13 @@ class Compiler {
     FormulationParams& p = m_.params;
     switch (m_.formulation) {
       case Formulation::trinkle_lcp:
-      case Formulation::ucp:
-      case Formulation::ecp_ncp: n.expect_object({"formulation"}); break;
+      case Formulation::ucp: n.expect_object({"formulation"}); break;
+      case Formulation::ecp_ncp:  // seed 003 eq. (5): the friction ellipsoid (mu is world.support_friction)
+        n.expect_object({"formulation", "e_t", "e_o", "e_r"});
+        if (auto e = n.get("e_t")) p.ellipsoid_e_t = e->positive();
+        if (auto e = n.get("e_o")) p.ellipsoid_e_o = e->positive();
+        p.ellipsoid_e_r = n.at("e_r").positive();
+        break;
       case Formulation::pang_tedrake_miqp:
         n.expect_object({"formulation", "stiffness", "elastic_bound"});
         p.stiffness_K = n.at("stiffness").positive();

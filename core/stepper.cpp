@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "core/ecp_ncp.hpp"
 #include "core/halm_posa_lcp.hpp"
 #include "core/pang_tedrake_miqp.hpp"
 #include "core/trinkle_lcp.hpp"
@@ -38,7 +39,8 @@ std::unique_ptr<Stepper> make_stepper(const Model& m) {
     case Formulation::perfect_velocity_lcp:
     case Formulation::halm_posa_lcp: return std::make_unique<HalmPosaLcp>(m);
     case Formulation::pang_tedrake_miqp: return std::make_unique<PangTedrakeMiqp>(m);
-    default: return nullptr;  // the UCP, Anitescu and ECP issues add theirs
+    case Formulation::ecp_ncp: return std::make_unique<EcpNcp>(m);  // seed 003
+    default: return nullptr;  // the UCP and Anitescu issues add theirs
   }
 }
 

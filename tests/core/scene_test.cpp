@@ -266,9 +266,10 @@ TEST(SceneErrors, Choices) {
 // ---- world, model and step --------------------------------------------------------------
 
 TEST(SceneErrors, World) {
-  EXPECT_TRUE(Fails(with("/world/type", "body_on_plane"), "world.type", "\"body_on_plane\" is reserved"));
+  // A planar scene declared body_on_plane (seed 003) fails at its first planar section.
+  EXPECT_TRUE(Fails(with("/world/type", "body_on_plane"), "joints", "a body_on_plane world has no joints"));
   EXPECT_TRUE(Fails(with("/world/support_friction", 0.5), "world.support_friction",
-                    "only a tabletop world has a support"));
+                    "only a tabletop or body_on_plane world has a support"));
   EXPECT_TRUE(Fails(with("/world/gravity", -9.81), "world.gravity", "must be >= 0"));
   EXPECT_TRUE(Fails(with("/world/support_friction", -0.1, tabletop_scene()), "world.support_friction", "must be >= 0"));
 }
@@ -417,7 +418,7 @@ TEST(SceneErrors, Pose3IsReservedFor3DBodies) {
   EXPECT_TRUE(Fails(with("/bodies/1/pose3", json::array({0, 0, 0, 1, 0, 0, 0})), "bodies[1].pose3",
                     "reserved for 3D bodies"));
   // Checked before anything else in the body, on any kind.
-  EXPECT_TRUE(Fails(with("/bodies/0/pose3", 5), "bodies[0].pose3", "which this build does not have yet"));
+  EXPECT_TRUE(Fails(with("/bodies/0/pose3", 5), "bodies[0].pose3", "only the body of a body_on_plane world"));
 }
 
 TEST(SceneErrors, BodyMassAndInertia) {
