@@ -4,6 +4,7 @@
 
 #include "core/pang_tedrake_miqp.hpp"
 #include "core/scene.hpp"
+#include "tests/support/cli_run.hpp"
 
 #include <gtest/gtest.h>
 
@@ -22,22 +23,9 @@ namespace fs = std::filesystem;
 
 const std::string kGripper = std::string(QUASISTEP_SOURCE_DIR) + "/examples/pang_tedrake_gripper.json";
 
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-Result run(std::vector<std::string> args) {
-  args.insert(args.begin(), "quasistep");
-  std::vector<const char*> argv;
-  for (const std::string& a : args) argv.push_back(a.c_str());
-  std::ostringstream out, err;
-  const int code = qs::cli::main(static_cast<int>(argv.size()), argv.data(), out, err);
-  return {code, out.str(), err.str()};
-}
-
-int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+using Result = qs::test::CliResult;
+Result run(std::vector<std::string> args) { return qs::test::run_cli(std::move(args)); }
+int lines(const std::string& s) { return qs::test::count_lines(s); }
 
 class CliTest : public ::testing::Test {
  protected:

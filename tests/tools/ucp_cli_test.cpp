@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/cli_run.hpp"
 #include "tools/cli.hpp"
 
 namespace qs::cli {
@@ -20,22 +21,11 @@ std::string data_set(int k) {
   return std::string(QUASISTEP_SOURCE_DIR) + "/tests/data/ucp/data_set_" + std::to_string(k) + ".json";
 }
 
-struct CliRun {
-  int code;
-  std::string out, err;
+struct CliRun : qs::test::CliResult {
   nlohmann::json json() const { return nlohmann::json::parse(out); }
 };
-
-CliRun run(std::vector<std::string> args) {
-  args.insert(args.begin(), "quasistep");
-  std::vector<const char*> argv;
-  for (const std::string& a : args) argv.push_back(a.c_str());
-  std::ostringstream out, err;
-  const int code = qs::cli::main(static_cast<int>(argv.size()), argv.data(), out, err);
-  return {code, out.str(), err.str()};
-}
-
-int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+CliRun run(std::vector<std::string> args) { return {qs::test::run_cli(std::move(args))}; }
+int lines(const std::string& s) { return qs::test::count_lines(s); }
 
 class UcpCli : public ::testing::Test {
  protected:
