@@ -261,8 +261,12 @@ Status PangTedrakeMiqp::build(const Model& m, const State& s) {
       const double prev = phi_bar_prev_[i];
       p.b_in[r] = std::isfinite(prev) ? -h * K * prev : 0.0;
     } else {
-      for (int e = 0; e < nu; ++e) p.A_in(r, e) = h * K * ws_.J_n(i, e);
-      p.b_in[r] = -h * K * (ws_.frame[i].phi + jna_bar);
+      // Divided by h K: P_n / (h K) + J_n^u dq_u >= -(phi + J_n^a dqa_bar), the same set with
+      // coefficients of order one.
+      const double s = 1.0 / (h * K);
+      p.A_in(r, p.pair_var(c, 0)) = s;
+      for (int e = 0; e < nu; ++e) p.A_in(r, e) = ws_.J_n(i, e);
+      p.b_in[r] = -(ws_.frame[i].phi + jna_bar);
     }
   }
   p.tolerance = 1e-9;

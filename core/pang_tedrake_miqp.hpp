@@ -81,7 +81,8 @@ class PangTedrakeMiqp final : public Stepper {
   ///   min 1/2 x'Hx + c'x + constant  s.t.  A_eq x = b_eq,  A_in x >= b_in,
   ///   lower <= x <= upper,  and for each active contact c and type t the pair
   ///   row pair_row(c, t) of A_in (left side >= 0) _|_ variable pair_var(c, t) (>= 0);
-  /// rows 4 nc .. 5 nc - 1 of A_in are the elastic bounds (23f). Variables
+  /// rows 4 nc .. 5 nc - 1 of A_in are the elastic bounds (23f) (under elastic_bound =
+  /// current divided by h K: P_n / (h K) + J_n^u dq_u >= -(phi + J_n^a dqa_bar)). Variables
   /// [dq_u | dq_a | P_n | P_t+ | P_t- | Gamma] over the active contacts in slot order.
   struct View {
     DenseQpProblem qp;  // the relaxation's data, the kernel's own problem type
