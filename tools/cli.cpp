@@ -121,7 +121,17 @@ int cmd_lcp(const std::string& path, std::ostream& out) {
   return kOk;
 }
 
-int cmd_ucp(const std::string& path, const UcpCommandOptions& o, std::ostream& out) {
+int cmd_ucp(const std::string& path, bool scene, const UcpCommandOptions& o, std::ostream& out) {
+  if (scene) {
+    // The scene's UCP at its initial state (core/ucp.hpp, ucp_from_scene).
+    const Scene sc = load(path);
+    UcpScene us;
+    std::string why;
+    if (ucp_from_scene(*sc.model, initial_state(*sc.model), us, why) != Status::solved)
+      throw InputError(path + ": " + why);
+    out << solve_ucp_to_json(us.data, o) << "\n";
+    return kOk;
+  }
   try {
     out << solve_ucp_to_json(load_ucp_problem(path), o) << "\n";  // exit 0: infeasible is an answer
   } catch (const JsonInputError& e) {
@@ -345,7 +355,9 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   std::string ucp_path;
   UcpCommandOptions ucp_opt;
   CLI::App* ucp = app.add_subcommand("ucp", "Solve one uncoupled complementarity problem (seed 004); prints JSON");
-  ucp->add_option("problem", ucp_path, "Problem file (JSON, docs/ucp.md)")->required();
+  bool ucp_scene = false;
+  ucp->add_option("problem", ucp_path, "Problem file (JSON, docs/ucp.md), or a scene with --scene")->required();
+  ucp->add_flag("--scene", ucp_scene, "The file is a scene: its UCP at the initial state (one free body, vertical world)");
   ucp->add_option("--method", ucp_opt.method, "bilinear | exact | auto (default: bilinear, then exact if it stalls)")
       ->check(CLI::IsMember({"bilinear", "exact", "auto"}));
   ucp->add_flag("--all", ucp_opt.all, "List every contact mode combination with a solution (small problems)");
@@ -392,7 +404,7 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
     if (*validate) return cmd_validate(validate_path, contacts, out);
     if (*run) return cmd_run(run_opt, err);
     if (*lcp) return cmd_lcp(lcp_path, out);
-    if (*ucp) return cmd_ucp(ucp_path, ucp_opt, out);
+    if (*ucp) return cmd_ucp(ucp_path, ucp_scene, ucp_opt, out);
     if (*export_miqp) return cmd_export_miqp(export_opt, out, err);
   } catch (const InputError& e) {
     err << "quasistep: " << e.what() << "\n";

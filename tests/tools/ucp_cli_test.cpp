@@ -65,6 +65,26 @@ TEST_F(UcpCli, DataSet1SolvedByBilinearInOnePair) {
   EXPECT_LE(xy, 1e-10);
 }
 
+TEST_F(UcpCli, SceneAtItsInitialState) {
+  // The seed 000 gripper's cylinder rests on the ground, the fingers 2 cm away: one contact,
+  // the ground carries the weight (m g = 9.81 N) and nothing moves.
+  const std::string gripper = std::string(QUASISTEP_SOURCE_DIR) + "/examples/pang_tedrake_gripper.json";
+  const CliRun r = run({"ucp", gripper, "--scene"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = r.json();
+  EXPECT_EQ(j["status"], "solved");
+  ASSERT_EQ(j["c_n"].size(), 1u);
+  EXPECT_NEAR(j["c_n"][0].get<double>(), 9.81, 1e-9);
+  for (const auto& v : j["q_dot"]) EXPECT_NEAR(v.get<double>(), 0.0, 1e-12);
+  // A problem file is not a scene, and a scene is not a problem file: one-line errors.
+  const CliRun bad = run({"ucp", data_set(1), "--scene"});
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_EQ(lines(bad.err), 1) << bad.err;
+  const CliRun bad2 = run({"ucp", gripper});
+  EXPECT_EQ(bad2.code, 1);
+  EXPECT_EQ(lines(bad2.err), 1) << bad2.err;
+}
+
 TEST_F(UcpCli, DataSet4IsProvenInfeasibleWithExitZero) {
   for (const char* method : {"exact", "auto"}) {
     const CliRun r = run({"ucp", data_set(4), "--method", method});
