@@ -27,21 +27,9 @@ using Result = qs::test::CliResult;
 Result run(std::vector<std::string> args) { return qs::test::run_cli(std::move(args)); }
 int lines(const std::string& s) { return qs::test::count_lines(s); }
 
-class CliTest : public ::testing::Test {
+class CliTest : public qs::test::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("quasistep_cli_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-                                        "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string file(const std::string& name, const std::string& content) {
-    const fs::path p = dir_ / name;
-    std::ofstream(p) << content;
-    return p.string();
-  }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_;
+  CliTest() : TempDirTest("quasistep_cli_test_") {}
 };
 
 TEST_F(CliTest, ValidateAcceptsTheGripperAndSummarisesIt) {

@@ -27,20 +27,9 @@ struct CliRun : qs::test::CliResult {
 CliRun run(std::vector<std::string> args) { return {qs::test::run_cli(std::move(args))}; }
 int lines(const std::string& s) { return qs::test::count_lines(s); }
 
-class UcpCli : public ::testing::Test {
+class UcpCli : public qs::test::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("quasistep_ucp_cli_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string file(const std::string& name, const std::string& content) {
-    const fs::path p = dir_ / name;
-    std::ofstream(p) << content;
-    return p.string();
-  }
-  fs::path dir_;
+  UcpCli() : TempDirTest("quasistep_ucp_cli_") {}
 };
 
 TEST_F(UcpCli, DataSet1SolvedByBilinearInOnePair) {
