@@ -40,6 +40,23 @@ std::string indexed(const char* name, Eigen::Index i) {
   return s;
 }
 
+// Eigen 3.4's MatrixBase::applyHouseholderOnTheLeft, u <- (I - tau [1; e] [1; e]') u, for a
+// vector u, operation for operation (so the same numbers). On the dynamic-width blocks that
+// HouseholderSequence::applyThisOnTheLeft passes it, Eigen's version heap-allocates tau e.
+template <class E, class U>
+void householder_on_the_left(const E& e, double tau, U&& u) {
+  const Eigen::Index len = u.size();
+  if (len == 1) {
+    u[0] *= 1.0 - tau;
+  } else if (tau != 0.0) {
+    double t = 0.0;
+    t += 1.0 * e.dot(u.tail(len - 1));  // Eigen's 1 x 1 gemv: zero, then += alpha e'u
+    t += u[0];
+    u[0] -= tau * t;
+    for (Eigen::Index i = 1; i < len; ++i) u[i] -= t * (tau * e[i - 1]);
+  }
+}
+
 // A small deterministic generator for the restart's random choice (splitmix64).
 std::uint64_t next_random(std::uint64_t& state) {
   std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
@@ -234,31 +251,93 @@ UcpMotion Ucp::make_motion() const {
   return m;
 }
 
+UcpWorkspace Ucp::make_workspace() const {
+  const Eigen::Index cols = P_.cols();
+  UcpWorkspace w;
+  w.rhs.setZero(2 * n_c_);
+  w.sol.setZero(cols);
+  w.sol_perm.setZero(cols);
+  w.z_temp.setZero(std::max<Eigen::Index>(cols, 1));
+  w.jc.setZero(n_theta_);
+  w.c.setZero(2 * n_c_);
+  w.e2.setZero(n_q_);
+  w.e3.setZero(n_theta_);
+  w.e3_t.setZero(n_theta_);
+  w.vn.setZero(n_c_);
+  w.vt.setZero(n_c_);
+  return w;
+}
+
+bool Ucp::fits(const UcpWorkspace& w) const {
+  return w.rhs.size() == 2 * n_c_ && w.sol.size() == P_.cols() && w.sol_perm.size() == P_.cols() &&
+         w.z_temp.size() >= P_.cols() && w.jc.size() == n_theta_ && w.c.size() == 2 * n_c_ && w.e2.size() == n_q_ &&
+         w.e3.size() == n_theta_ && w.e3_t.size() == n_theta_ && w.vn.size() == n_c_ && w.vt.size() == n_c_;
+}
+
 void Ucp::recover(const Eigen::Ref<const Eigen::VectorXd>& x, const Eigen::Ref<const Eigen::VectorXd>& y,
                   UcpMotion& out) const {
+  UcpWorkspace ws = make_workspace();
+  recover(x, y, out, ws);
+}
+
+void Ucp::recover(const Eigen::Ref<const Eigen::VectorXd>& x, const Eigen::Ref<const Eigen::VectorXd>& y,
+                  UcpMotion& out, UcpWorkspace& ws) const {
   const int nc = n_c_;
   if (out.q_dot.size() != n_q_) out = make_motion();
+  if (!fits(ws)) ws = make_workspace();
   // Proposition 1: v_t = v_t+ - v_t-, c_t = s_t+ - U c_n.
   out.v_n = x.head(nc);
   out.v_t = x.segment(nc, nc) - x.tail(nc);
   out.c_n = y.head(nc);
   out.c_t = y.segment(nc, nc) - mu_.cwiseProduct(out.c_n);
   // P [q_dot; -theta_abar] = v + J_alpha theta_alpha (eqs. (4)-(5)); minimum norm if P is
-  // rank deficient.
-  Eigen::VectorXd v(2 * nc);
-  v << out.v_n, out.v_t;
-  const Eigen::VectorXd b = factor_->cod.solve(v + rhs_v_);
+  // rank deficient. Eigen 3.4's CompleteOrthogonalDecomposition::_solve_impl step by step
+  // (the same operations, so the same numbers) on ws: cod.solve() allocates temporaries.
+  const auto& cod = factor_->cod;
+  const Eigen::Index rank = cod.rank(), cols = cod.cols();
+  ws.rhs.head(nc) = out.v_n + rhs_v_.head(nc);
+  ws.rhs.tail(nc) = out.v_t + rhs_v_.tail(nc);
+  Eigen::VectorXd& b = ws.sol_perm;
+  if (rank == 0) {
+    b.setZero();
+  } else {
+    // Q' rhs: HouseholderSequence::applyThisOnTheLeft of matrixQ().setLength(rank).adjoint().
+    const auto Q = cod.householderQ();
+    for (Eigen::Index k = 0; k < rank; ++k)
+      householder_on_the_left(Q.essentialVector(k), cod.hCoeffs()(k), ws.rhs.tail(ws.rhs.size() - k));
+    ws.sol.topRows(rank) =
+        cod.matrixT().topLeftCorner(rank, rank).triangularView<Eigen::Upper>().solve(ws.rhs.topRows(rank));
+    if (rank < cols) {  // Z' [z; 0] (applyZAdjointOnTheLeftInPlace, with ws.z_temp)
+      ws.sol.bottomRows(cols - rank).setZero();
+      for (Eigen::Index k = 0; k < rank; ++k) {
+        if (k != rank - 1) std::swap(ws.sol[k], ws.sol[rank - 1]);
+        ws.sol.middleRows(rank - 1, cols - rank + 1)
+            .applyHouseholderOnTheLeft(cod.matrixQTZ().row(k).tail(cols - rank).adjoint(), cod.zCoeffs()(k),
+                                       ws.z_temp.data());
+        if (k != rank - 1) std::swap(ws.sol[k], ws.sol[rank - 1]);
+      }
+    }
+    b.noalias() = cod.colsPermutation() * ws.sol;  // not in place: that allocates a mask
+  }
   out.q_dot = b.head(n_q_);
   out.theta_dot = theta_alpha_full_;
   for (size_t k = 0; k < abar_.size(); ++k) out.theta_dot[abar_[k]] = -b[n_q_ + static_cast<Eigen::Index>(k)];
-  // Eq. (3): tau = J_n' c_n + J_t' c_t + g_man where tau is unknown (alpha).
+  // Eq. (3): tau = J_n' c_n + J_t' c_t + g_man where tau is unknown (alpha). (Eigen
+  // evaluates `VectorXd jc = P1 + P2` as jc = P1; jc += P2: so do we, without the vector.)
   out.tau = effort_;
-  const Eigen::VectorXd jc = J_n_.transpose() * out.c_n + J_t_.transpose() * out.c_t;
-  for (int j : alpha_) out.tau[j] = jc[j] + g_man_[j];
+  ws.jc.noalias() = J_n_.transpose() * out.c_n;
+  ws.jc.noalias() += J_t_.transpose() * out.c_t;
+  for (int j : alpha_) out.tau[j] = ws.jc[j] + g_man_[j];
 }
 
 UcpCheck Ucp::check(const UcpMotion& mo) const {
+  UcpWorkspace ws = make_workspace();
+  return check(mo, ws);
+}
+
+UcpCheck Ucp::check(const UcpMotion& mo, UcpWorkspace& ws) const {
   const int nc = n_c_;
+  if (!fits(ws)) ws = make_workspace();
   UcpCheck r;
   const auto note = [&](double v, int eq, int index) {
     if (v > r.worst || std::isnan(v)) {
@@ -273,17 +352,25 @@ UcpCheck Ucp::check(const UcpMotion& mo) const {
   const double sV = std::max({max_abs(rhs_v_), p_max * max_abs(mo.q_dot), j_max * max_abs(mo.theta_dot),
                               max_abs(mo.v_n), max_abs(mo.v_t)});
   const auto WT = P_.leftCols(n_q_);  // W' (2 n_c x n_q)
-  Eigen::VectorXd c(2 * nc);
-  c << mo.c_n, mo.c_t;
+  // Each product goes into ws with .noalias(), in the order Eigen evaluated the expressions
+  // in the comments into new vectors (so the same numbers): `P1 + x` and `P1 + P2 + ...`
+  // evaluate each product into a temporary first; `P1 - P2` is dst = P1, dst -= P2.
+  ws.c << mo.c_n, mo.c_t;
   // (2) W c + g_obj = 0
-  const Eigen::VectorXd e2 = WT.transpose() * c + d_.segment(nc, n_q_);
-  for (int i = 0; i < n_q_; ++i) note(ratio(std::abs(e2[i]), sF), 2, i);
+  ws.e2.noalias() = WT.transpose() * ws.c;
+  ws.e2 += d_.segment(nc, n_q_);
+  for (int i = 0; i < n_q_; ++i) note(ratio(std::abs(ws.e2[i]), sF), 2, i);
   // (3) J_n' c_n + J_t' c_t = tau - g_man (every joint: on alpha tau was recovered from it)
-  const Eigen::VectorXd e3 = J_n_.transpose() * mo.c_n + J_t_.transpose() * mo.c_t + g_man_ - mo.tau;
-  for (int j = 0; j < n_theta_; ++j) note(ratio(std::abs(e3[j]), sF), 3, j);
+  ws.e3.noalias() = J_n_.transpose() * mo.c_n;
+  ws.e3_t.noalias() = J_t_.transpose() * mo.c_t;
+  ws.e3 = ws.e3 + ws.e3_t + g_man_ - mo.tau;
+  for (int j = 0; j < n_theta_; ++j) note(ratio(std::abs(ws.e3[j]), sF), 3, j);
   // (4), (5) v = W' q_dot - J theta_dot
-  const Eigen::VectorXd vn = WT.topRows(nc) * mo.q_dot - J_n_ * mo.theta_dot;
-  const Eigen::VectorXd vt = WT.bottomRows(nc) * mo.q_dot - J_t_ * mo.theta_dot;
+  ws.vn.noalias() = WT.topRows(nc) * mo.q_dot;
+  ws.vn.noalias() -= J_n_ * mo.theta_dot;
+  ws.vt.noalias() = WT.bottomRows(nc) * mo.q_dot;
+  ws.vt.noalias() -= J_t_ * mo.theta_dot;
+  const Eigen::VectorXd &vn = ws.vn, &vt = ws.vt;
   for (int i = 0; i < nc; ++i) {
     note(ratio(std::abs(mo.v_n[i] - vn[i]), sV), 4, i);
     note(ratio(std::abs(mo.v_t[i] - vt[i]), sV), 5, i);
@@ -316,6 +403,8 @@ struct UcpBilinear::Impl {
   Eigen::MatrixXd ex, ey;
   std::vector<LpBasis> bex, bey;
   int nex = 0, ney = 0;
+  UcpMotion motion;  // the solution's, for the check
+  UcpWorkspace ws;
 
   static DenseLpCapacity capacity(int rows, int cols) {
     DenseLpCapacity c;
@@ -341,6 +430,8 @@ struct UcpBilinear::Impl {
     ey.setZero(n, ky);
     bex.assign(static_cast<size_t>(kx), lp_x.basis());
     bey.assign(static_cast<size_t>(ky), lp_y.basis());
+    motion = ucp.make_motion();
+    ws = ucp.make_workspace();
   }
 
   DenseLpProblem px(const Eigen::VectorXd& c) const { return {u.A_x(), u.b_x(), c, lo, hi}; }
@@ -366,7 +457,9 @@ UcpBilinear::UcpBilinear(const Ucp& ucp, const UcpBilinearOptions& options)
     : impl_(std::make_unique<Impl>(ucp, options)) {
   result_.x.setZero(ucp.n());
   result_.y.setZero(ucp.n());
-  result_.products.reserve(static_cast<size_t>(options.max_pairs) + 1);
+  // The initial pair, then up to max_pairs + 1 (a Step 3 pair may follow the Step 1 pair
+  // that reached max_pairs): visit() then never reallocates.
+  result_.products.reserve(static_cast<size_t>(std::max(0, options.max_pairs)) + 2);
 }
 
 UcpBilinear::~UcpBilinear() = default;
@@ -388,9 +481,8 @@ const UcpBilinearResult& UcpBilinear::solve() {
     r.y = s.best_y;
     r.product = best;
     if (st == Status::solved) {
-      UcpMotion m = s.u.make_motion();
-      s.u.recover(r.x, r.y, m);
-      r.check = s.u.check(m);
+      s.u.recover(r.x, r.y, s.motion, s.ws);
+      r.check = s.u.check(s.motion, s.ws);
       if (!(r.check.worst <= s.opt.check_tolerance)) r.status = Status::numerical_failure;
     }
     r.seconds = elapsed(start);
@@ -618,6 +710,8 @@ UcpExact::UcpExact(const Ucp& ucp, const UcpExactOptions& options)
   inf_.setConstant(ucp.n(), kInf);
   result_.x.setZero(ucp.n());
   result_.y.setZero(ucp.n());
+  motion_ = ucp.make_motion();
+  ws_ = ucp.make_workspace();
 }
 
 UcpExact::~UcpExact() = default;
@@ -643,9 +737,8 @@ const UcpExactResult& UcpExact::solve() {
   if (out.status == Status::solved) {
     r.x = out.solution.head(u.n());
     r.y = out.solution.tail(u.n());
-    UcpMotion m = u.make_motion();
-    u.recover(r.x, r.y, m);
-    r.check = u.check(m);
+    u.recover(r.x, r.y, motion_, ws_);
+    r.check = u.check(motion_, ws_);
     if (!(r.check.worst <= opt_.check_tolerance)) r.status = Status::numerical_failure;
   }
   return r;

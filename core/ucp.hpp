@@ -65,6 +65,18 @@ struct UcpMotion {
   Eigen::VectorXd v_n, v_t;   // n_c, from x
 };
 
+/// Scratch of Ucp::recover and Ucp::check. One from Ucp::make_workspace is sized for that
+/// problem, and with it neither function allocates (the solvers keep one per instance).
+struct UcpWorkspace {
+  Eigen::VectorXd rhs;             // 2 n_c: v + J_alpha theta_alpha, then Q' times it
+  Eigen::VectorXd sol, sol_perm;   // n_q + |abar|: the solve before / after P's column permutation
+  Eigen::VectorXd z_temp;          // n_q + |abar|: Householder scratch (rank-deficient P)
+  Eigen::VectorXd jc;              // n_theta: J_n' c_n + J_t' c_t
+  Eigen::VectorXd c;               // 2 n_c: [c_n; c_t]
+  Eigen::VectorXd e2, e3, e3_t;    // n_q, n_theta, n_theta: residuals of eqs. (2), (3)
+  Eigen::VectorXd vn, vt;          // n_c: eqs. (4), (5)
+};
+
 /// The worst scaled residual of seed 004 eqs. (2)-(10) and where it is.
 struct UcpCheck {
   double worst = 0;   // forces over their scale, velocities over theirs (see Ucp::check)
@@ -105,13 +117,20 @@ class Ucp {
 
   /// A UcpMotion with every vector sized for this problem.
   UcpMotion make_motion() const;
-  /// Recovers the motion of (x, y) (any pair of X x Y, complementary or not).
+  /// A UcpWorkspace sized for this problem.
+  UcpWorkspace make_workspace() const;
+  /// Recovers the motion of (x, y) (any pair of X x Y, complementary or not). Allocates
+  /// nothing given a sized `out` and make_workspace()'s ws; the overload without ws makes one.
+  void recover(const Eigen::Ref<const Eigen::VectorXd>& x, const Eigen::Ref<const Eigen::VectorXd>& y,
+               UcpMotion& out, UcpWorkspace& ws) const;
   void recover(const Eigen::Ref<const Eigen::VectorXd>& x, const Eigen::Ref<const Eigen::VectorXd>& y,
                UcpMotion& out) const;
   /// Eqs. (2)-(10) on a motion. Force residuals ((2), (3), (7), the force side of (8)-(10))
   /// are divided by max(|d|, |W| |c|, |J| |c|), velocity residuals ((4)-(6)) by
   /// max(|J_alpha theta_alpha|, |W| |q_dot|, |J| |theta_dot|, |v|); a complementarity
-  /// condition (8)-(10) counts as the smaller of its two scaled sides.
+  /// condition (8)-(10) counts as the smaller of its two scaled sides. Allocates nothing
+  /// with make_workspace()'s ws; the overload without ws makes one.
+  UcpCheck check(const UcpMotion& m, UcpWorkspace& ws) const;
   UcpCheck check(const UcpMotion& m) const;
 
   /// x'y <= tol max(1, max x max y): the complementarity test of both methods (the paper's
@@ -121,6 +140,7 @@ class Ucp {
 
  private:
   bool fail(std::string field, std::string message);
+  bool fits(const UcpWorkspace& w) const;  // sized for this problem (else recover/check resize it)
 
   int n_c_ = 0, n_q_ = 0, n_theta_ = 0, rank_ = 0;
   std::vector<int> alpha_, abar_;
@@ -221,6 +241,8 @@ class UcpExact {
   std::unique_ptr<BranchAndBound<Relaxation>> bnb_;
   std::unique_ptr<DenseLp> root_x_, root_y_;  // which side is empty, before the search
   Eigen::VectorXd zero_, inf_;
+  UcpMotion motion_;  // the solution's, for the check
+  UcpWorkspace ws_;
   UcpExactResult result_;
 };
 

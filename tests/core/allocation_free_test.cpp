@@ -1,14 +1,19 @@
 // The per-step paths of core/ allocate nothing once their workspace exists.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "core/contacts.hpp"
 #include "core/halm_posa_lcp.hpp"
+#include "core/model.hpp"
 #include "core/scene.hpp"
 #include "core/trinkle_lcp.hpp"
+#include "core/ucp.hpp"
 #include "tests/support/allocation_counter.hpp"
 
 namespace qs {
@@ -61,6 +66,141 @@ TEST(AllocationFree, HalmPosaLcpStepWithRelinearisation) {
   test::CountAllocations guard;
   for (int l = 0; l < m.step.steps; ++l) ASSERT_EQ(stepper.step(m, s), Status::solved);
   EXPECT_EQ(guard.count(), 0);
+}
+
+// ---- the UCP solvers (seed 004): a repeated solve -------------------------------------------
+// ucp_enumerate_modes (`quasistep ucp --all`) is left out: it returns a list of every mode
+// combination with a solution, which grows with the answer, and is a one-shot search for
+// small problems (it builds its LP solvers per call), not a kernel that is solved repeatedly.
+
+/// tests/data/ucp/data_set_K.json (the fields data sets 1-4 use), read here because this
+/// executable does not link the CLI's reader.
+UcpData ucp_data_set(int k) {
+  std::ifstream in(std::string(QUASISTEP_SOURCE_DIR) + "/tests/data/ucp/data_set_" + std::to_string(k) + ".json");
+  const nlohmann::json j = nlohmann::json::parse(in);
+  const auto matrix = [&](const char* key) {
+    const nlohmann::json& rows = j.at(key);
+    Eigen::MatrixXd m(rows.size(), rows.at(0).size());
+    for (Eigen::Index r = 0; r < m.rows(); ++r)
+      for (Eigen::Index c = 0; c < m.cols(); ++c) m(r, c) = rows.at(r).at(c).get<double>();
+    return m;
+  };
+  const auto vector = [&](const char* key) {
+    const std::vector<double> v = j.at(key).get<std::vector<double>>();
+    return Eigen::VectorXd(Eigen::Map<const Eigen::VectorXd>(v.data(), static_cast<Eigen::Index>(v.size())));
+  };
+  UcpData d;
+  d.P = matrix("P");
+  d.J_n = matrix("J_n");
+  d.J_t = matrix("J_t");
+  d.theta_dot = vector("theta_dot");
+  d.d = vector("d");
+  d.mu = vector("mu");
+  return d;
+}
+
+/// The seed 000 gripper as a `ucp` scene (as tests/core/ucp_test.cpp builds it): the cylinder
+/// on the ground, the fingers at x = -+half_gap, at time t; with squeeze > 0 the fingers are
+/// effort-controlled, pushing with squeeze N each.
+UcpData gripper_ucp(double half_gap, double t, double squeeze = 0) {
+  std::ifstream in(std::string(QUASISTEP_SOURCE_DIR) + "/examples/pang_tedrake_gripper.json");
+  nlohmann::json j = nlohmann::json::parse(std::string(std::istreambuf_iterator<char>(in), {}));
+  j["model"]["formulation"] = "ucp";
+  if (squeeze > 0) {
+    j["joints"][0]["control"] = "effort";
+    j["joints"][1]["control"] = "effort";
+    j["commands"]["x_l"] = {{"effort", squeeze}};
+    j["commands"]["x_r"] = {{"effort", -squeeze}};
+  }
+  const Scene scene = parse_scene(j.dump());
+  const Model& m = *scene.model;
+  State s = initial_state(m);
+  s.t = t;
+  for (size_t k = 0; k < m.dofs.size(); ++k) {
+    if (m.dofs[k].name == "x_l") s.q[static_cast<Eigen::Index>(k)] = -half_gap;
+    if (m.dofs[k].name == "x_r") s.q[static_cast<Eigen::Index>(k)] = half_gap;
+  }
+  UcpScene sc;
+  std::string why;
+  EXPECT_EQ(ucp_from_scene(m, s, sc, why), Status::solved) << why;
+  return sc.data;
+}
+
+struct UcpCase {
+  std::string name;
+  UcpData data;
+  Status bilinear, exact;  // the expected answers (so that a status change cannot hide)
+};
+
+std::vector<UcpCase> ucp_cases() {
+  return {
+      {"data set 1", ucp_data_set(1), Status::solved, Status::solved},
+      {"data set 4", ucp_data_set(4), Status::not_found, Status::infeasible},
+      {"gripper at rest", gripper_ucp(0.07, 0), Status::solved, Status::solved},
+      {"gripper rigid squeeze (X empty)", gripper_ucp(0.05, 0.1), Status::infeasible, Status::infeasible},
+      {"gripper lift", gripper_ucp(0.05, 0.3), Status::solved, Status::solved},
+      {"gripper lift, effort-controlled fingers", gripper_ucp(0.05, 0.3, 20), Status::solved, Status::solved},
+  };
+}
+
+TEST(AllocationFree, UcpBilinearRepeatedSolve) {
+  for (const UcpCase& c : ucp_cases()) {
+    Ucp u;
+    ASSERT_EQ(u.build(c.data), Status::solved) << c.name << ": " << u.error_message();
+    UcpBilinear solver(u);
+    const UcpBilinearResult first = solver.solve();  // the warm-up may allocate
+    ASSERT_EQ(first.status, c.bilinear) << c.name;
+    long count = 0;
+    {
+      test::CountAllocations guard;
+      solver.solve();
+      count = guard.count();
+    }
+    EXPECT_EQ(count, 0) << c.name;
+    const UcpBilinearResult& second = solver.result();
+    EXPECT_EQ(second.status, first.status) << c.name;
+    EXPECT_EQ(second.empty_side, first.empty_side) << c.name;
+    EXPECT_EQ(second.x, first.x) << c.name;
+    EXPECT_EQ(second.y, first.y) << c.name;
+    EXPECT_EQ(second.products, first.products) << c.name;
+    EXPECT_EQ(second.pairs, first.pairs) << c.name;
+    EXPECT_EQ(second.lps, first.lps) << c.name;
+    EXPECT_EQ(second.restarts, first.restarts) << c.name;
+    EXPECT_EQ(second.check.worst, first.check.worst) << c.name;
+  }
+}
+
+TEST(AllocationFree, UcpExactRepeatedSolve) {
+  // The counter sees this thread only: serially it sees every node's evaluation; in parallel
+  // TBB's workers evaluate some (and TBB may allocate its task storage, branch_and_bound.hpp).
+  for (const bool parallel : {false, true}) {
+    for (const UcpCase& c : ucp_cases()) {
+      const std::string name = c.name + (parallel ? ", parallel" : ", serial");
+      Ucp u;
+      ASSERT_EQ(u.build(c.data), Status::solved) << name << ": " << u.error_message();
+      UcpExactOptions o;
+      o.parallel = parallel;
+      UcpExact solver(u, o);
+      const UcpExactResult first = solver.solve();  // the warm-up may allocate
+      ASSERT_EQ(first.status, c.exact) << name;
+      long count = 0;
+      {
+        test::CountAllocations guard;
+        solver.solve();
+        count = guard.count();
+      }
+      EXPECT_EQ(count, 0) << name;
+      const UcpExactResult& second = solver.result();
+      EXPECT_EQ(second.status, first.status) << name;
+      EXPECT_EQ(second.empty_side, first.empty_side) << name;
+      EXPECT_EQ(second.stats.nodes, first.stats.nodes) << name;
+      EXPECT_EQ(second.check.worst, first.check.worst) << name;
+      if (first.status == Status::solved) {
+        EXPECT_EQ(second.x, first.x) << name;
+        EXPECT_EQ(second.y, first.y) << name;
+      }
+    }
+  }
 }
 
 }  // namespace
