@@ -21,4 +21,11 @@ inline double min(double a, double b) { return a < b ? a : b; }
 inline double max(double a, double b) { return a > b ? a : b; }
 inline double clamp(double x, double lo, double hi) { return min(max(x, lo), hi); }
 
+/// Reductions over a mask for loop control, written once for a lane type's masks (the lane
+/// type overloads them) and for bool, the mask of double: one lane.
+inline bool any(bool a) { return a; }
+inline bool all(bool a) { return a; }
+inline bool none(bool a) { return !a; }
+inline int count(bool a) { return a ? 1 : 0; }
+
 }  // namespace qs

@@ -203,8 +203,11 @@ void expect_lifted_and_turned(const Trajectory& r) {
     EXPECT_NEAR(r.q[l][kTheta] - r.q[l - 1][kTheta], 0.02, 1e-8) << "step " << l;  // turns as commanded
   EXPECT_NEAR(r.q[70][kTheta] - r.q[25][kTheta], 0.8, 1e-6);
   EXPECT_NEAR(r.q[70][kY] - y0, 0.02, 1e-8);  // still held up after the turn
-  // Off the table from step 7 on: the table's slots are out of the MIQP.
-  for (int l = 7; l <= 70; ++l) EXPECT_FALSE(r.steps[l - 1].table_active) << "step " << l;
+  // Off the table from step 8 on: the table's slots are out of the MIQP. Step 7 starts with
+  // the box exactly 1 mm up, which is the contact margin: whether its table slots count as
+  // active (phi <= margin) is decided by the last bit of phi, which differs between builds
+  // (Eigen's FMA kernels under -march=native), so step 7 may go either way.
+  for (int l = 8; l <= 70; ++l) EXPECT_FALSE(r.steps[l - 1].table_active) << "step " << l;
 }
 
 TEST(PangTedrakeHardScenes, BothScenesLoad) {
@@ -234,7 +237,8 @@ TEST(PangTedrakeHardScenes, Box36KeepsNineContactsWhileLiftingAndTurningTheBox) 
   for (const StepRecord& s : r.steps) most = std::max(most, s.contacts);
   EXPECT_EQ(most, 11);
   for (int l = 4; l <= 6; ++l) EXPECT_EQ(r.steps[l - 1].contacts, 11) << "step " << l;
-  for (int l = 7; l <= 70; ++l) EXPECT_EQ(r.steps[l - 1].contacts, 9) << "step " << l;
+  EXPECT_TRUE(r.steps[6].contacts == 9 || r.steps[6].contacts == 11) << r.steps[6].contacts;  // step 7: the tie above
+  for (int l = 8; l <= 70; ++l) EXPECT_EQ(r.steps[l - 1].contacts, 9) << "step " << l;
   expect_lifted_and_turned(r);
   report("pang_tedrake_box_36", r, 9);
 }
@@ -248,7 +252,8 @@ TEST(PangTedrakeHardScenes, Box72KeepsEighteenContactsWhileTurningTheBox) {
   for (const StepRecord& s : r.steps) most = std::max(most, s.contacts);
   EXPECT_EQ(most, PangTedrakeMiqp::kMaxContacts);
   for (int l = 4; l <= 6; ++l) EXPECT_EQ(r.steps[l - 1].contacts, 16) << "step " << l;
-  for (int l = 7; l <= 15; ++l) EXPECT_EQ(r.steps[l - 1].contacts, 14) << "step " << l;
+  EXPECT_TRUE(r.steps[6].contacts == 14 || r.steps[6].contacts == 16) << r.steps[6].contacts;  // step 7: the tie
+  for (int l = 8; l <= 15; ++l) EXPECT_EQ(r.steps[l - 1].contacts, 14) << "step " << l;
   for (int l = 18; l <= 70; ++l) EXPECT_EQ(r.steps[l - 1].contacts, 18) << "step " << l;
   expect_lifted_and_turned(r);
   report("pang_tedrake_box_72", r, 18);
