@@ -94,6 +94,8 @@ State initial_state(const Model& m) {
       case DofKind::body3: s.q[i] = m.body3->initial[d.index]; break;  // seed 003 (core/ecp_ncp.hpp)
     }
   }
+  // seed 002: the impedance reference starts where the actuated joints are, q̄_a(0) = q_a(0).
+  if (m.formulation == Formulation::anitescu_qp) s.q_a_ref = s.q.tail(m.n_a);
   return s;
 }
 

@@ -60,6 +60,9 @@ struct FormulationParams {
   double stiffness_K = 0.0;                        // seed 000 eq. (22), N/m, > 0
   bool elastic_bound_previous = false;             // seed 000 sec. V.B: (23f) with the previous step's phi_bar
   bool quasi_dynamic = false;                      // seed 002: anitescu_qp mode
+  /// seed 002: the robots' impedance K_a (n_a, one positive entry per actuated joint, N/m or
+  /// N m/rad); set for anitescu_qp (empty when the scene has no actuated joint).
+  std::optional<Eigen::VectorXd> stiffness_Ka;
   // ecp_ncp (seed 003 eq. (5)): the friction ellipsoid's semi-axes; e_t, e_o dimensionless,
   // e_r in m. mu is world.support_friction.
   double ellipsoid_e_t = 1.0, ellipsoid_e_o = 1.0, ellipsoid_e_r = 0.0;
@@ -244,6 +247,7 @@ struct State {
   double t = 0.0;       // s
   int step = 0;         // steps taken; trajectory row `step` holds this state
   Eigen::VectorXd q;    // (n_q) [q_u; q_a]
+  Eigen::VectorXd q_a_ref;  // (n_a) anitescu_qp: the impedance reference q̄_a (seed 002); empty otherwise
 };
 
 State initial_state(const Model& m);

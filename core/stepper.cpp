@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "core/anitescu_qp.hpp"
 #include "core/ecp_ncp.hpp"
 #include "core/halm_posa_lcp.hpp"
 #include "core/pang_tedrake_miqp.hpp"
@@ -40,7 +41,8 @@ std::unique_ptr<Stepper> make_stepper(const Model& m) {
     case Formulation::halm_posa_lcp: return std::make_unique<HalmPosaLcp>(m);
     case Formulation::pang_tedrake_miqp: return std::make_unique<PangTedrakeMiqp>(m);
     case Formulation::ecp_ncp: return std::make_unique<EcpNcp>(m);  // seed 003
-    default: return nullptr;  // the UCP and Anitescu issues add theirs
+    case Formulation::anitescu_qp: return std::make_unique<AnitescuQp>(m);  // seed 002
+    default: return nullptr;  // the UCP issue adds its own
   }
 }
 

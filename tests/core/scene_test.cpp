@@ -290,11 +290,43 @@ TEST(SceneErrors, FormulationParameters) {
   EXPECT_TRUE(Fails(s, "model.stiffness", "missing (required)"));
   EXPECT_TRUE(Fails(with("/model/stiffness", 0, s), "model.stiffness", "must be > 0"));
   EXPECT_NO_THROW(parse(with("/model/stiffness", 1000, s)));
-  s = with("/model", json{{"formulation", "anitescu_qp"}, {"mode", "dynamic"}});
+  s = with("/model", json{{"formulation", "anitescu_qp"}, {"mode", "dynamic"}, {"stiffness", 1000}});
   EXPECT_TRUE(Fails(s, "model.mode", "is not one of: quasistatic, quasi_dynamic"));
   const Scene qd = parse(with("/model/mode", "quasi_dynamic", s));
   EXPECT_TRUE(qd.model->params.quasi_dynamic);
   EXPECT_TRUE(Fails(with("/model", json{{"formulation", "ucp"}, {"A", 1}}), "model.A", "unknown field"));
+}
+
+TEST(SceneErrors, AnitescuStiffness) {
+  // seed 002: K_a, one positive stiffness per velocity-controlled joint (base scene: y_g, x_l).
+  const json s = with("/model", json{{"formulation", "anitescu_qp"}});
+  EXPECT_TRUE(Fails(s, "model.stiffness", "missing (required by anitescu_qp"));
+  EXPECT_TRUE(Fails(with("/model/stiffness", 0, s), "model.stiffness", "must be > 0"));
+  EXPECT_TRUE(Fails(with("/model/stiffness", -5, s), "model.stiffness", "must be > 0"));
+  EXPECT_TRUE(Fails(with("/model/stiffness", "stiff", s), "model.stiffness", "must be a number or an array of 2 numbers"));
+  EXPECT_TRUE(Fails(with("/model/stiffness", json::array({1000}), s), "model.stiffness",
+                    "must be a number or an array of 2 numbers (one per velocity-controlled joint"));
+  EXPECT_TRUE(Fails(with("/model/stiffness", json::array({1000, 0}), s), "model.stiffness[1]", "must be > 0"));
+  const Scene one = parse(with("/model/stiffness", 500, s));
+  ASSERT_TRUE(one.model->params.stiffness_Ka.has_value());
+  EXPECT_EQ(*one.model->params.stiffness_Ka, Eigen::Vector2d(500, 500));
+  const Scene each = parse(with("/model/stiffness", json::array({100, 200}), s));
+  EXPECT_EQ(*each.model->params.stiffness_Ka, Eigen::Vector2d(100, 200));
+  EXPECT_EQ(initial_state(*each.model).q_a_ref, Eigen::Vector2d(0.01, -0.07));  // q̄_a(0) = q_a(0)
+  // No actuated joint: no stiffness needed.
+  json no_robot = s;
+  no_robot["joints"] = json::array();
+  no_robot["bodies"].erase(3);
+  no_robot["bodies"].erase(2);
+  no_robot.erase("commands");
+  const Scene free_only = parse(no_robot);
+  EXPECT_EQ(free_only.model->n_a, 0);
+  // A quasi-dynamic body that rotates needs its inertia.
+  json rot = with("/model", json{{"formulation", "anitescu_qp"}, {"mode", "quasi_dynamic"}, {"stiffness", 1}});
+  rot["bodies"][1]["dofs"] = json::array({"x", "y", "theta"});
+  EXPECT_TRUE(Fails(rot, "bodies[1].inertia", "missing (required by anitescu_qp in quasi_dynamic mode"));
+  rot["bodies"][1]["inertia"] = 1e-3;
+  EXPECT_NO_THROW(parse(rot));
 }
 
 TEST(SceneErrors, TabletopObject) {

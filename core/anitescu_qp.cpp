@@ -1,0 +1,365 @@
+// seed 002 (Pang & Tedrake, "Fast simulation of rigid multibody quasistatic systems with
+// convex optimization"): see anitescu_qp.hpp and docs/anitescu.md for the derivation.
+#include "core/anitescu_qp.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <limits>
+#include <sstream>
+#include <string>
+
+#include "core/kinematics.hpp"
+
+namespace qs {
+
+void anitescu_dual_lcp(const Eigen::Ref<const Eigen::MatrixXd>& A, const Eigen::Ref<const Eigen::VectorXd>& b,
+                       const Eigen::Ref<const Eigen::MatrixXd>& Q_inv, const Eigen::Ref<const Eigen::VectorXd>& v_free,
+                       Eigen::Ref<Eigen::MatrixXd> QinvAt, Eigen::Ref<Eigen::MatrixXd> M, Eigen::Ref<Eigen::VectorXd> q) {
+  const Eigen::Index rows = A.rows(), n = A.cols();
+  // Q^-1 A': column r is Q^-1 times row r of A.
+  for (Eigen::Index r = 0; r < rows; ++r)
+    for (Eigen::Index i = 0; i < n; ++i) {
+      double s = 0;
+      for (Eigen::Index j = 0; j < n; ++j) s += Q_inv(i, j) * A(r, j);
+      QinvAt(i, r) = s;
+    }
+  // M = A Q^-1 A' (seed 002 slide "Specializing ..., take 2": the Delassus matrix of the
+  // Anitescu rows), filled symmetric from its lower triangle so that M = M' exactly.
+  for (Eigen::Index s = 0; s < rows; ++s)
+    for (Eigen::Index r = s; r < rows; ++r) {
+      double v = 0;
+      for (Eigen::Index i = 0; i < n; ++i) v += A(r, i) * QinvAt(i, s);
+      M(r, s) = v;
+      M(s, r) = v;
+    }
+  // q = A v_free - b: the rows' slack if no contact pushed.
+  for (Eigen::Index r = 0; r < rows; ++r) {
+    double v = -b[r];
+    for (Eigen::Index i = 0; i < n; ++i) v += A(r, i) * v_free[i];
+    q[r] = v;
+  }
+}
+
+AnitescuQp::AnitescuQp(const Model& m)
+    : Stepper(m),
+      ws_(m),
+      lemke_(std::make_unique<Solver>()),
+      lcp_result_(std::make_unique<Solver::Result>()),
+      nq_(m.n_q()),
+      slot_(m.n_slots()) {
+  const int n = std::max(nq_, 1);
+  const int cap_rows = 2 * std::min(kMaxContacts, m.n_slots());
+  DenseQpCapacity cap;
+  cap.vars = n;
+  cap.eq_rows = 0;
+  cap.in_rows = cap_rows;
+  qp_ = std::make_unique<DenseQp>(cap);
+  H_ = Eigen::MatrixXd::Zero(n, n);
+  A_ = Eigen::MatrixXd::Zero(std::max(cap_rows, 1), n);
+  A_eq_ = Eigen::MatrixXd::Zero(0, n);
+  c_ = Eigen::VectorXd::Zero(n);
+  b_ = Eigen::VectorXd::Zero(std::max(cap_rows, 1));
+  b_eq_ = Eigen::VectorXd::Zero(0);
+  no_bounds_ = Eigen::VectorXd::Zero(0);
+  y_ = Eigen::VectorXd::Zero(0);
+  w_ = Eigen::VectorXd::Zero(n);
+  Qinv_ = Eigen::MatrixXd::Zero(n, n);
+  QinvAt_ = Eigen::MatrixXd::Zero(n, std::max(cap_rows, 1));
+  M_lcp_ = Eigen::MatrixXd::Zero(std::max(cap_rows, 1), std::max(cap_rows, 1));
+  Mu_ = Eigen::MatrixXd::Zero(std::max(m.n_u, 1), std::max(m.n_u, 1));
+  L_ = Mu_;
+  v_free_ = Eigen::VectorXd::Zero(n);
+  q_lcp_ = Eigen::VectorXd::Zero(std::max(cap_rows, 1));
+  jx_ = jy_ = jw_ = Eigen::VectorXd::Zero(n);
+  tau_ = tau_grav_ = Eigen::VectorXd::Zero(n);
+  qbar_ = Eigen::VectorXd::Zero(m.n_a);
+  v_ = Eigen::VectorXd::Zero(nq_);
+  beta_ = Eigen::VectorXd::Zero(std::max(cap_rows, 1));
+}
+
+AnitescuQp::~AnitescuQp() = default;
+
+DenseQpProblem AnitescuQp::problem() const {
+  const int n = std::max(nq_, 1);
+  return DenseQpProblem{H_,   c_,   A_eq_, b_eq_, A_.topLeftCorner(rows_, n), b_.head(rows_),
+                        no_bounds_, no_bounds_};
+}
+
+std::string AnitescuQp::contact_label(const Model& m, int row) const {
+  const int i = slot_[row / 2];
+  return "slot " + std::to_string(i) + " (" + m.pair_name(m.slots[i].pair) + (row % 2 ? ", -t)" : ", +t)");
+}
+
+bool AnitescuQp::mass_matrix(const Model& m) {
+  const int nu = m.n_u, n = nq_;
+  auto Mu = Mu_.topLeftCorner(nu, nu);
+  Mu.setZero();
+  // seed 002, slide "Specializing to robotic manipulation, take 2": M_u v_u' = h tau_u + J_u' beta.
+  // M(q) = sum_b m_b J_c,b' J_c,b + I_b J_w,b' J_w,b over the bodies (J_c the Jacobian of the
+  // center of mass, J_w of the body angle), restricted to the unactuated block. The robots'
+  // own inertia is not part of the model (seed 002 slide "take 2": M_a (v_a' - v_a) = 0).
+  for (size_t b = 0; b < m.bodies.size(); ++b) {
+    const Body& body = m.bodies[b];
+    if (body.kind == BodyKind::fixed) continue;
+    const double inertia = body.inertia.value_or(0.0);
+    if (body.mass == 0.0 && inertia == 0.0) continue;
+    jx_.head(n).setZero();
+    jy_.head(n).setZero();
+    jw_.head(n).setZero();
+    const Vec2<double> com = ws_.body_pose[b].apply(body.com);
+    visit_point_jacobian(m, static_cast<int>(b), com, ws_.body_pose.data(), ws_.joint_frame.data(),
+                         [&](int dof, const Vec2<double>& col) {
+                           jx_[dof] += col.x;
+                           jy_[dof] += col.y;
+                         });
+    add_angular_jacobian(m, static_cast<int>(b), 1.0, jw_.data());
+    for (int i = 0; i < nu; ++i)
+      for (int j = 0; j < nu; ++j)
+        Mu(i, j) += body.mass * (jx_[i] * jx_[j] + jy_[i] * jy_[j]) + inertia * jw_[i] * jw_[j];
+  }
+  // Cholesky M_u = L L' (no pivoting: M_u is SPD or the step is refused), then M_u^-1.
+  auto L = L_.topLeftCorner(nu, nu);
+  L = Mu;
+  double dmax = 0;
+  for (int i = 0; i < nu; ++i) dmax = std::max(dmax, Mu(i, i));
+  for (int k = 0; k < nu; ++k) {
+    double d = L(k, k);
+    for (int p = 0; p < k; ++p) d -= L(k, p) * L(k, p);
+    if (!(d > 1e-12 * dmax)) {
+      fail(Status::bad_input, "quasi_dynamic: the mass matrix of the unactuated DOFs is singular at \"" + m.dofs[k].name +
+                                  "\" (give the bodies it moves a mass and, if they rotate, an inertia)");
+      return false;
+    }
+    d = std::sqrt(d);
+    L(k, k) = d;
+    for (int i = k + 1; i < nu; ++i) {
+      double s = L(i, k);
+      for (int p = 0; p < k; ++p) s -= L(i, p) * L(k, p);
+      L(i, k) = s / d;
+    }
+  }
+  // Q^-1 = diag(M_u^-1, 1 / (h^2 K_a)) (seed 002 slide "take 2": Q = diag(M_u, h^2 K_a)):
+  // columns of M_u^-1 by forward and back substitution.
+  Qinv_.topLeftCorner(n, n).setZero();
+  for (int c = 0; c < nu; ++c) {
+    for (int i = 0; i < nu; ++i) {
+      double s = i == c ? 1.0 : 0.0;
+      for (int p = 0; p < i; ++p) s -= L(i, p) * Qinv_(p, c);
+      Qinv_(i, c) = s / L(i, i);
+    }
+    for (int i = nu - 1; i >= 0; --i) {
+      double s = Qinv_(i, c);
+      for (int p = i + 1; p < nu; ++p) s -= L(p, i) * Qinv_(p, c);
+      Qinv_(i, c) = s / L(i, i);
+    }
+  }
+  // Exactly symmetric.
+  for (int i = 0; i < nu; ++i)
+    for (int j = 0; j < i; ++j) Qinv_(i, j) = Qinv_(j, i) = 0.5 * (Qinv_(i, j) + Qinv_(j, i));
+  return true;
+}
+
+Status AnitescuQp::step(const Model& m, State& s) {
+  report_ = StepReport{};
+  fallback_ = false;
+  rows_ = 0;
+  std::fill(p_n_.begin(), p_n_.end(), 0.0);  // a failed step reports no impulses
+  std::fill(p_t_.begin(), p_t_.end(), 0.0);
+  if (m.world.type != WorldType::vertical || !(m.step.h > 0))
+    return fail(Status::bad_input, "anitescu_qp steps a vertical world with h > 0");
+  const int nu = m.n_u, na = m.n_a, n = nq_;
+  if (s.q.size() != n || s.q_a_ref.size() != na)
+    return fail(Status::bad_input, "the State needs n_q = " + std::to_string(n) + " coordinates and n_a = " +
+                                       std::to_string(na) + " impedance references q_a_ref (initial_state sets them)");
+  if (na > 0 && (!m.params.stiffness_Ka || m.params.stiffness_Ka->size() != na || !(m.params.stiffness_Ka->minCoeff() > 0)))
+    return fail(Status::bad_input, "anitescu_qp needs model.stiffness: n_a = " + std::to_string(na) + " positive entries");
+  const double h = m.step.h, t_mid = s.t + 0.5 * h;
+
+  // 1-2: contacts and Jacobians at the start of the step.
+  ws_.evaluate(m, s.q.data());
+  int nc = 0;
+  for (int i = 0; i < m.n_slots(); ++i) {
+    active_[i] = ws_.active(m, i);
+    phi_[i] = ws_.frame[i].phi;
+    if (!active_[i]) continue;
+    if (nc < kMaxContacts) slot_[nc] = i;
+    ++nc;  // counted to the end, so that the report says how many
+  }
+  report_.contacts = nc;
+  if (nc > kMaxContacts)
+    return fail(Status::bad_input, std::to_string(nc) + " active contacts in one step, more than " +
+                                       std::to_string(kMaxContacts) + "; set contacts.margin to keep distant slots out");
+  rows_ = 2 * nc;
+  if (n == 0) {  // nothing moves
+    s.t += h;
+    ++s.step;
+    return report_.status = Status::solved;
+  }
+
+  // Inputs at the middle of the step: tau (gravity, loads, efforts) and the robots' own
+  // gravity, which their controllers compensate (seed 002 slide "Specializing to robotic
+  // manipulation": tau_a = K_a (q̄_a' - (q_a + h v_a')) - tau_g).
+  generalized_external_force(m, ws_.body_pose.data(), ws_.joint_frame.data(), t_mid, tau_.data());
+  tau_grav_.head(n).setZero();
+  for (size_t b = 0; b < m.bodies.size(); ++b) {
+    const Body& body = m.bodies[b];
+    if (body.kind != BodyKind::linked || body.mass == 0.0) continue;
+    add_point_jacobian(m, static_cast<int>(b), ws_.body_pose[b].apply(body.com), Vec2<double>{0.0, -1.0},
+                       body.mass * m.world.gravity, ws_.body_pose.data(), ws_.joint_frame.data(), tau_grav_.data());
+  }
+  // The reference at the end of the step: q̄_a' = q̄_a + h u(t + h/2).
+  for (const Joint& j : m.joints)
+    if (j.control == Control::velocity) qbar_[j.dof - nu] = s.q_a_ref[j.dof - nu] + h * j.command(t_mid);
+
+  // 3: the QP. H = diag(Q_u, h^2 K_a); b = -h [tau_u; K_a (q̄_a' - q_a) + tau_a^ext - tau_g,a]
+  // (seed 002 slide "Specializing to robotic manipulation", signs derived in docs/anitescu.md).
+  H_.setZero();
+  for (int e = 0; e < nu; ++e) c_[e] = -h * tau_[e];
+  for (int a = 0; a < na; ++a) {
+    const double K = (*m.params.stiffness_Ka)[a];
+    H_(nu + a, nu + a) = h * h * K;
+    c_[nu + a] = -h * (K * (qbar_[a] - s.q[nu + a]) + tau_[nu + a] - tau_grav_[nu + a]);
+  }
+  // Anitescu rows (seed 002 slide "Modeling Coulomb friction as a convex program":
+  // phi_i / h + (J_n,i + mu_i J_d,ij) v' >= 0, d_i1 = +t, d_i2 = -t), as A v >= b.
+  for (int c = 0; c < nc; ++c) {
+    const int i = slot_[c];
+    const double mu = m.pairs[m.slots[i].pair].friction;
+    for (int e = 0; e < n; ++e) {
+      A_(2 * c, e) = ws_.J_n(i, e) + mu * ws_.J_t(i, e);
+      A_(2 * c + 1, e) = ws_.J_n(i, e) - mu * ws_.J_t(i, e);
+    }
+    b_[2 * c] = b_[2 * c + 1] = -ws_.frame[i].phi / h;
+  }
+
+  // 4: solve.
+  const Status st = m.params.quasi_dynamic ? solve_quasi_dynamic(m) : solve_quasistatic(m);
+  if (st != Status::solved) return st;
+  const DenseQpProblem p = problem();
+  report_.complementarity_residual = qp_kkt_residual(p, v_, y_, beta_.head(rows_), w_.head(n));
+  if (!(report_.complementarity_residual <= kKktTolerance)) {
+    std::ostringstream d;
+    d << "the QP's answer failed its KKT check (scaled residual " << report_.complementarity_residual << ")";
+    return fail(Status::numerical_failure, d.str());
+  }
+
+  // 5: per slot, residuals, integration.
+  double lin = 0;
+  for (int c = 0; c < nc; ++c) {
+    const int i = slot_[c];
+    const double mu = m.pairs[m.slots[i].pair].friction;
+    p_n_[i] = beta_[2 * c] + beta_[2 * c + 1];
+    p_t_[i] = mu * (beta_[2 * c] - beta_[2 * c + 1]);
+    double gap = ws_.frame[i].phi;
+    for (int e = 0; e < n; ++e) gap += h * ws_.J_n(i, e) * v_[e];
+    lin = std::min(lin, gap);
+  }
+  report_.linearised_penetration = lin;
+  double balance = 0;
+  for (int e = 0; e < nu; ++e) {
+    // Quasistatic: h tau_u + J_u' beta = 0; quasi-dynamic: M_u v_u' - h tau_u - J_u' beta = 0.
+    double r = -h * tau_[e];
+    if (m.params.quasi_dynamic)
+      for (int f = 0; f < nu; ++f) r += Mu_(e, f) * v_[f];
+    for (int k = 0; k < rows_; ++k) r -= A_(k, e) * beta_[k];
+    balance = std::max(balance, std::abs(r));
+  }
+  report_.force_balance_residual = balance;
+  for (int e = 0; e < n; ++e) s.q[e] += h * v_[e];
+  for (int a = 0; a < na; ++a) s.q_a_ref[a] = qbar_[a];
+  s.t += h;
+  ++s.step;
+  return report_.status = Status::solved;
+}
+
+Status AnitescuQp::solve_quasistatic(const Model& m) {
+  report_.problem_size = nq_;
+  return solve_with_qp(m, "quasistatic");
+}
+
+Status AnitescuQp::solve_with_qp(const Model& m, const char* mode) {
+  const DenseQpProblem p = problem();
+  const Status st = qp_->solve(p);
+  report_.pivots += qp_->phase1_pivots() + qp_->stats().iterations;
+  if (st == Status::solved) {
+    v_ = qp_->x();
+    beta_.head(rows_) = qp_->z();
+    return Status::solved;
+  }
+  std::ostringstream d;
+  d << std::setprecision(3);
+  if (st == Status::unbounded) {
+    // The kernel's ray (verified): H d = 0, A d >= 0, c'd < 0. No beta >= 0 balances the
+    // load (that would make c'd = beta'A d >= 0): the objects cannot be in force balance.
+    d << mode << " QP unbounded: no contact impulse can balance the load; the objects would move without bound along";
+    const auto ray = qp_->ray();
+    const double top = ray.cwiseAbs().maxCoeff();
+    const char* sep = " ";
+    for (int e = 0; e < nq_; ++e)
+      if (std::abs(ray[e]) > 1e-9 * top) {
+        d << sep << m.dofs[e].name << ": " << ray[e] / top;
+        sep = ", ";
+      }
+    d << " (verified ray)";
+    return fail(Status::infeasible, d.str());
+  }
+  if (st == Status::infeasible) {
+    d << mode << " QP infeasible: no velocity keeps every Anitescu row phi/h + J v' >= 0; Farkas multipliers";
+    const auto u = qp_->farkas_in();
+    const double top = u.size() ? u.cwiseAbs().maxCoeff() : 0.0;
+    const char* sep = " ";
+    for (int k = 0; k < rows_; ++k)
+      if (u[k] > 1e-9 * top) {
+        d << sep << contact_label(m, k) << ": " << u[k] / top;
+        sep = ", ";
+      }
+    d << " (verified certificate)";
+    return fail(Status::infeasible, d.str());
+  }
+  d << "the dense QP kernel ended " << to_string(st) << " on the " << mode << " QP";
+  return fail(st, d.str());
+}
+
+Status AnitescuQp::solve_quasi_dynamic(const Model& m) {
+  const int nu = m.n_u, na = m.n_a, n = nq_;
+  report_.problem_size = rows_;
+  if (!mass_matrix(m)) return report_.status;
+  // Q = diag(M_u, h^2 K_a): set H's object block (the robot block is already there).
+  H_.topLeftCorner(nu, nu) = Mu_.topLeftCorner(nu, nu);
+  for (int a = 0; a < na; ++a) Qinv_(nu + a, nu + a) = 1.0 / H_(nu + a, nu + a);
+  // v_free = -Q^-1 b: the velocity without contact (box: h g; robot: to its reference);
+  // then the dual LCP 0 <= beta _|_ J Q^-1 J' beta + phi/h + J v_free >= 0 (seed 002 slide
+  // "take 2", KKT conditions of its QP; signs derived in docs/anitescu.md).
+  for (int i = 0; i < n; ++i) {
+    double v = 0;
+    for (int j = 0; j < n; ++j) v -= Qinv_(i, j) * c_[j];
+    v_free_[i] = v;
+  }
+  if (rows_ == 0) {
+    v_ = v_free_.head(n);
+    return Status::solved;
+  }
+  auto A = A_.topLeftCorner(rows_, n);
+  anitescu_dual_lcp(A, b_.head(rows_), Qinv_.topLeftCorner(n, n), v_free_.head(n), QinvAt_.topLeftCorner(n, rows_),
+                    M_lcp_.topLeftCorner(rows_, rows_), q_lcp_.head(rows_));
+  // No warm start: the answer is a function of this step's LCP alone.
+  const Status st = lemke_->solve(M_lcp_.topLeftCorner(rows_, rows_), q_lcp_.head(rows_), *lcp_result_);
+  report_.pivots = lcp_result_->stats.iterations;
+  if (st == Status::solved) {
+    beta_.head(rows_) = lcp_result_->z.head(rows_);
+    for (int i = 0; i < n; ++i) {
+      double v = v_free_[i];
+      for (int k = 0; k < rows_; ++k) v += QinvAt_(i, k) * beta_[k];
+      v_[i] = v;
+    }
+    const double r = qp_kkt_residual(problem(), v_, y_, beta_.head(rows_), w_.head(n));
+    if (r <= kKktTolerance) return Status::solved;
+  }
+  // Lemke ended on a ray (for this PSD matrix: the constraints have no feasible point), at
+  // its limit, or with an answer that failed the QP's own check: the dense QP decides.
+  fallback_ = true;
+  return solve_with_qp(m, "quasi-dynamic");
+}
+
+}  // namespace qs
