@@ -30,6 +30,14 @@ class Schedule {
   Schedule(std::vector<double> breaks, std::vector<double> values, std::vector<Term> terms);
 
   double operator()(double t) const;
+  /// Becomes the constant `value` without allocating (the batch engine's per-world
+  /// commands overwrite a thread's private copy of a joint's schedule every step).
+  void set_constant(double value) {
+    breaks_.clear();
+    terms_.clear();
+    values_.resize(1);
+    values_[0] = value;
+  }
   bool is_constant() const { return breaks_.empty() && terms_.empty(); }
 
  private:

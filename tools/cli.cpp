@@ -18,6 +18,8 @@
 #include "tools/lcp_command.hpp"
 #include "tools/miqp_export.hpp"
 #include "tools/output_file.hpp"
+#include "tools/throughput_command.hpp"
+#include "batch/world_batch.hpp"
 #include "tools/ucp_command.hpp"
 
 namespace qs::cli {
@@ -374,6 +376,18 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   run->add_option("--forces", run_opt.forces, "Contact CSV: one row per step and active slot");
   add_common(*run, common);
 
+  ThroughputOptions tp_opt;
+  CLI::App* throughput =
+      app.add_subcommand("throughput", "Step N copies of a scene's world with the batch engine; prints world-steps/s");
+  throughput->add_option("scene", tp_opt.scene, "Scene file (JSON, format 1); its overrides are cycled over the worlds")
+      ->required();
+  throughput->add_option("--worlds", tp_opt.worlds, "Number of worlds (default 1024)")->check(CLI::PositiveNumber);
+  throughput->add_option("--steps", tp_opt.steps, "Steps per world (default: the scene's step.steps)")
+      ->check(CLI::NonNegativeNumber);
+  throughput->add_flag("--scalar", tp_opt.scalar, "One world per lane (the reference path; same numbers)");
+  throughput->add_flag("--hash", tp_opt.hash, "Print a hash of the final state of every world");
+  add_common(*throughput, common);
+
   ExportOptions export_opt;
   CLI::App* export_miqp =
       app.add_subcommand("export-miqp", "Write one step's big-M MIQP (seed 000 eq. (23)) as a CPLEX LP file");
@@ -406,6 +420,15 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
     if (*lcp) return cmd_lcp(lcp_path, out);
     if (*ucp) return cmd_ucp(ucp_path, ucp_scene, ucp_opt, out);
     if (*export_miqp) return cmd_export_miqp(export_opt, out, err);
+    if (*throughput) {
+      tp_opt.threads = common.threads;
+      const Scene scene = load(tp_opt.scene);
+      try {
+        return run_throughput(scene, tp_opt, out);
+      } catch (const BatchError& e) {
+        throw InputError(e.what());
+      }
+    }
   } catch (const InputError& e) {
     err << "quasistep: " << e.what() << "\n";
     return kInputError;

@@ -1,0 +1,313 @@
+#include "batch/world_batch.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+#include "batch/lane.hpp"
+
+namespace qs {
+
+void detail::AlignedFree::operator()(void* p) const { std::free(p); }
+
+namespace {
+
+std::size_t round_up(std::size_t x, std::size_t to) { return (x + to - 1) / to * to; }
+
+/// Whole lane groups, and whole 64-byte rows (8 doubles) so that every row stays aligned
+/// whatever the lane width.
+std::size_t padded_worlds(int worlds) {
+  constexpr std::size_t row_multiple = std::max<std::size_t>(kLaneWidth, kLaneAlignment / sizeof(double));
+  return round_up(static_cast<std::size_t>(worlds), row_multiple);
+}
+
+/// Rows of doubles (and of 4- or 8-byte integers, counted as one double row each: a row of
+/// ints or statuses is padded to a whole row of doubles so every row starts aligned).
+std::size_t rows_needed(const Model& m, int varied) {
+  const bool ref = m.formulation == Formulation::anitescu_qp;
+  return static_cast<std::size_t>(m.n_q()) + (ref ? m.n_a : 0)  // q, q_a_ref
+         + 2                                                    // time, max residual
+         + 4                                                    // step, failed step, pivots, status
+         + static_cast<std::size_t>(varied);
+}
+
+std::size_t physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return 0;  // unknown: no limit but the allocator's
+  return static_cast<std::size_t>(pages) * static_cast<std::size_t>(page);
+}
+
+std::string gib(std::size_t bytes) {
+  std::ostringstream s;
+  s.precision(3);
+  s << static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0) << " GiB";
+  return s.str();
+}
+
+bool is_initial_parameter(const Model& m, const ParameterRef& r) {
+  using K = ParameterRef::Kind;
+  switch (r.kind) {
+    case K::joint_position: return true;
+    case K::body_pose_x:
+    case K::body_pose_y:
+    case K::body_pose_theta: return m.bodies[r.index].kind == BodyKind::free;
+    default: return false;
+  }
+}
+
+/// The Model's own value of a parameter.
+double model_value(const Model& m, const ParameterRef& r) {
+  using K = ParameterRef::Kind;
+  switch (r.kind) {
+    case K::body_mass: return m.bodies[r.index].mass;
+    case K::body_pose_x: return m.bodies[r.index].pose[0];
+    case K::body_pose_y: return m.bodies[r.index].pose[1];
+    case K::body_pose_theta: return m.bodies[r.index].pose[2];
+    case K::body_scale: return 1.0;
+    case K::joint_position: return m.joints[r.index].initial_position;
+    case K::pair_friction:
+      for (const ContactPair& p : m.pairs)
+        if ((p.body_a == r.index && p.body_b == r.other) || (p.body_a == r.other && p.body_b == r.index))
+          return p.friction;
+      return 0.0;
+  }
+  return 0.0;
+}
+
+/// Why a batch cannot vary r in model m, or empty.
+std::string cannot_vary(const Model& m, const ParameterRef& r) {
+  using K = ParameterRef::Kind;
+  if (m.world.type == WorldType::body_on_plane) return "the body_on_plane world has no per-world parameters in the batch yet";
+  if (m.world.type == WorldType::tabletop && (r.kind == K::body_mass || r.kind == K::body_scale) &&
+      m.params.limit_surface_computed)
+    return "the tabletop limit surface is computed from the object's mass and shape when the scene is loaded, "
+           "so varying them per world would need one limit surface per world (not supported yet; give model.A)";
+  if (m.world.type == WorldType::tabletop && r.kind == K::body_scale)
+    return "scaling the tabletop object would change its support patch and limit surface (not supported yet)";
+  return {};
+}
+
+}  // namespace
+
+std::size_t WorldBatch::bytes_needed(const Model& m, int worlds, int varied) {
+  if (worlds < 1) return 0;
+  return rows_needed(m, varied) * padded_worlds(worlds) * sizeof(double);
+}
+
+double* WorldBatch::carve_doubles(std::size_t rows) {
+  double* p = reinterpret_cast<double*>(storage_.get() + used_);
+  used_ += rows * static_cast<std::size_t>(padded_) * sizeof(double);
+  return p;
+}
+
+WorldBatch::WorldBatch(std::shared_ptr<const Model> m, int worlds, std::vector<ParameterRef> varied)
+    : model_(std::move(m)), worlds_(worlds), lane_width_(kLaneWidth), varied_(std::move(varied)) {
+  if (!model_) throw BatchError("batch: no model");
+  if (worlds < 1) throw BatchError("batch: the number of worlds must be at least 1 (got " + std::to_string(worlds) + ")");
+  const Model& mo = *model_;
+  for (size_t k = 0; k < varied_.size(); ++k) {
+    for (size_t j = 0; j < k; ++j)
+      if (varied_[j].same_as(varied_[k]))
+        throw BatchError("batch: parameter \"" + varied_[k].path + "\" is varied twice");
+    if (const std::string why = cannot_vary(mo, varied_[k]); !why.empty())
+      throw BatchError("batch: parameter \"" + varied_[k].path + "\" cannot vary per world: " + why);
+  }
+  const std::size_t bytes = bytes_needed(mo, worlds, varied_count());
+  const std::size_t memory = physical_memory_bytes();
+  if (memory > 0 && bytes > memory / 10 * 9)
+    throw BatchError("batch: " + std::to_string(worlds) + " worlds need " + gib(bytes) +
+                     " of storage, more than 90% of this machine's " + gib(memory));
+  padded_ = static_cast<int>(padded_worlds(worlds));
+  has_ref_ = mo.formulation == Formulation::anitescu_qp;
+  capacity_ = round_up(bytes, kLaneAlignment);
+  storage_.reset(static_cast<unsigned char*>(std::aligned_alloc(kLaneAlignment, capacity_)));
+  if (!storage_) throw BatchError("batch: could not allocate " + gib(capacity_) + " for " + std::to_string(worlds) + " worlds");
+  // Every row is padded_ doubles long, a multiple of 8 doubles = 64 bytes: rows stay aligned.
+  q_ = carve_doubles(mo.n_q());
+  q_a_ref_ = carve_doubles(has_ref_ ? mo.n_a : 0);
+  time_ = carve_doubles(1);
+  max_residual_ = carve_doubles(1);
+  step_ = reinterpret_cast<int*>(carve_doubles(1));
+  failed_step_ = reinterpret_cast<int*>(carve_doubles(1));
+  pivots_ = reinterpret_cast<long*>(carve_doubles(1));
+  status_ = reinterpret_cast<Status*>(carve_doubles(1));
+  params_ = carve_doubles(varied_.size());
+  for (int k = 0; k < varied_count(); ++k) {
+    const double v = model_value(mo, varied_[k]);
+    for (int w = 0; w < padded_; ++w) param_value(k)[w] = v;
+  }
+  detail_.resize(static_cast<std::size_t>(worlds_));
+  reset();
+}
+
+WorldBatch WorldBatch::from_scene(const Scene& scene, int worlds) {
+  std::vector<ParameterRef> varied;
+  for (const auto& entry : scene.overrides)
+    for (const auto& [ref, value] : entry) {
+      bool seen = false;
+      for (const ParameterRef& r : varied) seen = seen || r.same_as(ref);
+      if (!seen) varied.push_back(ref);
+    }
+  WorldBatch b(scene.model, worlds, varied);
+  if (!scene.overrides.empty()) {
+    const int k_entries = static_cast<int>(scene.overrides.size());
+    for (int w = 0; w < worlds; ++w)
+      for (const auto& [ref, value] : scene.overrides[w % k_entries])
+        for (int k = 0; k < b.varied_count(); ++k)
+          if (b.varied(k).same_as(ref)) b.set_parameter(k, w, value);
+    b.reset();
+  }
+  return b;
+}
+
+void WorldBatch::set_parameter(int k, int world, double value) {
+  using K = ParameterRef::Kind;
+  const ParameterRef& r = varied_.at(static_cast<std::size_t>(k));
+  auto bad = [&](const char* why) {
+    throw BatchError("batch: world " + std::to_string(world) + ", parameter \"" + r.path + "\": " + why);
+  };
+  if (world < 0 || world >= worlds_) bad("no such world");
+  if (!std::isfinite(value)) bad("not a finite number");
+  switch (r.kind) {
+    case K::body_mass:
+      if (model_->bodies[r.index].kind == BodyKind::free ? !(value > 0) : !(value >= 0))
+        bad(model_->bodies[r.index].kind == BodyKind::free ? "a free body's mass must be > 0" : "must be >= 0");
+      break;
+    case K::body_scale:
+      if (!(value > 0)) bad("must be > 0");
+      break;
+    case K::pair_friction:
+      if (!(value >= 0)) bad("must be >= 0");
+      break;
+    default: break;
+  }
+  param_value(k)[world] = value;
+  if (world == 0) fill_padding();
+}
+
+void WorldBatch::fill_padding() {
+  for (int k = 0; k < varied_count(); ++k)
+    for (int w = worlds_; w < padded_; ++w) param_value(k)[w] = param_value(k)[0];
+}
+
+void WorldBatch::reset() {
+  const Model& m = *model_;
+  State s0 = initial_state(m);
+  State s = s0;
+  for (int w = 0; w < padded_; ++w) {
+    const int src = w < worlds_ ? w : 0;  // padding copies world 0
+    s.q = s0.q;
+    for (int k = 0; k < varied_count(); ++k) {
+      const ParameterRef& r = varied_[k];
+      if (!is_initial_parameter(m, r)) continue;
+      const double v = param_value(k)[src];
+      using K = ParameterRef::Kind;
+      int dof = -1;
+      switch (r.kind) {
+        case K::joint_position: dof = m.joints[r.index].dof; break;
+        case K::body_pose_x: dof = m.bodies[r.index].dof[0]; break;
+        case K::body_pose_y: dof = m.bodies[r.index].dof[1]; break;
+        case K::body_pose_theta: dof = m.bodies[r.index].dof[2]; break;
+        default: break;
+      }
+      if (dof >= 0) s.q[dof] = v;
+    }
+    if (has_ref_) s.q_a_ref = s.q.tail(m.n_a);  // seed 002: q̄_a(0) = q_a(0)
+    store_state(w, s);
+    status_[w] = Status::not_run;
+    failed_step_[w] = -1;
+    pivots_[w] = 0;
+    max_residual_[w] = 0.0;
+  }
+  for (std::string& d : detail_) d.clear();
+}
+
+void WorldBatch::load_state(int world, State& s) const {
+  const Model& m = *model_;
+  if (s.q.size() != m.n_q()) s.q.resize(m.n_q());
+  for (int i = 0; i < m.n_q(); ++i) s.q[i] = world_q(i)[world];
+  if (has_ref_) {
+    if (s.q_a_ref.size() != m.n_a) s.q_a_ref.resize(m.n_a);
+    for (int a = 0; a < m.n_a; ++a) s.q_a_ref[a] = world_q_a_ref(a)[world];
+  }
+  s.t = time_[world];
+  s.step = step_[world];
+}
+
+void WorldBatch::store_state(int world, const State& s) {
+  const Model& m = *model_;
+  for (int i = 0; i < m.n_q(); ++i) world_q(i)[world] = s.q[i];
+  if (has_ref_)
+    for (int a = 0; a < m.n_a; ++a) world_q_a_ref(a)[world] = s.q_a_ref[a];
+  time_[world] = s.t;
+  step_[world] = s.step;
+}
+
+void WorldBatch::set_failure(int world, Status st, int step, const std::string& detail) {
+  status_[world] = st;
+  failed_step_[world] = step;
+  if (world < worlds_) detail_[world] = detail;
+}
+
+int WorldBatch::failed_count() const {
+  int n = 0;
+  for (int w = 0; w < worlds_; ++w) n += failed_step_[w] >= 0;
+  return n;
+}
+
+std::uint64_t WorldBatch::hash() const {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a 64
+  auto mix = [&h](const void* p, std::size_t n) {
+    const auto* b = static_cast<const unsigned char*>(p);
+    for (std::size_t i = 0; i < n; ++i) {
+      h ^= b[i];
+      h *= 1099511628211ull;
+    }
+  };
+  const Model& m = *model_;
+  for (int w = 0; w < worlds_; ++w) {
+    for (int i = 0; i < m.n_q(); ++i) mix(&world_q(i)[w], sizeof(double));
+    if (has_ref_)
+      for (int a = 0; a < m.n_a; ++a) mix(&world_q_a_ref(a)[w], sizeof(double));
+    mix(&time_[w], sizeof(double));
+    mix(&step_[w], sizeof(int));
+    mix(&status_[w], sizeof(Status));
+    mix(&failed_step_[w], sizeof(int));
+  }
+  return h;
+}
+
+void apply_parameter(Model& m, const Model& base, const ParameterRef& r, double value) {
+  using K = ParameterRef::Kind;
+  switch (r.kind) {
+    case K::body_mass: m.bodies[r.index].mass = value; break;
+    case K::body_pose_x:
+    case K::body_pose_y:
+    case K::body_pose_theta:
+      // A fixed body's pose is part of the Model; a free body's is only its start (reset()).
+      if (m.bodies[r.index].kind == BodyKind::fixed)
+        m.bodies[r.index].pose[static_cast<int>(r.kind) - static_cast<int>(K::body_pose_x)] = value;
+      break;
+    case K::body_scale:
+      // A uniform size factor about the body frame's origin: core points and roundings.
+      for (int s : m.bodies[r.index].shapes) {
+        const Shape& b = base.shapes[s];
+        Shape& out = m.shapes[s];
+        out.radius = b.radius * value;
+        for (size_t i = 0; i < b.points.size(); ++i) out.points[i] = value * b.points[i];
+      }
+      break;
+    case K::joint_position: break;  // the start only (reset())
+    case K::pair_friction:
+      for (ContactPair& p : m.pairs)
+        if ((p.body_a == r.index && p.body_b == r.other) || (p.body_a == r.other && p.body_b == r.index))
+          p.friction = value;
+      break;
+  }
+}
+
+}  // namespace qs

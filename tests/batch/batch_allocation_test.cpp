@@ -1,0 +1,41 @@
+// The batch engine allocates nothing per step after its first (which builds each thread's
+// workspace): the allocation-counting guard over further steps of a batch.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "batch/batch_stepper.hpp"
+#include "batch/world_batch.hpp"
+#include "core/scene.hpp"
+#include "tests/support/allocation_counter.hpp"
+
+namespace qs {
+namespace {
+
+TEST(BatchAllocation, StepsAfterTheFirstAllocateNothing) {
+  for (const char* rel : {"examples/halm_posa_push.json", "examples/pang_tedrake_gripper.json"}) {
+    const Scene s = load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/" + rel);
+    const Model& m = *s.model;
+    // Per-world parameters and commands take the paths that write into the thread's Model.
+    std::vector<ParameterRef> varied = {resolve_parameter(m, "pairs." + m.pair_name(0) + ".friction", "test")};
+    WorldBatch b(s.model, 11, varied);
+    for (int w = 0; w < 11; ++w) b.set_parameter(0, w, 0.3 + 0.01 * w);
+    std::vector<double> u(static_cast<size_t>(m.n_a) * b.padded_size(), 0.01);
+    // One thread: the guard counts the calling thread, which then runs every world.
+    BatchStepper st(b, {.threads = 1});
+    st.step(b, {u.data(), b.padded_size()});
+    long allocations = 0;
+    {
+      test::CountAllocations guard;
+      st.run(b, 5, {u.data(), b.padded_size()});
+      allocations = guard.count();
+    }
+    EXPECT_EQ(allocations, 0) << rel;
+    EXPECT_EQ(b.failed_count(), 0) << rel;
+    EXPECT_EQ(b.world_step()[10], 6) << rel;  // the steps were really taken
+  }
+}
+
+}  // namespace
+}  // namespace qs

@@ -1,0 +1,221 @@
+// The batch engine's storage and stepper: layout, per-world parameters, bad input, failure
+// marking, and the determinism promise (a world's trajectory is bitwise the single-world
+// run's, at any thread count and in any batch split).
+#include "batch/batch_stepper.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "batch/lane.hpp"
+#include "batch/world_batch.hpp"
+#include "core/scene.hpp"
+#include "core/stepper.hpp"
+
+namespace qs {
+namespace {
+
+Scene load(const char* rel) { return load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/" + rel); }
+
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+template <class F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const BatchError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+/// The push with the finger-disk friction of world w (global index) = 0.2 + 0.05 (w mod 17):
+/// worlds that really differ.
+double friction_of(int w) { return 0.2 + 0.05 * (w % 17); }
+
+std::vector<ParameterRef> push_varied(const Model& m) {
+  return {resolve_parameter(m, "pairs.finger1/disk.friction", "test"),
+          resolve_parameter(m, "pairs.finger2/disk.friction", "test")};
+}
+
+/// Worlds [first, first + count) of the push study, as one batch.
+WorldBatch push_batch(const Scene& s, int first, int count) {
+  WorldBatch b(s.model, count, push_varied(*s.model));
+  for (int w = 0; w < count; ++w)
+    for (int k = 0; k < 2; ++k) b.set_parameter(k, w, friction_of(first + w));
+  b.reset();
+  return b;
+}
+
+/// World w of the push study the way `quasistep run` steps one world: one stepper, one State.
+State single_world_run(const Scene& s, int w, int steps) {
+  Model m = *s.model;
+  for (const ParameterRef& r : push_varied(m)) apply_parameter(m, *s.model, r, friction_of(w));
+  auto stepper = make_stepper(m);
+  State st = initial_state(m);
+  for (int k = 0; k < steps; ++k) EXPECT_EQ(stepper->step(m, st), Status::solved) << "world " << w << " step " << k;
+  return st;
+}
+
+TEST(WorldBatch, StorageIsPaddedToWholeLaneGroupsAndAligned) {
+  const Scene s = load("examples/halm_posa_push.json");
+  WorldBatch b(s.model, 13);
+  EXPECT_EQ(b.size(), 13);
+  EXPECT_EQ(b.padded_size() % kLaneWidth, 0);
+  EXPECT_GE(b.padded_size(), 13);
+  EXPECT_EQ(b.padded_size() % 8, 0);  // whole 64-byte rows
+  EXPECT_LT(b.padded_size(), 13 + std::max(kLaneWidth, 8));
+  EXPECT_EQ(b.group_count() * b.lane_width(), b.padded_size());
+  for (int i = 0; i < s.model->n_q(); ++i)
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(b.world_q(i)) % kLaneAlignment, 0u) << "row " << i;
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(b.world_time()) % kLaneAlignment, 0u);
+  // Every world, padding included, starts at the Model's initial state.
+  const State s0 = initial_state(*s.model);
+  for (int w = 0; w < b.padded_size(); ++w) {
+    for (int i = 0; i < s.model->n_q(); ++i) EXPECT_EQ(b.world_q(i)[w], s0.q[i]);
+    EXPECT_EQ(b.world_status()[w], Status::not_run);
+    EXPECT_EQ(b.world_failed_step()[w], -1);
+  }
+  EXPECT_EQ(WorldBatch::bytes_needed(*s.model, 13, 0) % (b.padded_size() * sizeof(double)), 0u);
+}
+
+TEST(WorldBatch, RefusesBadSizesAndParametersWithTheCause) {
+  const Scene s = load("examples/halm_posa_push.json");
+  EXPECT_NE(error_of([&] { WorldBatch b(s.model, 0); }).find("at least 1 (got 0)"), std::string::npos);
+  EXPECT_NE(error_of([&] { WorldBatch b(s.model, -5); }).find("at least 1"), std::string::npos);
+  // INT_MAX worlds: the estimate is refused before anything is allocated, with the number.
+  const std::string huge = error_of([&] { WorldBatch b(s.model, INT_MAX); });
+  EXPECT_NE(huge.find("GiB"), std::string::npos) << huge;
+  EXPECT_NE(huge.find(std::to_string(INT_MAX) + " worlds need"), std::string::npos) << huge;
+
+  const ParameterRef f1 = resolve_parameter(*s.model, "pairs.finger1/disk.friction", "test");
+  const ParameterRef f1b = resolve_parameter(*s.model, "pairs.disk/finger1.friction", "test");
+  EXPECT_NE(error_of([&] { WorldBatch b(s.model, 4, {f1, f1b}); }).find("varied twice"), std::string::npos);
+
+  WorldBatch b(s.model, 4, {f1});
+  const std::string nan = error_of([&] { b.set_parameter(0, 2, std::nan("")); });
+  EXPECT_NE(nan.find("world 2, parameter \"pairs.finger1/disk.friction\": not a finite number"), std::string::npos) << nan;
+  EXPECT_NE(error_of([&] { b.set_parameter(0, 1, -0.1); }).find("must be >= 0"), std::string::npos);
+  EXPECT_NE(error_of([&] { b.set_parameter(0, 4, 0.5); }).find("no such world"), std::string::npos);
+}
+
+TEST(WorldBatch, FromSceneCyclesTheOverrideEntries) {
+  Scene s = load("examples/halm_posa_push.json");
+  const ParameterRef f1 = resolve_parameter(*s.model, "pairs.finger1/disk.friction", "test");
+  const ParameterRef x0 = resolve_parameter(*s.model, "joints.finger1_x.position", "test");
+  s.overrides = {{{f1, 0.3}}, {{x0, -0.2}}, {}};
+  const WorldBatch b = WorldBatch::from_scene(s, 7);
+  ASSERT_EQ(b.varied_count(), 2);
+  const double mu = s.model->pairs[0].friction;
+  const int dof = s.model->joints[s.model->find_joint("finger1_x")].dof;
+  const double x_model = s.model->joints[s.model->find_joint("finger1_x")].initial_position;
+  for (int w = 0; w < 7; ++w) {
+    EXPECT_EQ(b.param_value(0)[w], w % 3 == 0 ? 0.3 : mu) << w;
+    EXPECT_EQ(b.world_q(dof)[w], w % 3 == 1 ? -0.2 : x_model) << w;  // an initial position is the start
+  }
+}
+
+TEST(BatchStepper, RefusesFormulationsItCannotStepYet) {
+  const Scene miqp = load("examples/pang_tedrake_grasp.json");
+  WorldBatch b(miqp.model, 2);
+  const std::string e = error_of([&] { BatchStepper st(b); });
+  EXPECT_NE(e.find("cannot step formulation pang_tedrake_miqp"), std::string::npos) << e;
+  const Scene push = load("examples/halm_posa_push.json");
+  WorldBatch ok(push.model, 2);
+  EXPECT_NE(error_of([&] { BatchStepper st(ok, {.threads = -1}); }).find("threads"), std::string::npos);
+}
+
+TEST(BatchStepper, EveryWorldIsBitwiseTheSingleWorldRunAtAnyThreadCountAndSplit) {
+  const Scene s = load("examples/halm_posa_push.json");
+  const int n = 2 * kLaneWidth + 3, steps = 60;  // not a whole number of lane groups
+  std::vector<State> single;
+  for (int w = 0; w < n; ++w) single.push_back(single_world_run(s, w, steps));
+
+  auto check = [&](const WorldBatch& b, int first, const std::string& how) {
+    for (int w = 0; w < b.size(); ++w) {
+      EXPECT_EQ(b.world_status()[w], Status::solved) << how << " world " << first + w;
+      EXPECT_EQ(b.world_step()[w], steps);
+      EXPECT_TRUE(same_bits(b.world_time()[w], single[first + w].t));
+      for (int i = 0; i < s.model->n_q(); ++i)
+        EXPECT_TRUE(same_bits(b.world_q(i)[w], single[first + w].q[i])) << how << " world " << first + w << " dof " << i;
+    }
+  };
+  std::uint64_t hash = 0;
+  for (int threads : {1, 2, 8}) {
+    WorldBatch b = push_batch(s, 0, n);
+    BatchStepper st(b, {.threads = threads});
+    st.run(b, steps);
+    check(b, 0, "threads " + std::to_string(threads));
+    if (threads == 1) hash = b.hash();
+    EXPECT_EQ(b.hash(), hash) << "threads " << threads;
+  }
+  // Splits: the same worlds as batches [0, 1), [1, 1 + kLaneWidth), [1 + kLaneWidth, n).
+  for (auto [first, count] : {std::pair{0, 1}, std::pair{1, kLaneWidth}, std::pair{1 + kLaneWidth, n - 1 - kLaneWidth}}) {
+    WorldBatch b = push_batch(s, first, count);
+    BatchStepper st(b, {.threads = 2});
+    st.run(b, steps);
+    check(b, first, "split at " + std::to_string(first));
+  }
+  // The friction really differs between worlds: so do their ends.
+  EXPECT_FALSE(same_bits(single[0].q[0], single[1].q[0]) && same_bits(single[0].q[1], single[1].q[1]) &&
+               same_bits(single[0].q[2], single[1].q[2]));
+}
+
+TEST(BatchStepper, PerWorldCommandsEqualTheSameConstantSchedules) {
+  Scene s = load("examples/halm_posa_push.json");
+  const Model& m = *s.model;
+  WorldBatch b(s.model, 3);
+  std::vector<double> u(static_cast<size_t>(m.n_a) * b.padded_size(), 0.0);
+  for (int a = 0; a < m.n_a; ++a)
+    for (int w = 0; w < 3; ++w) u[a * b.padded_size() + w] = 0.02 * (a + 1) * (w + 1) * (a % 2 ? 1 : -1);
+  BatchStepper st(b);
+  st.run(b, 20, {u.data(), b.padded_size()});
+  for (int w = 0; w < 3; ++w) {
+    Model mw = m;
+    for (int a = 0; a < m.n_a; ++a) mw.joints[m.dofs[m.n_u + a].index].command = Schedule::constant(u[a * b.padded_size() + w]);
+    auto single = make_stepper(mw);
+    State x = initial_state(mw);
+    for (int k = 0; k < 20; ++k) ASSERT_EQ(single->step(mw, x), Status::solved);
+    for (int i = 0; i < m.n_q(); ++i) EXPECT_TRUE(same_bits(b.world_q(i)[w], x.q[i])) << "world " << w << " dof " << i;
+  }
+  // Back to the scene's schedules after a commanded step: equal to a fresh batch's world.
+  WorldBatch fresh(s.model, 1);
+  BatchStepper st_fresh(fresh);
+  WorldBatch again(s.model, 1);
+  st.step(again, {u.data(), b.padded_size()});
+  again.reset();
+  st.run(again, 5);
+  st_fresh.run(fresh, 5);
+  EXPECT_EQ(again.hash(), fresh.hash());
+}
+
+TEST(BatchStepper, AFailedWorldIsMarkedAndTheOthersGoOn) {
+  const Scene s = load("examples/halm_posa_push.json");
+  const Model& m = *s.model;
+  WorldBatch b(s.model, 5);
+  std::vector<double> u(static_cast<size_t>(m.n_a) * b.padded_size(), 0.05);
+  u[0 * b.padded_size() + 3] = std::nan("");  // world 3's first joint
+  BatchStepper st(b);
+  st.step(b);  // one ordinary step first
+  st.run(b, 4, {u.data(), b.padded_size()});
+  EXPECT_EQ(b.failed_count(), 1);
+  EXPECT_EQ(b.world_status()[3], Status::bad_input);
+  EXPECT_EQ(b.world_failed_step()[3], 1);
+  EXPECT_EQ(b.world_step()[3], 1);  // stopped where it failed
+  EXPECT_NE(b.failure_detail(3).find("is not finite"), std::string::npos) << b.failure_detail(3);
+  for (int w : {0, 1, 2, 4}) {
+    EXPECT_EQ(b.world_status()[w], Status::solved);
+    EXPECT_EQ(b.world_step()[w], 5);
+    EXPECT_TRUE(b.failure_detail(w).empty());
+  }
+  const std::string stride = error_of([&] { st.step(b, {u.data(), 2}); });
+  EXPECT_NE(stride.find("stride 2 is less than the 5 worlds"), std::string::npos) << stride;
+}
+
+}  // namespace
+}  // namespace qs

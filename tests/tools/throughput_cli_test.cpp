@@ -1,0 +1,64 @@
+// `quasistep throughput`: the report, the hash that does not depend on threads, and bad input
+// as one-line errors.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/support/cli_run.hpp"
+#include "tools/cli.hpp"
+
+namespace qs::cli {
+namespace {
+
+const std::string kPush = std::string(QUASISTEP_SOURCE_DIR) + "/examples/halm_posa_push.json";
+const std::string kGripper = std::string(QUASISTEP_SOURCE_DIR) + "/examples/pang_tedrake_gripper.json";
+
+using Result = qs::test::CliResult;
+Result run(std::vector<std::string> args) { return qs::test::run_cli(std::move(args)); }
+
+std::string hash_line(const std::string& out) {
+  const auto p = out.find("hash");
+  return p == std::string::npos ? std::string() : out.substr(p, out.find('\n', p) - p);
+}
+
+TEST(ThroughputCli, ReportsWorldStepsFailuresAndAThreadIndependentHash) {
+  const Result one = run({"throughput", kPush, "--worlds", "19", "--steps", "30", "--threads", "1", "--hash"});
+  ASSERT_EQ(one.code, kOk) << one.err;
+  EXPECT_NE(one.out.find("19 worlds x 30 steps of halm_posa_lcp"), std::string::npos) << one.out;
+  EXPECT_NE(one.out.find("world-steps   570 ("), std::string::npos) << one.out;
+  EXPECT_NE(one.out.find("failed        0 of 19 worlds"), std::string::npos) << one.out;
+  ASSERT_EQ(hash_line(one.out).size(), std::string("hash          ").size() + 16) << one.out;
+  const Result two = run({"throughput", kPush, "--worlds", "19", "--steps", "30", "--threads", "2", "--hash"});
+  ASSERT_EQ(two.code, kOk) << two.err;
+  EXPECT_EQ(hash_line(two.out), hash_line(one.out));
+  const Result scalar = run({"throughput", kPush, "--worlds", "19", "--steps", "30", "--scalar", "--hash"});
+  EXPECT_EQ(hash_line(scalar.out), hash_line(one.out));
+  // A different number of steps is a different state.
+  const Result other = run({"throughput", kPush, "--worlds", "19", "--steps", "31", "--hash"});
+  EXPECT_NE(hash_line(other.out), hash_line(one.out));
+  // The trinkle gripper batches too.
+  const Result grip = run({"throughput", kGripper, "--worlds", "3", "--steps", "5"});
+  EXPECT_EQ(grip.code, kOk) << grip.err;
+}
+
+TEST(ThroughputCli, BadInputIsOneLineAndExitsOne) {
+  const Result zero = run({"throughput", kPush, "--worlds", "0"});
+  EXPECT_EQ(zero.code, kInputError);
+  EXPECT_NE(zero.err.find("--worlds"), std::string::npos) << zero.err;
+  const Result huge = run({"throughput", kPush, "--worlds", "2000000000", "--steps", "1"});
+  EXPECT_EQ(huge.code, kInputError);
+  EXPECT_EQ(qs::test::count_lines(huge.err), 1) << huge.err;
+  EXPECT_NE(huge.err.find("2000000000 worlds need"), std::string::npos) << huge.err;
+  EXPECT_TRUE(huge.out.empty());
+  const Result miqp = run({"throughput", std::string(QUASISTEP_SOURCE_DIR) + "/examples/pang_tedrake_grasp.json",
+                           "--worlds", "2", "--steps", "1"});
+  EXPECT_EQ(miqp.code, kInputError);
+  EXPECT_NE(miqp.err.find("cannot step formulation pang_tedrake_miqp"), std::string::npos) << miqp.err;
+  const Result missing = run({"throughput", "/nonexistent.json"});
+  EXPECT_EQ(missing.code, kInputError);
+  EXPECT_EQ(qs::test::count_lines(missing.err), 1) << missing.err;
+}
+
+}  // namespace
+}  // namespace qs::cli
