@@ -1,0 +1,78 @@
+// Issue 7 item 8: batch throughput in world-steps per second.
+//
+// First this machine's own 2-thread scaling on a trivially parallel, compute-bound loop
+// (BM_MachineScaling: the ceiling any batch code can reach here), then N = 1, 64, 1024 and
+// 16384 worlds of halm_posa_push and anitescu_grasp on 1 and 2 threads. One benchmark
+// iteration steps every world of the batch once; items_per_second is world-steps per second.
+// The batch is reset (untimed) when it reaches the scene's step count, so the worlds always
+// run the scenario they were written for.
+#include <benchmark/benchmark.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "batch/batch_stepper.hpp"
+#include "batch/world_batch.hpp"
+#include "core/scene.hpp"
+
+namespace {
+
+/// A loop with no shared data and no memory traffic: each element iterates a cheap map.
+void BM_MachineScaling(benchmark::State& state) {
+  const int threads = static_cast<int>(state.range(0));
+  constexpr int kItems = 1 << 14;
+  std::vector<double> out(kItems);
+  tbb::task_arena arena(threads);
+  for (auto _ : state) {
+    arena.execute([&] {
+      tbb::parallel_for(tbb::blocked_range<int>(0, kItems), [&](const tbb::blocked_range<int>& r) {
+        for (int i = r.begin(); i != r.end(); ++i) {
+          double x = 1.0 + 1e-6 * i;
+          for (int k = 0; k < 200; ++k) x = x * 0.999 + 1.0 / (1.0 + x);
+          out[i] = x;
+        }
+      });
+    });
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * kItems);
+}
+BENCHMARK(BM_MachineScaling)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void batch_throughput(benchmark::State& state, const char* example) {
+  const int worlds = static_cast<int>(state.range(0));
+  const int threads = static_cast<int>(state.range(1));
+  const qs::Scene scene = qs::load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/examples/" + example + ".json");
+  qs::WorldBatch batch = qs::WorldBatch::from_scene(scene, worlds);
+  qs::BatchStepper stepper(batch, {.threads = threads});
+  const int steps = scene.model->step.steps;
+  int taken = 0;
+  for (auto _ : state) {
+    if (taken == steps) {
+      state.PauseTiming();
+      batch.reset();
+      taken = 0;
+      state.ResumeTiming();
+    }
+    stepper.step(batch);
+    ++taken;
+  }
+  state.SetItemsProcessed(state.iterations() * worlds);
+  state.counters["failed"] = batch.failed_count();
+  state.counters["lane_width"] = batch.lane_width();
+}
+
+void sizes(benchmark::internal::Benchmark* b) {
+  for (int threads : {1, 2})
+    for (int n : {1, 64, 1024, 16384}) b->Args({n, threads});
+  b->UseRealTime()->Unit(benchmark::kMicrosecond);
+}
+
+BENCHMARK_CAPTURE(batch_throughput, halm_posa_push, "halm_posa_push")->Apply(sizes);
+BENCHMARK_CAPTURE(batch_throughput, anitescu_grasp, "anitescu_grasp")->Apply(sizes);
+
+}  // namespace
