@@ -7,8 +7,11 @@
 #include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 
+#include "batch/lane.hpp"
+#include "core/anitescu_qp.hpp"
 #include "core/stepper.hpp"
 
 namespace qs {
@@ -32,6 +35,14 @@ std::string batch_unsupported_reason(const Model& m) {
 
 namespace {
 
+/// The lane path's buffers for one lane group (anitescu_qp quasi-dynamic).
+struct LaneWorkspace {
+  AnitescuStepWorkspace<Lane> step;
+  std::vector<Lane> q, ref, mu, u;  // (n_q), (n_a), (pairs), (n_a)
+  explicit LaneWorkspace(const Model& m)
+      : step(m), q(m.n_q()), ref(std::max(m.n_a, 1)), mu(std::max<size_t>(m.pairs.size(), 1)), u(std::max(m.n_a, 1)) {}
+};
+
 /// What one thread needs to step any world of the batch: nothing in it survives from one
 /// world to the next but buffers (the stepper's per-step results are overwritten).
 struct Workspace {
@@ -39,10 +50,38 @@ struct Workspace {
   std::unique_ptr<Stepper> stepper;
   State state;
   bool commands_overwritten = false;  // the joints' schedules hold a BatchCommands value
-  explicit Workspace(const Model& base) : model(base), stepper(make_stepper(model)) {
+  std::unique_ptr<LaneWorkspace> lanes;  // the lane path only
+  Workspace(const Model& base, const PgsSettings& pgs, bool lane_path)
+      : model(base), stepper(make_stepper(model)) {
     state = initial_state(model);
+    if (auto* a = dynamic_cast<AnitescuQp*>(stepper.get())) a->set_pgs_settings(pgs);
+    if (lane_path) lanes = std::make_unique<LaneWorkspace>(model);
   }
 };
+
+/// Why the lane path cannot step this batch (empty when it can).
+std::string lane_path_reason(const WorldBatch& b, const BatchOptions& o) {
+  const Model& m = b.model();
+  if (m.formulation != Formulation::anitescu_qp) return "no lane kernel for this formulation yet";
+  if (!m.params.quasi_dynamic) return "no lane kernel for anitescu_qp's quasistatic mode yet";
+  if (o.scalar) return "--scalar";
+  const int na = m.n_a;
+  if (m.world.type != WorldType::vertical || !(m.step.h > 0) || m.n_q() == 0 ||
+      (na > 0 && (!m.params.stiffness_Ka || m.params.stiffness_Ka->size() != na ||
+                  !(m.params.stiffness_Ka->minCoeff() > 0))))
+    return "the scalar stepper reports this model's bad input";
+  for (int k = 0; k < b.varied_count(); ++k) {
+    const ParameterRef& r = b.varied(k);
+    using K = ParameterRef::Kind;
+    const bool start_only =
+        r.kind == K::joint_position || ((r.kind == K::body_pose_x || r.kind == K::body_pose_y ||
+                                         r.kind == K::body_pose_theta) &&
+                                        m.bodies[r.index].kind == BodyKind::free);
+    if (r.kind != K::pair_friction && !start_only)
+      return "parameter \"" + r.path + "\" varies per world and only friction and start poses run in lanes";
+  }
+  return {};
+}
 
 }  // namespace
 
@@ -55,13 +94,34 @@ struct BatchStepper::Impl {
   tbb::enumerable_thread_specific<std::unique_ptr<Workspace>> workspaces;
   std::vector<int> commanded_joint;  // (n_a) the joint of each actuated DOF
   std::vector<int> model_parameters; // varied parameters that change the Model (not only the start)
+  bool lane_path = false;
+  std::string path;
+  std::vector<int> pair_param;  // lane path: the varied parameter of each pair's friction, or -1
+  std::atomic<long> fallbacks{0};
 
   Impl(const WorldBatch& b, BatchOptions o)
       : base(b.model_ptr()),
         options(o),
         arena(o.threads > 0 ? o.threads : tbb::task_arena::automatic),
-        workspaces([m = b.model_ptr()] { return std::make_unique<Workspace>(*m); }) {
+        workspaces([m = b.model_ptr(), o, lp = lane_path_reason(b, o).empty()] {
+          return std::make_unique<Workspace>(*m, o.anitescu_pgs, lp);
+        }) {
     const Model& m = *base;
+    const std::string why = lane_path_reason(b, o);
+    lane_path = why.empty();
+    path = lane_path ? "lanes (" + std::to_string(kLaneWidth) +
+                           " worlds per group: anitescu_qp quasi-dynamic template step, PGS; per-world friction "
+                           "and commands in lanes; a lane PGS does not settle finishes on the scalar fallback)"
+                     : "per-world (one stepper per thread; " + why + ")";
+    pair_param.assign(m.pairs.size(), -1);
+    for (int k = 0; k < b.varied_count(); ++k) {
+      const ParameterRef& r = b.varied(k);
+      if (r.kind != ParameterRef::Kind::pair_friction) continue;
+      for (size_t p = 0; p < m.pairs.size(); ++p)
+        if ((m.pairs[p].body_a == r.index && m.pairs[p].body_b == r.other) ||
+            (m.pairs[p].body_a == r.other && m.pairs[p].body_b == r.index))
+          pair_param[p] = k;  // as apply_parameter: the last one naming the pair wins
+    }
     for (int a = 0; a < m.n_a; ++a) commanded_joint.push_back(m.dofs[m.n_u + a].index);
     for (int k = 0; k < b.varied_count(); ++k) {
       const ParameterRef& r = b.varied(k);
@@ -72,7 +132,9 @@ struct BatchStepper::Impl {
     }
   }
 
-  void step_world(WorldBatch& b, Workspace& ws, int w, const BatchCommands& c) {
+  /// One world on the per-world path; fallback_only: AnitescuQp::step_fallback instead of
+  /// step() (a lane whose PGS answer was not accepted).
+  void step_world(WorldBatch& b, Workspace& ws, int w, const BatchCommands& c, bool fallback_only = false) {
     if (b.failed(w)) return;
     for (int k : model_parameters) apply_parameter(ws.model, *base, b.varied(k), b.param_value(k)[w]);
     if (c.velocity) {
@@ -92,7 +154,8 @@ struct BatchStepper::Impl {
     }
     b.load_state(w, ws.state);
     const int step = ws.state.step;
-    const Status st = ws.stepper->step(ws.model, ws.state);
+    const Status st = fallback_only ? static_cast<AnitescuQp&>(*ws.stepper).step_fallback(ws.model, ws.state)
+                                    : ws.stepper->step(ws.model, ws.state);
     const StepReport& r = ws.stepper->report();
     if (st != Status::solved) {
       b.set_failure(w, st, step, r.detail);
@@ -103,6 +166,91 @@ struct BatchStepper::Impl {
     b.world_pivots()[w] += r.pivots;
     b.world_max_residual()[w] = std::max(b.world_max_residual()[w], r.complementarity_residual);
   }
+
+  /// Lane group g on the lane path. Lanes that are padding or failed compute a copy of the
+  /// first live lane (so they never hold the group's PGS longer) and are never stored.
+  void step_group(WorldBatch& b, Workspace& ws, int g, const BatchCommands& c) {
+    constexpr int W = kLaneWidth;
+    const Model& m = *base;
+    const int first_world = g * W, real = b.size();
+    bool live[W];
+    int first = -1;
+    for (int l = 0; l < W; ++l) {
+      const int w = first_world + l;
+      live[l] = w < real && !b.failed(w);
+      if (live[l] && first < 0) first = l;
+    }
+    if (first < 0) return;
+    // One time per group: the schedules are evaluated in double at t + h/2. Worlds at
+    // different times (only if a caller set them so) take the per-world path.
+    const double t = b.world_time()[first_world + first];
+    bool same_time = true;
+    for (int l = 0; l < W; ++l) same_time = same_time && (!live[l] || b.world_time()[first_world + l] == t);
+    if (!same_time) {
+      for (int l = 0; l < W; ++l)
+        if (live[l]) step_world(b, ws, first_world + l, c);
+      return;
+    }
+    LaneWorkspace& L = *ws.lanes;
+    const int na = m.n_a;
+    if (c.velocity) {
+      for (int l = 0; l < W; ++l) {
+        if (!live[l]) continue;
+        const int w = first_world + l;
+        for (int a = 0; a < na; ++a)
+          if (!std::isfinite(c.velocity[a * static_cast<size_t>(c.stride) + w])) {
+            b.set_failure(w, Status::bad_input, b.world_step()[w],
+                          "the command for joint \"" + m.joints[commanded_joint[a]].name + "\" is not finite");
+            live[l] = false;
+            break;
+          }
+      }
+      first = -1;
+      for (int l = 0; l < W && first < 0; ++l)
+        if (live[l]) first = l;
+      if (first < 0) return;
+    }
+    // Gather: a lane that is not live takes the first live lane's world.
+    int src[W];
+    for (int l = 0; l < W; ++l) src[l] = first_world + (live[l] ? l : first);
+    auto gather = [&](const double* row, Lane& out) {
+      out = Lane::load(row + first_world);
+      for (int l = 0; l < W; ++l)
+        if (!live[l]) out.set(l, row[src[l]]);
+    };
+    for (int i = 0; i < m.n_q(); ++i) gather(b.world_q(i), L.q[i]);
+    for (int a = 0; a < na; ++a) gather(b.world_q_a_ref(a), L.ref[a]);
+    for (size_t p = 0; p < m.pairs.size(); ++p) {
+      if (pair_param[p] >= 0) {
+        gather(b.param_value(pair_param[p]), L.mu[p]);
+      } else {
+        L.mu[p] = Lane(m.pairs[p].friction);
+      }
+    }
+    if (c.velocity)
+      for (int a = 0; a < na; ++a)
+        for (int l = 0; l < W; ++l) L.u[a].set(l, c.velocity[a * static_cast<size_t>(c.stride) + src[l]]);
+    AnitescuStepWorkspace<Lane>& S = L.step;
+    anitescu_quasi_dynamic_step<Lane>(m, S, L.q.data(), L.ref.data(), L.mu.data(), c.velocity ? L.u.data() : nullptr, t,
+                                      m.step.h, options.anitescu_pgs);
+    // Scatter the accepted lanes; the others are finished one by one by the fallback.
+    for (int l = 0; l < W; ++l) {
+      if (!live[l]) continue;
+      const int w = first_world + l;
+      if (!S.ok[l]) {
+        fallbacks.fetch_add(1, std::memory_order_relaxed);
+        step_world(b, ws, w, c, true);
+        continue;
+      }
+      for (int i = 0; i < m.n_q(); ++i) b.world_q(i)[w] = S.q_out[i][l];
+      for (int a = 0; a < na; ++a) b.world_q_a_ref(a)[w] = S.qbar[a][l];
+      b.world_time()[w] += m.step.h;  // s.t += h
+      ++b.world_step()[w];
+      b.world_status()[w] = Status::solved;
+      b.world_pivots()[w] += S.pgs_result.iterations[l];
+      b.world_max_residual()[w] = std::max(b.world_max_residual()[w], S.kkt[l]);
+    }
+  }
 };
 
 BatchStepper::BatchStepper(const WorldBatch& batch, BatchOptions options) {
@@ -111,7 +259,7 @@ BatchStepper::BatchStepper(const WorldBatch& batch, BatchOptions options) {
   if (options.threads < 0) throw BatchError("batch: threads must be >= 0 (0 = all)");
   {
     // make_stepper returns null for a formulation this build has no stepper for.
-    Workspace probe(batch.model());
+    Workspace probe(batch.model(), options.anitescu_pgs, false);
     if (!probe.stepper)
       throw BatchError("batch: this build has no stepper for " + std::string(to_string(batch.model().formulation)));
   }
@@ -134,6 +282,10 @@ void BatchStepper::step(WorldBatch& b, const BatchCommands& commands) {
         [&](const tbb::blocked_range<int>& groups) {
           Workspace& ws = *im.workspaces.local();
           for (int g = groups.begin(); g != groups.end(); ++g) {
+            if (im.lane_path) {
+              im.step_group(b, ws, g, commands);
+              continue;
+            }
             // Padding worlds exist for the lane kernels; the per-world path skips them.
             const int end = std::min((g + 1) * width, real);
             for (int w = g * width; w < end; ++w) im.step_world(b, ws, w, commands);
@@ -142,6 +294,10 @@ void BatchStepper::step(WorldBatch& b, const BatchCommands& commands) {
         im.partitioner);
   });
 }
+
+const std::string& BatchStepper::path() const { return impl_->path; }
+bool BatchStepper::lanes() const { return impl_->lane_path; }
+long BatchStepper::fallback_count() const { return impl_->fallbacks.load(); }
 
 void BatchStepper::run(WorldBatch& b, int steps, const BatchCommands& commands) {
   if (steps < 0) steps = b.model().step.steps;

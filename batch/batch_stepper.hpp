@@ -9,6 +9,15 @@
 // split and at any thread count. A world whose step fails is marked (status, step, reason)
 // and is never stepped again; the rest go on.
 //
+// The lane path (anitescu_qp, quasi-dynamic mode): one lane group of kLaneWidth worlds steps
+// at once through the template step of core/anitescu_step.hpp with T = Lane, the code
+// AnitescuQp runs with T = double, so a world's numbers are again those of `quasistep run`.
+// Only lanes that are real, not failed and accepted are stored; a lane whose PGS answer is
+// not accepted is finished by AnitescuQp::step_fallback for that world alone (the same
+// fallback the scalar stepper takes). Per-world friction and commands run in lanes; a batch
+// that varies another Model parameter (mass, scale, a fixed body's pose) uses the per-world
+// path, as does BatchOptions::scalar. path() says which ran.
+//
 // Steppers that remember the previous step (the MIQP's elastic bound and warm start, the
 // ECP's previous solution) would carry one world's memory into the next world stepped on
 // the same thread, so their formulations are refused here until that memory lives in the
@@ -19,6 +28,7 @@
 #include <string>
 
 #include "batch/world_batch.hpp"
+#include "core/anitescu_step.hpp"
 #include "core/model.hpp"
 
 namespace qs {
@@ -33,6 +43,10 @@ struct BatchCommands {
 
 struct BatchOptions {
   int threads = 0;  // worker threads; 0 = all this process may use
+  bool scalar = false;  // the per-world path even where a lane kernel exists (same numbers)
+  /// anitescu_qp quasi-dynamic: the PGS settings of both paths (tests force fallbacks with a
+  /// tiny max_iterations; a single-world comparison must set the same on its AnitescuQp).
+  PgsSettings anitescu_pgs = anitescu_pgs_settings();
 };
 
 /// Formulations the per-world path can step, or the reason it cannot (empty when it can).
@@ -50,6 +64,11 @@ class BatchStepper {
   void step(WorldBatch& batch, const BatchCommands& commands = {});
   /// `steps` steps (the model's step count by default, when steps < 0).
   void run(WorldBatch& batch, int steps = -1, const BatchCommands& commands = {});
+  /// Which path steps the worlds, and why, one line (the throughput report's "path").
+  const std::string& path() const;
+  bool lanes() const;
+  /// Lane path: worlds' steps finished by the scalar fallback since construction.
+  long fallback_count() const;
 
  private:
   struct Impl;

@@ -47,7 +47,9 @@ AnitescuQp::AnitescuQp(const Model& m)
       lemke_(std::make_unique<Solver>()),
       lcp_result_(std::make_unique<Solver::Result>()),
       nq_(m.n_q()),
-      slot_(m.n_slots()) {
+      slot_(m.n_slots()),
+      step_ws_(std::make_unique<AnitescuStepWorkspace<double>>(m)),
+      pgs_(anitescu_pgs_settings()) {
   const int n = std::max(nq_, 1);
   const int cap_rows = 2 * std::min(kMaxContacts, m.n_slots());
   DenseQpCapacity cap;
@@ -160,20 +162,92 @@ bool AnitescuQp::mass_matrix(const Model& m) {
   return true;
 }
 
-Status AnitescuQp::step(const Model& m, State& s) {
+void AnitescuQp::begin_step() {
   report_ = StepReport{};
   fallback_ = false;
+  by_pgs_ = false;
   rows_ = 0;
   std::fill(p_n_.begin(), p_n_.end(), 0.0);  // a failed step reports no impulses
   std::fill(p_t_.begin(), p_t_.end(), 0.0);
+}
+
+Status AnitescuQp::check_input(const Model& m, const State& s) {
   if (m.world.type != WorldType::vertical || !(m.step.h > 0))
     return fail(Status::bad_input, "anitescu_qp steps a vertical world with h > 0");
-  const int nu = m.n_u, na = m.n_a, n = nq_;
+  const int na = m.n_a, n = nq_;
   if (s.q.size() != n || s.q_a_ref.size() != na)
     return fail(Status::bad_input, "the State needs n_q = " + std::to_string(n) + " coordinates and n_a = " +
                                        std::to_string(na) + " impedance references q_a_ref (initial_state sets them)");
   if (na > 0 && (!m.params.stiffness_Ka || m.params.stiffness_Ka->size() != na || !(m.params.stiffness_Ka->minCoeff() > 0)))
     return fail(Status::bad_input, "anitescu_qp needs model.stiffness: n_a = " + std::to_string(na) + " positive entries");
+  return Status::solved;
+}
+
+Status AnitescuQp::step(const Model& m, State& s) {
+  if (!m.params.quasi_dynamic || nq_ == 0) return step_fallback(m, s);
+  begin_step();
+  if (check_input(m, s) != Status::solved) return report_.status;
+  const int nu = m.n_u, na = m.n_a, n = nq_;
+  const double h = m.step.h;
+  // The template step (core/anitescu_step.hpp), the same code the batch runs on lanes.
+  AnitescuStepWorkspace<double>& w = *step_ws_;
+  anitescu_quasi_dynamic_step<double>(m, w, s.q.data(), s.q_a_ref.data(), nullptr, nullptr, s.t, h, pgs_);
+  if (!w.ok) return step_fallback(m, s);  // Lemke, then the dense QP, from the unchanged State
+  by_pgs_ = true;
+  int nc = 0;
+  H_.setZero();
+  for (int i = 0; i < nu; ++i)
+    for (int j = 0; j < nu; ++j) H_(i, j) = Mu_(i, j) = w.Mu[i * nu + j];
+  for (int a = 0; a < na; ++a) H_(nu + a, nu + a) = h * h * (*m.params.stiffness_Ka)[a];
+  for (int e = 0; e < n; ++e) c_[e] = w.c[e];
+  for (int i = 0; i < m.n_slots(); ++i) {
+    active_[i] = w.active[i] > 0.0;
+    phi_[i] = w.frame[i].phi;
+    if (!active_[i]) continue;
+    const double mu = m.pairs[m.slots[i].pair].friction;
+    slot_[nc] = i;
+    for (int k = 0; k < 2; ++k) {
+      for (int e = 0; e < n; ++e) A_(2 * nc + k, e) = w.A[(2 * i + k) * n + e];
+      b_[2 * nc + k] = w.b[2 * i + k];
+      beta_[2 * nc + k] = w.z[2 * i + k];
+    }
+    p_n_[i] = w.z[2 * i] + w.z[2 * i + 1];
+    p_t_[i] = mu * (w.z[2 * i] - w.z[2 * i + 1]);
+    ++nc;
+  }
+  rows_ = 2 * nc;
+  for (int e = 0; e < n; ++e) v_[e] = w.v[e];
+  report_.contacts = nc;
+  report_.problem_size = w.rows;
+  report_.pivots = w.pgs_result.iterations[0];
+  report_.complementarity_residual = w.kkt;
+  double lin = 0;
+  for (int c = 0; c < nc; ++c) {
+    const int i = slot_[c];
+    double gap = w.frame[i].phi;
+    for (int e = 0; e < n; ++e) gap += h * w.jn[i * n + e] * v_[e];
+    lin = std::min(lin, gap);
+  }
+  report_.linearised_penetration = lin;
+  double balance = 0;  // M_u v_u' - h tau_u - J_u' beta (c_u = -h tau_u)
+  for (int e = 0; e < nu; ++e) {
+    double r = c_[e];
+    for (int f = 0; f < nu; ++f) r += Mu_(e, f) * v_[f];
+    for (int k = 0; k < rows_; ++k) r -= A_(k, e) * beta_[k];
+    balance = std::max(balance, std::abs(r));
+  }
+  report_.force_balance_residual = balance;
+  for (int e = 0; e < n; ++e) s.q[e] = w.q_out[e];
+  for (int a = 0; a < na; ++a) s.q_a_ref[a] = w.qbar[a];
+  s.t += h;
+  ++s.step;
+  return report_.status = Status::solved;
+}
+
+Status AnitescuQp::step_fallback(const Model& m, State& s) {
+  begin_step();
+  if (check_input(m, s) != Status::solved) return report_.status;
+  const int nu = m.n_u, na = m.n_a, n = nq_;
   const double h = m.step.h, t_mid = s.t + 0.5 * h;
 
   // 1-2: contacts and Jacobians at the start of the step.

@@ -26,23 +26,30 @@
 // is exact on positive semidefinite Hessians (inertia control, no regularisation). A load no
 // contact can balance makes the QP unbounded: the step is `infeasible` and the detail names
 // the kernel's verified ray. Quasi-dynamic: Q is positive definite and the step is solved
-// through its dual LCP (anitescu_dual_lcp below; symmetric PSD matrix) with Lemke; if Lemke
-// fails or its answer fails the KKT check, the dense QP kernel solves the primal instead
-// (solved, or `infeasible` with a verified Farkas certificate).
+// through its dual LCP (symmetric PSD) by projected Gauss-Seidel in the template step of
+// core/anitescu_step.hpp (T = double here, T = Lane in the batch engine: one implementation,
+// so a world's steps are bitwise the same on both), fixed slot layout, cold start. A step whose
+// PGS answer is not accepted (PGS not solved within its sweeps, KKT residual above 1e-9, a
+// singular M_u, more than kMaxContacts active slots) is redone from the same State by
+// step_fallback(): Lemke on the compacted dual LCP (anitescu_dual_lcp below), and if Lemke
+// fails or its answer fails the KKT check, the dense QP on the primal (solved, or
+// `infeasible` with a verified Farkas certificate).
 //
 // Outputs per slot: normal_impulse = beta_i1 + beta_i2 (N s), tangent_impulse = mu_i (beta_i1
 // - beta_i2) along t. report(): complementarity_residual is the QP's scaled KKT residual
 // (qp_kkt_residual, <= 1e-9 when solved); linearised_penetration the most negative
 // phi + h J_n v'; force_balance_residual max |h tau_u + J_u^T beta| (quasistatic) or the
 // momentum balance max |M_u v_u' - h tau_u - J_u^T beta| (quasi-dynamic), N s; problem_size
-// n_q (quasistatic QP) or 2 nc (quasi-dynamic LCP); pivots the QP's LP pivots and active-set
-// iterations, or Lemke's pivots.
+// n_q (quasistatic QP), 2 n_slots (PGS's fixed layout) or 2 nc (Lemke's LCP); pivots the QP's
+// LP pivots and active-set iterations, PGS's sweeps, or Lemke's pivots (a fallback step
+// reports the fallback's alone).
 #pragma once
 
 #include <Eigen/Core>
 #include <memory>
 #include <vector>
 
+#include "core/anitescu_step.hpp"
 #include "core/contacts.hpp"
 #include "core/model.hpp"
 #include "core/stepper.hpp"
@@ -63,10 +70,10 @@ void anitescu_dual_lcp(const Eigen::Ref<const Eigen::MatrixXd>& A, const Eigen::
 
 class AnitescuQp final : public Stepper {
  public:
-  static constexpr int kMaxContacts = 32;  // 64 Anitescu rows
+  static constexpr int kMaxContacts = kAnitescuMaxActiveContacts;  // 64 Anitescu rows
   using Solver = Lemke<2 * kMaxContacts>;
   /// Accepted scaled KKT residual of a step's answer (qp_kkt_residual).
-  static constexpr double kKktTolerance = 1e-9;
+  static constexpr double kKktTolerance = kAnitescuKktTolerance;
 
   /// Sizes every buffer from the Model; a solved step then allocates nothing.
   explicit AnitescuQp(const Model& m);
@@ -77,6 +84,15 @@ class AnitescuQp final : public Stepper {
   /// n_a reference entries, a stiffness of the wrong size, more than kMaxContacts active
   /// slots, or (quasi-dynamic) a singular mass matrix of the unactuated DOFs.
   Status step(const Model& m, State& s) override;
+  /// The step without the PGS template: the dense QP (quasistatic), or Lemke on the dual LCP
+  /// then the dense QP (quasi-dynamic). step() falls back to it for a world whose PGS answer
+  /// is not accepted; the batch engine calls it for such a lane's world, so both paths
+  /// finish that world with the same code.
+  Status step_fallback(const Model& m, State& s);
+  /// PGS settings of the quasi-dynamic template step (anitescu_pgs_settings() by default; a
+  /// batch must use the same for its lanes).
+  void set_pgs_settings(const PgsSettings& s) { pgs_ = s; }
+  const PgsSettings& pgs_settings() const { return pgs_; }
 
   /// The last step's QP (valid after a step that got as far as solving):
   ///   min 1/2 v'Hv + c'v  s.t.  A_in v >= b_in,  rows 2c (+t) and 2c + 1 (-t) of active
@@ -90,8 +106,12 @@ class AnitescuQp final : public Stepper {
   /// Quasi-dynamic: the step was solved by the dense QP after Lemke failed (or its answer
   /// failed the KKT check).
   bool solved_by_qp_fallback() const { return fallback_; }
+  /// Quasi-dynamic: the last step was the template step's PGS answer (not the fallback).
+  bool solved_by_pgs() const { return by_pgs_; }
 
  private:
+  void begin_step();
+  Status check_input(const Model& m, const State& s);
   Status solve_quasistatic(const Model& m);
   Status solve_quasi_dynamic(const Model& m);
   /// The dense QP on the step's problem; fills v_, beta_ when solved, else fails the step.
@@ -106,7 +126,7 @@ class AnitescuQp final : public Stepper {
   std::unique_ptr<Solver> lemke_;
   std::unique_ptr<Solver::Result> lcp_result_;
   int nq_ = 0, rows_ = 0;
-  bool fallback_ = false;
+  bool fallback_ = false, by_pgs_ = false;
   // The QP: H (n_q x n_q), c (n_q), A_in (capacity rows x n_q, column-major), b_in.
   Eigen::MatrixXd H_, A_, A_eq_;
   Eigen::VectorXd c_, b_, b_eq_, no_bounds_, y_, w_;
@@ -117,6 +137,9 @@ class AnitescuQp final : public Stepper {
   Eigen::VectorXd jx_, jy_, jw_;
   Eigen::VectorXd tau_, tau_grav_, qbar_, v_, beta_;
   std::vector<int> slot_;
+  // Quasi-dynamic: the template step's workspace (T = double) and its PGS settings.
+  std::unique_ptr<AnitescuStepWorkspace<double>> step_ws_;
+  PgsSettings pgs_;
 };
 
 }  // namespace qs

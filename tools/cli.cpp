@@ -384,7 +384,7 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   throughput->add_option("--worlds", tp_opt.worlds, "Number of worlds (default 1024)")->check(CLI::PositiveNumber);
   throughput->add_option("--steps", tp_opt.steps, "Steps per world (default: the scene's step.steps)")
       ->check(CLI::NonNegativeNumber);
-  throughput->add_flag("--scalar", tp_opt.scalar, "One world per lane (the reference path; same numbers)");
+  throughput->add_flag("--scalar", tp_opt.scalar, "Run the scalar reference path (T = double, world by world) instead of the lanes; same numbers");
   throughput->add_flag("--hash", tp_opt.hash, "Print a hash of the final state of every world");
   add_common(*throughput, common);
 

@@ -15,7 +15,7 @@ struct ThroughputOptions {
   int worlds = 1024;
   int steps = -1;      // -1: the scene's step.steps
   int threads = 0;     // 0: all cores
-  bool scalar = false; // the one-world-per-lane path
+  bool scalar = false; // the per-world path even where a lane kernel exists
   bool hash = false;
 };
 

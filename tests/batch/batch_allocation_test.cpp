@@ -37,5 +37,33 @@ TEST(BatchAllocation, StepsAfterTheFirstAllocateNothing) {
   }
 }
 
+TEST(BatchAllocation, AnitescuLanePathStepsAfterTheFirstAllocateNothing) {
+  // The lane path (anitescu_qp quasi-dynamic): per-world friction and commands in lanes, and
+  // a sweep limit low enough that some lanes take the per-world fallback too.
+  const Scene s = load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/examples/anitescu_grasp.json");
+  const Model& m = *s.model;
+  std::vector<ParameterRef> varied = {resolve_parameter(m, "pairs.left_finger/cylinder.friction", "test")};
+  WorldBatch b(s.model, 11, varied);
+  for (int w = 0; w < 11; ++w) b.set_parameter(0, w, 0.3 + 0.02 * w);
+  std::vector<double> u(static_cast<size_t>(m.n_a) * b.padded_size(), 0.05);
+  for (int w = 0; w < b.padded_size(); ++w) u[static_cast<size_t>(b.padded_size()) + w] = -0.05;
+  PgsSettings pgs = anitescu_pgs_settings();
+  pgs.max_iterations = 8;
+  BatchStepper st(b, {.threads = 1, .anitescu_pgs = pgs});
+  ASSERT_TRUE(st.lanes()) << st.path();
+  st.run(b, 20, {u.data(), b.padded_size()});  // the first step builds the workspace; the grip closes
+  long allocations = 0;
+  const long fallbacks_before = st.fallback_count();
+  {
+    test::CountAllocations guard;
+    st.run(b, 10, {u.data(), b.padded_size()});
+    allocations = guard.count();
+  }
+  EXPECT_EQ(allocations, 0);
+  EXPECT_GT(st.fallback_count(), fallbacks_before);  // the fallback ran inside the guard
+  EXPECT_EQ(b.failed_count(), 0);
+  EXPECT_EQ(b.world_step()[10], 30);
+}
+
 }  // namespace
 }  // namespace qs

@@ -211,6 +211,60 @@ TEST(AnitescuQp, EveryStepOfEveryExampleSatisfiesTheKktConditions) {
   }
 }
 
+TEST(AnitescuQp, QuasiDynamicExamplesAreSolvedByTheTemplateStepsPgs) {
+  // The quasi-dynamic step's primary solver is PGS on the dual LCP (core/anitescu_step.hpp);
+  // Lemke / the dense QP finish only steps whose PGS answer is not accepted. On the examples
+  // all but two drop steps (PGS stagnates at its sweep limit, docs/anitescu.md) are accepted
+  // from PGS, with a KKT residual under the stepper's 1e-9.
+  for (const char* name : {"anitescu_drop", "anitescu_grasp"}) {
+    SCOPED_TRACE(name);
+    const Scene scene = parse_scene(example(name).dump());
+    const Model& m = *scene.model;
+    AnitescuQp stepper(m);
+    State s = initial_state(m);
+    int by_pgs = 0, fallbacks = 0;
+    long sweeps = 0;
+    int max_sweeps = 0;
+    double worst = 0;
+    for (int l = 0; l < m.step.steps; ++l) {
+      ASSERT_EQ(stepper.step(m, s), Status::solved) << l << ": " << stepper.report().detail;
+      if (stepper.solved_by_pgs()) {
+        ++by_pgs;
+        sweeps += stepper.report().pivots;
+        max_sweeps = std::max(max_sweeps, stepper.report().pivots);
+        worst = std::max(worst, stepper.report().complementarity_residual);
+      } else {
+        ++fallbacks;
+      }
+    }
+    std::printf("%s: %d steps by PGS (mean %.1f, max %d sweeps, worst KKT %.2e), %d by the fallback\n", name,
+                by_pgs, by_pgs ? static_cast<double>(sweeps) / by_pgs : 0.0, max_sweeps, worst, fallbacks);
+    EXPECT_LE(fallbacks, 2);
+    EXPECT_GE(by_pgs, m.step.steps - 2);
+    EXPECT_LE(worst, AnitescuQp::kKktTolerance);
+  }
+}
+
+TEST(AnitescuQp, PgsAtItsIterationLimitFallsBackToLemke) {
+  // A tiny sweep limit: PGS stops at iteration_limit on contact steps, Lemke finishes them,
+  // and the trajectory still passes every KKT check (solved_by_pgs() false on those steps).
+  const Scene scene = parse_scene(example("anitescu_grasp").dump());
+  const Model& m = *scene.model;
+  AnitescuQp stepper(m);
+  PgsSettings ps = anitescu_pgs_settings();
+  ps.max_iterations = 2;
+  stepper.set_pgs_settings(ps);
+  State s = initial_state(m);
+  int fallbacks = 0;
+  for (int l = 0; l < m.step.steps; ++l) {
+    ASSERT_EQ(stepper.step(m, s), Status::solved) << l << ": " << stepper.report().detail;
+    fallbacks += !stepper.solved_by_pgs();
+    EXPECT_LE(stepper.report().complementarity_residual, 1e-9) << l;
+  }
+  EXPECT_GT(fallbacks, 0);
+  EXPECT_NEAR(s.q[1], 0.05, 1e-6);  // the cylinder is back on the table
+}
+
 // ---- analytic cases ----------------------------------------------------------------------
 
 TEST(AnitescuQp, QuasiDynamicBoxFallsWithHgEvenWithItsFrameOffTheCenterOfMass) {

@@ -1,0 +1,189 @@
+// The batch engine's lane path for anitescu_qp's quasi-dynamic step (batch/batch_stepper.hpp,
+// core/anitescu_step.hpp): a world's final q, q_a_ref, t, step and status are bitwise those of
+// a single-world AnitescuQp run, in any lane, batch split and thread count, with --scalar, and
+// when PGS stops at its sweep limit and the scalar fallback finishes the step.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "batch/batch_stepper.hpp"
+#include "batch/lane.hpp"
+#include "batch/world_batch.hpp"
+#include "core/anitescu_qp.hpp"
+#include "core/scene.hpp"
+
+namespace qs {
+namespace {
+
+Scene load(const std::string& name) {
+  return load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/examples/" + name + ".json");
+}
+
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+/// The varied frictions of a study: the grasp's finger pairs (low values let the cylinder
+/// slip out and drop), the drop's table/box pair.
+std::vector<std::string> varied_paths(const std::string& name) {
+  if (name == "anitescu_grasp") return {"pairs.left_finger/cylinder.friction", "pairs.right_finger/cylinder.friction"};
+  return {"pairs.table/box.friction"};
+}
+double friction_of(int w) { return 0.1 + 0.06 * (w % 11); }
+
+struct Final {
+  State s;
+  Status status = Status::not_run;
+  int failed_step = -1;
+};
+
+/// World w the way `quasistep run` steps it: one AnitescuQp, one State, stopping at a failure.
+Final single_world(const Scene& sc, const std::string& name, int w, int steps, const PgsSettings& pgs) {
+  Model m = *sc.model;
+  for (const std::string& p : varied_paths(name)) apply_parameter(m, *sc.model, resolve_parameter(m, p, "test"), friction_of(w));
+  AnitescuQp stepper(m);
+  stepper.set_pgs_settings(pgs);
+  Final f;
+  f.s = initial_state(m);
+  for (int k = 0; k < steps; ++k) {
+    const int step = f.s.step;
+    f.status = stepper.step(m, f.s);
+    if (f.status != Status::solved) {
+      f.failed_step = step;
+      break;
+    }
+  }
+  return f;
+}
+
+/// Worlds [first, first + count) of the study as one batch.
+WorldBatch study_batch(const Scene& sc, const std::string& name, int first, int count) {
+  std::vector<ParameterRef> varied;
+  for (const std::string& p : varied_paths(name)) varied.push_back(resolve_parameter(*sc.model, p, "test"));
+  WorldBatch b(sc.model, count, varied);
+  for (int w = 0; w < count; ++w)
+    for (int k = 0; k < b.varied_count(); ++k) b.set_parameter(k, w, friction_of(first + w));
+  b.reset();
+  return b;
+}
+
+/// Every world of b (global index first + w) against its single-world run, bit for bit.
+void expect_same_as_single(const WorldBatch& b, int first, const std::vector<Final>& single, const char* what) {
+  const Model& m = b.model();
+  for (int w = 0; w < b.size(); ++w) {
+    const Final& f = single[first + w];
+    SCOPED_TRACE(std::string(what) + ", world " + std::to_string(first + w));
+    int diff = 0;
+    for (int i = 0; i < m.n_q(); ++i) diff += !same_bits(b.world_q(i)[w], f.s.q[i]);
+    for (int a = 0; a < m.n_a; ++a) diff += !same_bits(b.world_q_a_ref(a)[w], f.s.q_a_ref[a]);
+    diff += !same_bits(b.world_time()[w], f.s.t);
+    EXPECT_EQ(diff, 0);
+    EXPECT_EQ(b.world_step()[w], f.s.step);
+    EXPECT_EQ(b.world_status()[w], f.status);
+    EXPECT_EQ(b.world_failed_step()[w], f.failed_step);
+  }
+}
+
+void check_study(const std::string& name, const PgsSettings& pgs, int steps, bool expect_fallbacks) {
+  SCOPED_TRACE(name);
+  const Scene sc = load(name);
+  const int n = 2 * kLaneWidth + 3;
+  std::vector<Final> single;
+  for (int w = 0; w < n; ++w) single.push_back(single_world(sc, name, w, steps, pgs));
+  // The whole study at 1 and 2 threads, and --scalar.
+  for (int threads : {1, 2}) {
+    WorldBatch b = study_batch(sc, name, 0, n);
+    BatchStepper st(b, {.threads = threads, .anitescu_pgs = pgs});
+    ASSERT_TRUE(st.lanes()) << st.path();
+    st.run(b, steps);
+    expect_same_as_single(b, 0, single, threads == 1 ? "lanes, 1 thread" : "lanes, 2 threads");
+    if (expect_fallbacks) {
+      EXPECT_GT(st.fallback_count(), 0);
+    }
+    std::printf("%s, %d thread(s): %ld lane world-steps took the fallback, %d of %d worlds failed\n", name.c_str(),
+                threads, st.fallback_count(), b.failed_count(), n);
+  }
+  {
+    WorldBatch b = study_batch(sc, name, 0, n);
+    BatchStepper st(b, {.threads = 2, .scalar = true, .anitescu_pgs = pgs});
+    EXPECT_FALSE(st.lanes());
+    EXPECT_NE(st.path().find("--scalar"), std::string::npos) << st.path();
+    st.run(b, steps);
+    expect_same_as_single(b, 0, single, "--scalar");
+  }
+  // Two other splits: worlds shift lanes (5 and n - 5 worlds; kLaneWidth - 1 and the rest).
+  for (int cut : {5, kLaneWidth - 1}) {
+    if (cut <= 0 || cut >= n) continue;
+    WorldBatch a = study_batch(sc, name, 0, cut), c = study_batch(sc, name, cut, n - cut);
+    BatchStepper sa(a, {.threads = 2, .anitescu_pgs = pgs}), sc2(c, {.threads = 1, .anitescu_pgs = pgs});
+    sa.run(a, steps);
+    sc2.run(c, steps);
+    expect_same_as_single(a, 0, single, "split, first part");
+    expect_same_as_single(c, cut, single, "split, second part");
+  }
+}
+
+TEST(AnitescuLanes, GraspWorldsAreBitwiseTheSingleWorldRuns) {
+  check_study("anitescu_grasp", anitescu_pgs_settings(), 80, false);
+}
+
+TEST(AnitescuLanes, DropWorldsAreBitwiseTheSingleWorldRuns) {
+  check_study("anitescu_drop", anitescu_pgs_settings(), 200, false);
+}
+
+TEST(AnitescuLanes, WorldsWhosePgsHitsItsLimitTakeTheFallbackAndStillMatch) {
+  PgsSettings pgs = anitescu_pgs_settings();
+  pgs.max_iterations = 6;  // most contact steps stop at iteration_limit: Lemke finishes them
+  check_study("anitescu_grasp", pgs, 80, true);
+  check_study("anitescu_drop", pgs, 120, true);
+}
+
+TEST(AnitescuLanes, SomeGraspWorldsDropTheCylinder) {
+  // The study really differs per lane: with low finger friction the cylinder slips out.
+  const Scene sc = load("anitescu_grasp");
+  const int n = 2 * kLaneWidth + 3;
+  WorldBatch b = study_batch(sc, "anitescu_grasp", 0, n);
+  BatchStepper st(b, {.threads = 2});
+  st.run(b, 39);  // to the top of the lift
+  int lifted = 0, dropped = 0;
+  for (int w = 0; w < n; ++w) (b.world_q(1)[w] > 0.06 ? lifted : dropped) += 1;
+  EXPECT_GT(lifted, 0);
+  EXPECT_GT(dropped, 0);
+}
+
+TEST(AnitescuLanes, PerWorldCommandsRunInLanesWithTheNumbersOfThePerWorldPath) {
+  const Scene sc = load("anitescu_grasp");
+  const Model& m = *sc.model;
+  const int n = 2 * kLaneWidth + 3;
+  WorldBatch lanes = study_batch(sc, "anitescu_grasp", 0, n), scalar = study_batch(sc, "anitescu_grasp", 0, n);
+  std::vector<double> u(static_cast<size_t>(m.n_a) * lanes.padded_size());
+  BatchStepper sl(lanes, {.threads = 2}), ss(scalar, {.threads = 1, .scalar = true});
+  ASSERT_TRUE(sl.lanes());
+  for (int k = 0; k < 40; ++k) {
+    for (int w = 0; w < n; ++w) {
+      const double sgn = k < 30 ? 1.0 : -1.0;
+      u[0 * lanes.padded_size() + w] = sgn * (0.08 + 0.002 * w);
+      u[1 * lanes.padded_size() + w] = -sgn * (0.08 + 0.002 * w);
+      u[2 * lanes.padded_size() + w] = k < 30 ? 0.1 : 0.0;
+    }
+    if (k == 12) u[2 * lanes.padded_size() + 3] = std::nan("");  // world 3 fails with bad_input
+    sl.step(lanes, {u.data(), lanes.padded_size()});
+    ss.step(scalar, {u.data(), lanes.padded_size()});
+  }
+  EXPECT_EQ(lanes.hash(), scalar.hash());
+  EXPECT_EQ(lanes.world_status()[3], Status::bad_input);
+  EXPECT_EQ(lanes.failure_detail(3), scalar.failure_detail(3));
+  EXPECT_EQ(lanes.failed_count(), 1);
+}
+
+TEST(AnitescuLanes, OtherVariedParametersUseThePerWorldPath) {
+  const Scene sc = load("anitescu_drop");
+  WorldBatch b(sc.model, 3, {resolve_parameter(*sc.model, "bodies.box.mass", "test")});
+  BatchStepper st(b, {.threads = 1});
+  EXPECT_FALSE(st.lanes());
+  EXPECT_NE(st.path().find("bodies.box.mass"), std::string::npos) << st.path();
+}
+
+}  // namespace
+}  // namespace qs
