@@ -2,7 +2,9 @@
 //
 // First this machine's own 2-thread scaling on a trivially parallel, compute-bound loop
 // (BM_MachineScaling: the ceiling any batch code can reach here), then N = 1, 64, 1024 and
-// 16384 worlds of halm_posa_push and anitescu_grasp on 1 and 2 threads. One benchmark
+// 16384 worlds of halm_posa_push and anitescu_grasp on 1 and 2 threads, lanes and scalar
+// (args: worlds, threads, scalar; "lanes" reports the width that ran: 1 on the per-world path,
+// which halm_posa_push takes until it has a lane kernel). One benchmark
 // iteration steps every world of the batch once; items_per_second is world-steps per second.
 // The batch is reset (untimed) when it reaches the scene's step count, so the worlds always
 // run the scenario they were written for.
@@ -46,9 +48,10 @@ BENCHMARK(BM_MachineScaling)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMi
 void batch_throughput(benchmark::State& state, const char* example) {
   const int worlds = static_cast<int>(state.range(0));
   const int threads = static_cast<int>(state.range(1));
+  const bool scalar = state.range(2) != 0;
   const qs::Scene scene = qs::load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/examples/" + example + ".json");
   qs::WorldBatch batch = qs::WorldBatch::from_scene(scene, worlds);
-  qs::BatchStepper stepper(batch, {.threads = threads});
+  qs::BatchStepper stepper(batch, {.threads = threads, .scalar = scalar});
   const int steps = scene.model->step.steps;
   int taken = 0;
   for (auto _ : state) {
@@ -63,12 +66,14 @@ void batch_throughput(benchmark::State& state, const char* example) {
   }
   state.SetItemsProcessed(state.iterations() * worlds);
   state.counters["failed"] = batch.failed_count();
-  state.counters["lane_width"] = batch.lane_width();
+  state.counters["lanes"] = stepper.lanes() ? batch.lane_width() : 1;
+  state.counters["fallbacks"] = static_cast<double>(stepper.fallback_count());
 }
 
 void sizes(benchmark::internal::Benchmark* b) {
-  for (int threads : {1, 2})
-    for (int n : {1, 64, 1024, 16384}) b->Args({n, threads});
+  for (int scalar : {0, 1})
+    for (int threads : {1, 2})
+      for (int n : {1, 64, 1024, 16384}) b->Args({n, threads, scalar});
   b->UseRealTime()->Unit(benchmark::kMicrosecond);
 }
 
