@@ -18,6 +18,7 @@
 
 #include "core/kinematics.hpp"
 #include "core/scene.hpp"
+#include "tests/support/example_json.hpp"
 #include "tests/support/cli_run.hpp"
 
 namespace qs {
@@ -25,10 +26,7 @@ namespace {
 
 using nlohmann::json;
 
-json example(const std::string& name) {
-  std::ifstream in(std::string(QUASISTEP_SOURCE_DIR) + "/examples/" + name + ".json");
-  return json::parse(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
-}
+json example(const std::string& name) { return test::example_json(name + ".json"); }
 
 // ---- an independent check of one step ---------------------------------------------------
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/scene.hpp"
+#include "tests/support/example_json.hpp"
 #include "tests/support/lcp_check.hpp"
 
 namespace qs {
@@ -22,10 +23,7 @@ namespace {
 
 using nlohmann::json;
 
-json example(const std::string& name) {
-  std::ifstream in(std::string(QUASISTEP_SOURCE_DIR) + "/examples/" + name + ".json");
-  return json::parse(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
-}
+json example(const std::string& name) { return test::example_json(name + ".json"); }
 
 /// The same scene under the perfect-velocity model (B = 0: no B, no c).
 json perfect_velocity(json s) {

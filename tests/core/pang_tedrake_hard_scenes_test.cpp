@@ -36,16 +36,14 @@
 #include "core/contacts.hpp"
 #include "core/pang_tedrake_miqp.hpp"
 #include "core/scene.hpp"
+#include "tests/support/example_json.hpp"
 
 namespace qs {
 namespace {
 
 using nlohmann::json;
 
-json example(const std::string& name) {
-  std::ifstream in(std::string(QUASISTEP_SOURCE_DIR) + "/examples/" + name);
-  return json::parse(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
-}
+json example(const std::string& file) { return test::example_json(file); }
 
 // The true gap tolerance. The turn is about the box's own origin (the wrist axis starts at
 // the box's center and the box is held there), so the box and the jaw move together and the
