@@ -14,6 +14,7 @@
 #include "batch/world_batch.hpp"
 #include "core/anitescu_qp.hpp"
 #include "core/scene.hpp"
+#include "tests/support/bitwise.hpp"
 
 namespace qs {
 namespace {
@@ -22,7 +23,7 @@ Scene load(const std::string& name) {
   return load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/examples/" + name + ".json");
 }
 
-bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+using test::same_bits;
 
 /// The varied frictions of a study: the grasp's finger pairs (low values let the cylinder
 /// slip out and drop), the drop's table/box pair.

@@ -16,23 +16,17 @@
 #include "batch/world_batch.hpp"
 #include "core/scene.hpp"
 #include "core/stepper.hpp"
+#include "tests/support/bitwise.hpp"
+#include "tests/support/batch_error.hpp"
 
 namespace qs {
 namespace {
 
 Scene load(const char* rel) { return load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/" + rel); }
 
-bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+using test::same_bits;
 
-template <class F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const BatchError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test::error_of;
 
 /// The push with the finger-disk friction of world w (global index) = 0.2 + 0.05 (w mod 17):
 /// worlds that really differ.

@@ -1,6 +1,7 @@
 // Every operation of the lane type (batch/lane.hpp) equals, lane by lane and bit for bit,
 // the scalar operation of core/scalar_math.hpp: the batch engine's determinism rests on it.
 #include "batch/lane.hpp"
+#include "tests/support/bitwise.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +15,7 @@
 namespace qs {
 namespace {
 
-bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+using test::same_bits;
 
 /// Operand values with the awkward cases in them: signed zeros, NaN, infinities,
 /// subnormals, huge and tiny, and random numbers.

@@ -19,6 +19,8 @@
 
 #include "batch/world_batch.hpp"
 #include "core/scene.hpp"
+#include "tests/support/bitwise.hpp"
+#include "tests/support/batch_error.hpp"
 
 namespace qs {
 namespace {
@@ -41,17 +43,9 @@ Scene uncertain_grasp() {
   return parse_scene(j.dump(), "uncertain_grasp");
 }
 
-bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+using test::same_bits;
 
-template <class F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const BatchError& e) {
-    return e.what();
-  }
-  return "(no BatchError)";
-}
+using test::error_of;
 
 constexpr int kN = 20000;
 

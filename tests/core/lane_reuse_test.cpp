@@ -10,11 +10,12 @@
 #include "batch/lane.hpp"
 #include "core/contacts.hpp"
 #include "core/scene.hpp"
+#include "tests/support/bitwise.hpp"
 
 namespace qs {
 namespace {
 
-bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+using test::same_bits;
 
 TEST(LaneReuse, ContactFramesAndJacobiansPerLaneEqualTheScalarPathBitwise) {
   for (const char* rel : {"examples/pang_tedrake_gripper.json", "tests/scenes/peg_in_slot.json",

@@ -20,6 +20,7 @@
 
 #include "batch/lane.hpp"
 #include "kernels/lemke.hpp"
+#include "tests/support/bitwise.hpp"
 
 namespace qs {
 namespace {
@@ -99,7 +100,7 @@ DoubleSolve solve_double(const Problem& p, const PgsSettings& s, std::vector<dou
   return out;
 }
 
-bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+using test::same_bits;
 
 // ---------------------------------------------------------------------------------------
 
