@@ -38,9 +38,10 @@ namespace {
 /// The lane path's buffers for one lane group (anitescu_qp quasi-dynamic).
 struct LaneWorkspace {
   AnitescuStepWorkspace<Lane> step;
-  std::vector<Lane> q, ref, mu, u;  // (n_q), (n_a), (pairs), (n_a)
+  std::vector<Lane> q, ref, mu, u, warm;  // (n_q), (n_a), (pairs), (n_a), (2 n_slots)
   explicit LaneWorkspace(const Model& m)
-      : step(m), q(m.n_q()), ref(std::max(m.n_a, 1)), mu(std::max<size_t>(m.pairs.size(), 1)), u(std::max(m.n_a, 1)) {}
+      : step(m), q(m.n_q()), ref(std::max(m.n_a, 1)), mu(std::max<size_t>(m.pairs.size(), 1)), u(std::max(m.n_a, 1)),
+        warm(std::max(2 * m.n_slots(), 1)) {}
 };
 
 /// What one thread needs to step any world of the batch: nothing in it survives from one
@@ -72,12 +73,7 @@ std::string lane_path_reason(const WorldBatch& b, const BatchOptions& o) {
     return "the scalar stepper reports this model's bad input";
   for (int k = 0; k < b.varied_count(); ++k) {
     const ParameterRef& r = b.varied(k);
-    using K = ParameterRef::Kind;
-    const bool start_only =
-        r.kind == K::joint_position || ((r.kind == K::body_pose_x || r.kind == K::body_pose_y ||
-                                         r.kind == K::body_pose_theta) &&
-                                        m.bodies[r.index].kind == BodyKind::free);
-    if (r.kind != K::pair_friction && !start_only)
+    if (r.kind != ParameterRef::Kind::pair_friction && !is_start_parameter(m, r))
       return "parameter \"" + r.path + "\" varies per world and only friction and start poses run in lanes";
   }
   return {};
@@ -125,10 +121,7 @@ struct BatchStepper::Impl {
     for (int a = 0; a < m.n_a; ++a) commanded_joint.push_back(m.dofs[m.n_u + a].index);
     for (int k = 0; k < b.varied_count(); ++k) {
       const ParameterRef& r = b.varied(k);
-      const bool start_only = r.kind == ParameterRef::Kind::joint_position ||
-                              (r.kind != ParameterRef::Kind::body_mass && r.kind != ParameterRef::Kind::body_scale &&
-                               r.kind != ParameterRef::Kind::pair_friction && m.bodies[r.index].kind == BodyKind::free);
-      if (!start_only) model_parameters.push_back(k);
+      if (!is_start_parameter(m, r)) model_parameters.push_back(k);
     }
   }
 
@@ -220,6 +213,7 @@ struct BatchStepper::Impl {
     };
     for (int i = 0; i < m.n_q(); ++i) gather(b.world_q(i), L.q[i]);
     for (int a = 0; a < na; ++a) gather(b.world_q_a_ref(a), L.ref[a]);
+    for (int r = 0; r < b.warm_start_rows(); ++r) gather(b.world_warm_start(r), L.warm[r]);
     for (size_t p = 0; p < m.pairs.size(); ++p) {
       if (pair_param[p] >= 0) {
         gather(b.param_value(pair_param[p]), L.mu[p]);
@@ -231,8 +225,8 @@ struct BatchStepper::Impl {
       for (int a = 0; a < na; ++a)
         for (int l = 0; l < W; ++l) L.u[a].set(l, c.velocity[a * static_cast<size_t>(c.stride) + src[l]]);
     AnitescuStepWorkspace<Lane>& S = L.step;
-    anitescu_quasi_dynamic_step<Lane>(m, S, L.q.data(), L.ref.data(), L.mu.data(), c.velocity ? L.u.data() : nullptr, t,
-                                      m.step.h, options.anitescu_pgs);
+    anitescu_quasi_dynamic_step<Lane>(m, S, L.q.data(), L.ref.data(), L.mu.data(), c.velocity ? L.u.data() : nullptr,
+                                      L.warm.data(), t, m.step.h, options.anitescu_pgs);
     // Scatter the accepted lanes; the others are finished one by one by the fallback.
     for (int l = 0; l < W; ++l) {
       if (!live[l]) continue;
@@ -244,6 +238,7 @@ struct BatchStepper::Impl {
       }
       for (int i = 0; i < m.n_q(); ++i) b.world_q(i)[w] = S.q_out[i][l];
       for (int a = 0; a < na; ++a) b.world_q_a_ref(a)[w] = S.qbar[a][l];
+      for (int r = 0; r < b.warm_start_rows(); ++r) b.world_warm_start(r)[w] = S.z[r][l];
       b.world_time()[w] += m.step.h;  // s.t += h
       ++b.world_step()[w];
       b.world_status()[w] = Status::solved;

@@ -30,6 +30,7 @@ std::size_t padded_worlds(int worlds) {
 std::size_t rows_needed(const Model& m, int varied) {
   const bool ref = m.formulation == Formulation::anitescu_qp;
   return static_cast<std::size_t>(m.n_q()) + (ref ? m.n_a : 0)  // q, q_a_ref
+         + (has_warm_start(m) ? 2 * static_cast<std::size_t>(m.n_slots()) : 0)  // warm start
          + 2                                                    // time, max residual
          + 4                                                    // step, failed step, pivots, status
          + static_cast<std::size_t>(varied);
@@ -48,16 +49,6 @@ std::string gib(std::size_t bytes) {
   return s.str();
 }
 
-bool is_initial_parameter(const Model& m, const ParameterRef& r) {
-  using K = ParameterRef::Kind;
-  switch (r.kind) {
-    case K::joint_position: return true;
-    case K::body_pose_x:
-    case K::body_pose_y:
-    case K::body_pose_theta: return m.bodies[r.index].kind == BodyKind::free;
-    default: return false;
-  }
-}
 
 /// The Model's own value of a parameter.
 double model_value(const Model& m, const ParameterRef& r) {
@@ -123,12 +114,14 @@ WorldBatch::WorldBatch(std::shared_ptr<const Model> m, int worlds, std::vector<P
                      " of storage, more than 90% of this machine's " + gib(memory));
   padded_ = static_cast<int>(padded_worlds(worlds));
   has_ref_ = mo.formulation == Formulation::anitescu_qp;
+  warm_rows_ = has_warm_start(mo) ? 2 * mo.n_slots() : 0;
   capacity_ = round_up(bytes, kLaneAlignment);
   storage_.reset(static_cast<unsigned char*>(std::aligned_alloc(kLaneAlignment, capacity_)));
   if (!storage_) throw BatchError("batch: could not allocate " + gib(capacity_) + " for " + std::to_string(worlds) + " worlds");
   // Every row is padded_ doubles long, a multiple of 8 doubles = 64 bytes: rows stay aligned.
   q_ = carve_doubles(mo.n_q());
   q_a_ref_ = carve_doubles(has_ref_ ? mo.n_a : 0);
+  warm_ = carve_doubles(static_cast<std::size_t>(warm_rows_));
   time_ = carve_doubles(1);
   max_residual_ = carve_doubles(1);
   step_ = reinterpret_cast<int*>(carve_doubles(1));
@@ -203,7 +196,7 @@ void WorldBatch::reset() {
     s.q = s0.q;
     for (int k = 0; k < varied_count(); ++k) {
       const ParameterRef& r = varied_[k];
-      if (!is_initial_parameter(m, r)) continue;
+      if (!is_start_parameter(m, r)) continue;
       const double v = param_value(k)[src];
       using K = ParameterRef::Kind;
       int dof = -1;
@@ -234,6 +227,10 @@ void WorldBatch::load_state(int world, State& s) const {
     if (s.q_a_ref.size() != m.n_a) s.q_a_ref.resize(m.n_a);
     for (int a = 0; a < m.n_a; ++a) s.q_a_ref[a] = world_q_a_ref(a)[world];
   }
+  if (warm_rows_ > 0) {
+    if (s.warm_start.size() != warm_rows_) s.warm_start.resize(warm_rows_);
+    for (int r = 0; r < warm_rows_; ++r) s.warm_start[r] = world_warm_start(r)[world];
+  }
   s.t = time_[world];
   s.step = step_[world];
 }
@@ -243,6 +240,8 @@ void WorldBatch::store_state(int world, const State& s) {
   for (int i = 0; i < m.n_q(); ++i) world_q(i)[world] = s.q[i];
   if (has_ref_)
     for (int a = 0; a < m.n_a; ++a) world_q_a_ref(a)[world] = s.q_a_ref[a];
+  // A State without its warm start (a caller's own) stores a cold start.
+  for (int r = 0; r < warm_rows_; ++r) world_warm_start(r)[world] = s.warm_start.size() == warm_rows_ ? s.warm_start[r] : 0.0;
   time_[world] = s.t;
   step_[world] = s.step;
 }
@@ -273,12 +272,27 @@ std::uint64_t WorldBatch::hash() const {
     for (int i = 0; i < m.n_q(); ++i) mix(&world_q(i)[w], sizeof(double));
     if (has_ref_)
       for (int a = 0; a < m.n_a; ++a) mix(&world_q_a_ref(a)[w], sizeof(double));
+    for (int r = 0; r < warm_rows_; ++r) mix(&world_warm_start(r)[w], sizeof(double));
     mix(&time_[w], sizeof(double));
     mix(&step_[w], sizeof(int));
     mix(&status_[w], sizeof(Status));
     mix(&failed_step_[w], sizeof(int));
   }
   return h;
+}
+
+bool is_start_parameter(const Model& m, const ParameterRef& r) {
+  using K = ParameterRef::Kind;
+  switch (r.kind) {
+    case K::joint_position: return true;
+    case K::body_pose_x:
+    case K::body_pose_y:
+    case K::body_pose_theta: {
+      const Body& b = m.bodies[r.index];
+      return b.kind == BodyKind::free && b.dof[static_cast<int>(r.kind) - static_cast<int>(K::body_pose_x)] >= 0;
+    }
+    default: return false;
+  }
 }
 
 void apply_parameter(Model& m, const Model& base, const ParameterRef& r, double value) {
@@ -288,8 +302,9 @@ void apply_parameter(Model& m, const Model& base, const ParameterRef& r, double 
     case K::body_pose_x:
     case K::body_pose_y:
     case K::body_pose_theta:
-      // A fixed body's pose is part of the Model; a free body's is only its start (reset()).
-      if (m.bodies[r.index].kind == BodyKind::fixed)
+      // A fixed body's pose is part of the Model, and so is a free body's pose component
+      // that is not a DOF (it stays at Body::pose); a DOF's is only its start (reset()).
+      if (!is_start_parameter(m, r))
         m.bodies[r.index].pose[static_cast<int>(r.kind) - static_cast<int>(K::body_pose_x)] = value;
       break;
     case K::body_scale:

@@ -67,6 +67,9 @@ class WorldBatch {
   double* world_q_a_ref(int a) { return q_a_ref_ + static_cast<std::size_t>(a) * padded_; }      // (n_a x padded), anitescu_qp
   const double* world_q_a_ref(int a) const { return q_a_ref_ + static_cast<std::size_t>(a) * padded_; }
   bool has_q_a_ref() const { return has_ref_; }
+  double* world_warm_start(int r) { return warm_ + static_cast<std::size_t>(r) * padded_; }  // (warm_start_rows x padded), State::warm_start
+  const double* world_warm_start(int r) const { return warm_ + static_cast<std::size_t>(r) * padded_; }
+  int warm_start_rows() const { return warm_rows_; }
   double* world_time() { return time_; }         // (padded) s
   const double* world_time() const { return time_; }
   int* world_step() { return step_; }            // (padded) steps taken
@@ -105,7 +108,7 @@ class WorldBatch {
   void load_state(int world, State& s) const;
   void store_state(int world, const State& s);
 
-  /// FNV-1a 64 over every real world's q, q_a_ref, time, step, status and failed step, in
+  /// FNV-1a 64 over every real world's q, q_a_ref, warm start, time, step, status and failed step, in
   /// world order: the same worlds give the same hash however they were run.
   std::uint64_t hash() const;
 
@@ -116,19 +119,24 @@ class WorldBatch {
   std::shared_ptr<const Model> model_;
   int worlds_ = 0, padded_ = 0, lane_width_ = 1;
   bool has_ref_ = false;
+  int warm_rows_ = 0;
   std::vector<ParameterRef> varied_;
   std::unique_ptr<unsigned char, detail::AlignedFree> storage_;
   std::size_t used_ = 0, capacity_ = 0;
-  double *q_ = nullptr, *q_a_ref_ = nullptr, *time_ = nullptr, *max_residual_ = nullptr, *params_ = nullptr;
+  double *q_ = nullptr, *q_a_ref_ = nullptr, *warm_ = nullptr, *time_ = nullptr, *max_residual_ = nullptr, *params_ = nullptr;
   int *step_ = nullptr, *failed_step_ = nullptr;
   long* pivots_ = nullptr;
   Status* status_ = nullptr;
   std::vector<std::string> detail_;
 };
 
+/// The parameter sets only a world's start (reset()): a joint position, or a free body's
+/// pose component that is one of its DOFs. The others change the Model (apply_parameter).
+bool is_start_parameter(const Model& m, const ParameterRef& r);
+
 /// Applies world-independent parameter `ref` = value to a Model (a thread's private copy),
 /// where `base` is the Model as loaded (scale is applied to base's shape geometry).
-/// Initial-pose and joint-position parameters change the start, not the Model: no-op here.
+/// Start parameters (is_start_parameter) change the start, not the Model: no-op here.
 void apply_parameter(Model& m, const Model& base, const ParameterRef& ref, double value);
 
 }  // namespace qs

@@ -15,8 +15,8 @@
 //   c = -h [tau_u ; K_a (q̄_a' - q_a) + tau_a - tau_g,a];  v_free = -Q^-1 c;
 //   rows A_i1,2 = J_n,i ± mu_i J_t,i,  b = -phi / h;
 //   dual LCP  0 <= beta _|_ (A Q^-1 A') beta + (A v_free - b) >= 0   (projected Gauss-Seidel,
-//   cold start z = 0: warm starting from the previous step needs per-world solver memory in
-//   the State / batch, left for later);
+//   warm-started from the previous step's beta on the rows still active: State::warm_start,
+//   a row per world in the batch);
 //   v' = v_free + Q^-1 A' beta,  q^+ = q + h v'.
 // Per lane the step is accepted (ok) when the mass matrix is nonsingular, at most
 // kMaxActiveContacts slots are active, PGS reports solved and the QP's scaled KKT residual
@@ -150,11 +150,12 @@ void external_force(const Model& m, const Pose2<T>* body_pose, const Pose2<T>* j
 /// One quasi-dynamic step of every lane of T from (q, q_a_ref) at time t (the same for every
 /// lane). mu_pair: per-pair friction (n_pairs values of T), or null for the Model's. u: the
 /// velocity command of each actuated DOF (n_a values of T), or null for the joints' schedules
-/// at t + h/2. Results in ws: ok, q_out (n_q), qbar (the new q_a_ref), v, z (beta, 2 per
+/// at t + h/2. z_warm: the previous step's beta (2 per slot), or null for a cold start. Results in ws: ok, q_out (n_q), qbar (the new q_a_ref), v, z (beta, 2 per
 /// slot), pgs_result, kkt, active. The caller stores only the lanes it wants (ok ones).
 template <class T>
 void anitescu_quasi_dynamic_step(const Model& m, AnitescuStepWorkspace<T>& ws, const T* q, const T* q_a_ref,
-                                 const T* mu_pair, const T* u, double t, double h, const PgsSettings& settings) {
+                                 const T* mu_pair, const T* u, const T* z_warm, double t, double h,
+                                 const PgsSettings& settings) {
   using MaskT = typename AnitescuStepWorkspace<T>::MaskT;
   const int n = ws.nq, nu = ws.nu, na = ws.na, ns = ws.ns, rows = ws.rows;
   const double t_mid = t + 0.5 * h;
@@ -294,7 +295,8 @@ void anitescu_quasi_dynamic_step(const Model& m, AnitescuStepWorkspace<T>& ws, c
     T v = -ws.b[r];
     for (int i = 0; i < n; ++i) v = v + ws.A[r * n + i] * ws.v_free[i];
     ws.q_lcp[r] = select(ws.active[r / 2] > zero, v, one);
-    ws.z[r] = zero;  // cold start
+    // Warm start from the previous step's beta where the slot is active (State::warm_start).
+    ws.z[r] = z_warm ? select(ws.active[r / 2] > zero, z_warm[r], zero) : zero;
   }
   ws.pgs.solve(rows, std::span<const T>(ws.M.data(), static_cast<std::size_t>(rows * rows)),
                std::span<const T>(ws.q_lcp.data(), static_cast<std::size_t>(rows)),

@@ -81,6 +81,10 @@ std::string Model::pair_name(int pair) const {
   return bodies[pairs[pair].body_a].name + "/" + bodies[pairs[pair].body_b].name;
 }
 
+bool has_warm_start(const Model& m) {
+  return m.formulation == Formulation::anitescu_qp && m.params.quasi_dynamic;
+}
+
 State initial_state(const Model& m) {
   State s;
   s.q.setZero(m.n_q());
@@ -96,6 +100,7 @@ State initial_state(const Model& m) {
   }
   // seed 002: the impedance reference starts where the actuated joints are, q̄_a(0) = q_a(0).
   if (m.formulation == Formulation::anitescu_qp) s.q_a_ref = s.q.tail(m.n_a);
+  if (has_warm_start(m)) s.warm_start.setZero(2 * m.n_slots());
   return s;
 }
 

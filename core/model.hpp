@@ -248,8 +248,14 @@ struct State {
   int step = 0;         // steps taken; trajectory row `step` holds this state
   Eigen::VectorXd q;    // (n_q) [q_u; q_a]
   Eigen::VectorXd q_a_ref;  // (n_a) anitescu_qp: the impedance reference q̄_a (seed 002); empty otherwise
+  /// (2 n_slots) anitescu_qp quasi-dynamic: the previous step's dual impulses beta in the
+  /// fixed slot layout (core/anitescu_step.hpp), the next PGS's warm start; zeros at the
+  /// start (a cold start) and empty for the other formulations.
+  Eigen::VectorXd warm_start;
 };
 
 State initial_state(const Model& m);
+/// The formulation keeps State::warm_start (anitescu_qp in quasi-dynamic mode).
+bool has_warm_start(const Model& m);
 
 }  // namespace qs
