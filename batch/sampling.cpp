@@ -116,9 +116,6 @@ double draw(const Distribution& d, std::uint64_t seed, long sample, int paramete
 
 WorldBatch sample_batch(const Scene& scene, std::uint64_t seed, long first_sample, int count) {
   if (count < 1) throw BatchError("sampling: sample count " + std::to_string(count) + " must be >= 1");
-  if (first_sample < 0)
-    throw BatchError("sampling: first sample " + std::to_string(first_sample) + " must be >= 0");
-  if (first_sample > LONG_MAX - count) throw BatchError("sampling: sample index overflows");
   if (scene.uncertainty.empty()) throw BatchError("sampling: the scene has no uncertainty parameters");
   if (!scene.overrides.empty())
     throw BatchError("sampling: the scene has both overrides and uncertainty; sampling with overrides is not supported");
@@ -126,12 +123,23 @@ WorldBatch sample_batch(const Scene& scene, std::uint64_t seed, long first_sampl
   varied.reserve(scene.uncertainty.size());
   for (const UncertainParameter& u : scene.uncertainty) varied.push_back(u.parameter);
   WorldBatch b(scene.model, count, varied);
+  fill_samples(b, scene, seed, first_sample);
+  return b;
+}
+
+void fill_samples(WorldBatch& b, const Scene& scene, std::uint64_t seed, long first_sample) {
+  if (first_sample < 0)
+    throw BatchError("sampling: first sample " + std::to_string(first_sample) + " must be >= 0");
+  if (first_sample > LONG_MAX - b.size()) throw BatchError("sampling: sample index overflows");
+  if (b.varied_count() != static_cast<int>(scene.uncertainty.size()))
+    throw BatchError("sampling: the batch does not vary the scene's uncertainty parameters");
   for (int k = 0; k < b.varied_count(); ++k) {
+    if (!b.varied(k).same_as(scene.uncertainty[static_cast<std::size_t>(k)].parameter))
+      throw BatchError("sampling: the batch does not vary the scene's uncertainty parameters");
     const Distribution& d = scene.uncertainty[static_cast<std::size_t>(k)].distribution;
-    for (int w = 0; w < count; ++w) b.set_parameter(k, w, draw(d, seed, first_sample + w, k));
+    for (int w = 0; w < b.size(); ++w) b.set_parameter(k, w, draw(d, seed, first_sample + w, k));
   }
   b.reset();
-  return b;
 }
 
 }  // namespace qs

@@ -49,4 +49,9 @@ double draw(const Distribution& d, std::uint64_t seed, long sample, int paramete
 /// the batch refuses.
 WorldBatch sample_batch(const Scene& scene, std::uint64_t seed, long first_sample, int count);
 
+/// Refills a batch made by sample_batch (same scene) with samples first_sample ..
+/// first_sample + size() - 1 and resets it: a Monte Carlo run reuses one batch for every
+/// chunk. Throws BatchError for first_sample < 0 or a batch that varies other parameters.
+void fill_samples(WorldBatch& batch, const Scene& scene, std::uint64_t seed, long first_sample);
+
 }  // namespace qs

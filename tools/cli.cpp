@@ -9,6 +9,7 @@
 #include <optional>
 #include <sstream>
 #include <tbb/global_control.h>
+#include <unistd.h>
 
 #include "core/contacts.hpp"
 #include "core/scene.hpp"
@@ -16,6 +17,9 @@
 #include "core/stepper.hpp"
 #include "core/version.hpp"
 #include "tools/lcp_command.hpp"
+#include "tools/mc_command.hpp"
+#include "tools/mc_csv.hpp"
+#include "tools/default_study.hpp"
 #include "tools/miqp_export.hpp"
 #include "tools/output_file.hpp"
 #include "tools/throughput_command.hpp"
@@ -399,6 +403,28 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
       ->check(CLI::PositiveNumber);
   add_common(*export_miqp, common);
 
+  McCommandOptions mc_opt;
+  CLI::App* mc = app.add_subcommand(
+      "mc", "Monte Carlo study: sample the scene's uncertainty, judge each sample by its success section");
+  mc->add_option("scene", mc_opt.scene,
+                 "Scene file with uncertainty and success sections (default: the built-in study, " +
+                     std::string(kDefaultStudyName) + ")");
+  mc->add_option("--samples", mc_opt.samples, "Number of samples N of the whole study (default 10000)");
+  mc->add_option("--seed", mc_opt.seed, "Seed of the random stream (default 0)");
+  mc->add_option("--out", mc_opt.out, "Sample CSV: the study's provenance, then one row per sample");
+  mc->add_option("--report", mc_opt.report, "Self-contained HTML report (inline SVG)");
+  mc->add_option("--shard", mc_opt.shard, "Run the K-th of M disjoint slices of the samples, K/M with 0 <= K < M");
+  mc->add_option("--trajectories", mc_opt.trajectories, "Object paths kept for the report (default 8)")
+      ->check(CLI::Range(0, 1000));
+  add_common(*mc, common);
+
+  std::vector<std::string> merge_files;
+  std::string merge_report;
+  CLI::App* mc_merge =
+      app.add_subcommand("mc-merge", "Merge the sample CSVs of a sharded study; prints the summary of the whole study");
+  mc_merge->add_option("files", merge_files, "Sample CSVs written by quasistep mc --shard K/M --out")->required();
+  mc_merge->add_option("--report", merge_report, "Self-contained HTML report of the merged study");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -420,6 +446,31 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
     if (*lcp) return cmd_lcp(lcp_path, out);
     if (*ucp) return cmd_ucp(ucp_path, ucp_scene, ucp_opt, out);
     if (*export_miqp) return cmd_export_miqp(export_opt, out, err);
+    if (*mc) {
+      mc_opt.threads = common.threads;
+      // The progress bar only on a terminal: a log file gets the summary, not carriage returns.
+      mc_opt.progress = &err == &std::cerr && isatty(STDERR_FILENO);
+      if (mc_opt.samples < 1)
+        throw InputError("--samples " + std::to_string(mc_opt.samples) + ": a study needs at least 1 sample");
+      // No scene: the built-in study, the same bytes as the example (and so the same hash).
+      const Scene scene = mc_opt.scene.empty() ? parse_scene(kDefaultStudy, std::string("built-in ") + kDefaultStudyName)
+                                               : load(mc_opt.scene);
+      if (mc_opt.scene.empty()) mc_opt.scene = scene.source;
+      try {
+        return run_mc(scene, mc_opt, out, err);
+      } catch (const BatchError& e) {
+        throw InputError(mc_opt.scene + ": " + e.what());
+      } catch (const std::runtime_error& e) {
+        throw InputError(e.what());
+      }
+    }
+    if (*mc_merge) {
+      try {
+        return run_mc_merge(merge_files, merge_report, out, err);
+      } catch (const std::runtime_error& e) {
+        throw InputError(e.what());
+      }
+    }
     if (*throughput) {
       tp_opt.threads = common.threads;
       const Scene scene = load(tp_opt.scene);

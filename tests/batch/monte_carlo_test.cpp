@@ -1,0 +1,414 @@
+// Monte Carlo studies (batch/monte_carlo.hpp): shard slices, the Wilson interval, the
+// judging of outcomes against each sample's own trajectory, one answer per sample whatever
+// the threads, chunks or shards, the per-parameter bins, and the refusals of studies whose
+// parameters the model ignores.
+#include "batch/monte_carlo.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numbers>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "batch/batch_stepper.hpp"
+#include "batch/sampling.hpp"
+#include "batch/world_batch.hpp"
+#include "core/scene.hpp"
+#include "tests/support/batch_error.hpp"
+#include "tests/support/bitwise.hpp"
+#include "tests/support/example_json.hpp"
+
+namespace qs {
+namespace {
+
+using nlohmann::json;
+using test::error_of;
+using test::example_json;
+
+Scene parse(const json& j) { return parse_scene(j.dump(), "test"); }
+
+McOptions options(long samples, std::uint64_t seed = 7) {
+  McOptions o;
+  o.samples = samples;
+  o.seed = seed;
+  return o;
+}
+
+/// The records of two runs are the same samples with bitwise the same results.
+void expect_same_records(const McRecords& a, const McRecords& b) {
+  ASSERT_EQ(a.size(), b.size());
+  ASSERT_EQ(a.parameter_count, b.parameter_count);
+  for (long i = 0; i < a.size(); ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    EXPECT_EQ(a.sample[u], b.sample[u]);
+    EXPECT_EQ(a.outcome[u], b.outcome[u]) << "sample " << a.sample[u];
+    for (int k = 0; k < 3; ++k) EXPECT_TRUE(test::same_bits(a.final_pose[u][k], b.final_pose[u][k])) << "sample " << a.sample[u];
+    EXPECT_EQ(a.failed_step[u], b.failed_step[u]);
+    EXPECT_EQ(a.status[u], b.status[u]);
+  }
+  ASSERT_EQ(a.values.size(), b.values.size());
+  for (std::size_t i = 0; i < a.values.size(); ++i) EXPECT_TRUE(test::same_bits(a.values[i], b.values[i]));
+}
+
+TEST(McShards, SlicesCoverTheSamplesOnceAndDifferByAtMostOne) {
+  for (long n : {1L, 7L, 10L, 1000L}) {
+    for (int m : {1, 2, 3, 7, 16}) {
+      long next = 0, smallest = n, largest = 0;
+      for (int k = 0; k < m; ++k) {
+        const auto [first, end] = shard_range(n, k, m);
+        EXPECT_EQ(first, next);
+        EXPECT_LE(first, end);
+        smallest = std::min(smallest, end - first);
+        largest = std::max(largest, end - first);
+        next = end;
+      }
+      EXPECT_EQ(next, n);
+      EXPECT_LE(largest - smallest, 1);
+    }
+  }
+  // No overflow in K N for the largest studies.
+  const long big = 4'000'000'000'000'000'000L;
+  EXPECT_EQ(shard_range(big, 3, 4).second, big);
+  EXPECT_EQ(shard_range(big, 1, 4).first, big / 4);
+}
+
+TEST(McWilson, MatchesTheScoreIntervalFormula) {
+  // Reference values from the closed form (Wilson 1927) at z = 1.96.
+  auto [lo, hi] = wilson_interval(5, 10);
+  EXPECT_NEAR(lo, 0.236593, 1e-6);
+  EXPECT_NEAR(hi, 0.763407, 1e-6);
+  std::tie(lo, hi) = wilson_interval(0, 10);
+  EXPECT_EQ(lo, 0.0);
+  EXPECT_NEAR(hi, 0.277533, 1e-6);
+  std::tie(lo, hi) = wilson_interval(10, 10);
+  EXPECT_NEAR(lo, 0.722467, 1e-6);
+  EXPECT_EQ(hi, 1.0);
+  std::tie(lo, hi) = wilson_interval(0, 0);
+  EXPECT_EQ(lo, 0.0);
+  EXPECT_EQ(hi, 1.0);
+  // Narrows as 1/sqrt(n).
+  const auto w = [](long k, long n) {
+    const auto [a, b] = wilson_interval(k, n);
+    return b - a;
+  };
+  EXPECT_NEAR(w(5000, 10000) / w(50, 100), 0.1, 0.005);
+}
+
+TEST(McGrasp, OutcomesFollowEachSamplesTrajectory) {
+  const Scene s = load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/examples/mc_grasp.json");
+  McOptions o = options(96);
+  o.trajectories = 96;
+  const McRun run = run_monte_carlo(s, o);
+  ASSERT_EQ(run.records.size(), 96);
+  ASSERT_EQ(run.trajectories.size(), 96u);
+  const double h = s.model->step.h;
+  int held = 0, slipped = 0;
+  for (long i = 0; i < 96; ++i) {
+    const McTrajectory& t = run.trajectories[static_cast<std::size_t>(i)];
+    const Outcome out = run.records.outcome[static_cast<std::size_t>(i)];
+    EXPECT_EQ(t.outcome, out);
+    EXPECT_EQ(t.sample, i);
+    ASSERT_EQ(t.pose.size(), 61u);
+    // The start is the sampled x on the table.
+    EXPECT_TRUE(test::same_bits(t.pose[0][0], run.records.values[static_cast<std::size_t>(i) * 3]));
+    // The definition of held, re-checked on the recorded path: the first step at 2 cm of
+    // lift comes at or before 0.6 s, and no later step up to 0.6 s is below it.
+    int first = -1;
+    bool dropped = false;
+    for (int l = 0; l <= 60; ++l) {
+      const bool up = t.pose[static_cast<std::size_t>(l)][1] - t.pose[0][1] >= 0.02;
+      if (l * h > 0.6 + 1e-12) break;
+      if (up && first < 0) first = l;
+      if (!up && first >= 0) dropped = true;
+    }
+    EXPECT_EQ(out == Outcome::held, first >= 0 && !dropped) << "sample " << i;
+    // Every sample is touched: the fingers close on a cylinder within 1.5 cm of center.
+    EXPECT_NE(out, Outcome::never_touched);
+    EXPECT_NE(out, Outcome::solver_failed) << to_string(run.records.status[static_cast<std::size_t>(i)]);
+    held += out == Outcome::held;
+    slipped += out == Outcome::slipped;
+    EXPECT_TRUE(test::same_bits(t.pose.back()[1], run.records.final_pose[static_cast<std::size_t>(i)][1]));
+  }
+  // Both outcomes occur in the default study (it would teach nothing otherwise).
+  EXPECT_GT(held, 50);
+  EXPECT_GE(slipped, 5);
+}
+
+TEST(McGrasp, LowFrictionSlipsAndHighFrictionHolds) {
+  // The physics the study measures: with both fingers at mu = 0.06 the grip needs about
+  // 40 steps after contact to carry m g, too late for 2 cm by 0.6 s; at mu = 0.5 it lifts
+  // about 5 steps after contact.
+  for (const auto& [mu, expected] : {std::pair{0.06, Outcome::slipped}, std::pair{0.5, Outcome::held}}) {
+    json j = example_json("mc_grasp.json");
+    for (int p : {1, 2}) {
+      j["uncertainty"]["parameters"][p]["low"] = mu;
+      j["uncertainty"]["parameters"][p]["high"] = mu + 1e-3;
+    }
+    const McRun run = run_monte_carlo(parse(j), options(16));
+    for (Outcome out : run.records.outcome) EXPECT_EQ(out, expected) << "mu " << mu;
+  }
+}
+
+TEST(McGrasp, OneAnswerPerSampleAtAnyThreadsChunksAndShards) {
+  const Scene s = load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/examples/mc_grasp.json");
+  McOptions o = options(45, 11);
+  o.threads = 1;
+  o.chunk = 45;
+  const McRun whole = run_monte_carlo(s, o);
+  McOptions o2 = o;
+  o2.threads = 2;
+  o2.chunk = 8;  // chunks of 8, 8, ..., 5: a smaller last batch
+  expect_same_records(whole.records, run_monte_carlo(s, o2).records);
+  McOptions o8 = o;
+  o8.threads = 8;
+  o8.chunk = 13;
+  expect_same_records(whole.records, run_monte_carlo(s, o8).records);
+  // Three shards, concatenated, are the whole run.
+  McRecords merged;
+  merged.parameter_count = 3;
+  for (int k = 0; k < 3; ++k) {
+    McOptions ok = o;
+    ok.shard = k;
+    ok.shards = 3;
+    const McRun part = run_monte_carlo(s, ok);
+    EXPECT_EQ(part.first, shard_range(45, k, 3).first);
+    const McRecords& r = part.records;
+    merged.sample.insert(merged.sample.end(), r.sample.begin(), r.sample.end());
+    merged.values.insert(merged.values.end(), r.values.begin(), r.values.end());
+    merged.outcome.insert(merged.outcome.end(), r.outcome.begin(), r.outcome.end());
+    merged.final_pose.insert(merged.final_pose.end(), r.final_pose.begin(), r.final_pose.end());
+    merged.failed_step.insert(merged.failed_step.end(), r.failed_step.begin(), r.failed_step.end());
+    merged.status.insert(merged.status.end(), r.status.begin(), r.status.end());
+  }
+  expect_same_records(whole.records, merged);
+  // A different seed gives different samples.
+  McOptions other = o;
+  other.seed = 12;
+  EXPECT_NE(run_monte_carlo(s, other).records.values, whole.records.values);
+}
+
+TEST(McSummary, CountsOutcomesAndBinsEachParameter) {
+  const Scene s = load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/examples/mc_grasp.json");
+  const McRun run = run_monte_carlo(s, options(200, 3));
+  const McSummary sum = summarize(run.study, run.records);
+  EXPECT_EQ(sum.samples, 200);
+  long total = 0;
+  for (long c : sum.outcome_count) total += c;
+  EXPECT_EQ(total, 200);
+  EXPECT_EQ(sum.successes, sum.outcome_count[static_cast<int>(Outcome::held)]);
+  EXPECT_DOUBLE_EQ(sum.rate, static_cast<double>(sum.successes) / 200.0);
+  EXPECT_LE(sum.wilson_low, sum.rate);
+  EXPECT_GE(sum.wilson_high, sum.rate);
+  ASSERT_EQ(sum.bins.size(), 3u);
+  EXPECT_EQ(sum.bins[0].path, "bodies.cylinder.pose.x");
+  EXPECT_EQ(sum.bins[0].low, -0.015);
+  EXPECT_EQ(sum.bins[1].high, 0.6);
+  for (const ParameterBins& b : sum.bins) {
+    long n = 0, k = 0;
+    for (int i = 0; i < kParameterBins; ++i) {
+      n += b.count[static_cast<std::size_t>(i)];
+      k += b.successes[static_cast<std::size_t>(i)];
+      EXPECT_LE(b.successes[static_cast<std::size_t>(i)], b.count[static_cast<std::size_t>(i)]);
+    }
+    EXPECT_EQ(n, 200);
+    EXPECT_EQ(k, sum.successes);
+  }
+  // Success rises with the left finger's friction: the top half of its range (mu >= 0.325)
+  // holds more often than the bottom three bins (mu < 0.215; about 1.0 and 0.67 at 16384
+  // samples).
+  const ParameterBins& mu = sum.bins[1];
+  long lo_n = 0, lo_k = 0, hi_n = 0, hi_k = 0;
+  for (int i = 0; i < kParameterBins; ++i) {
+    if (i >= 3 && i < kParameterBins / 2) continue;
+    (i < 3 ? lo_n : hi_n) += mu.count[static_cast<std::size_t>(i)];
+    (i < 3 ? lo_k : hi_k) += mu.successes[static_cast<std::size_t>(i)];
+  }
+  EXPECT_GT(static_cast<double>(hi_k) / hi_n, static_cast<double>(lo_k) / lo_n + 0.15);
+  // A summary depends on the records only, not their order.
+  McRecords reversed = run.records;
+  std::reverse(reversed.sample.begin(), reversed.sample.end());
+  std::reverse(reversed.outcome.begin(), reversed.outcome.end());
+  for (long i = 0; i < 100; ++i)
+    for (int p = 0; p < 3; ++p)
+      std::swap(reversed.values[static_cast<std::size_t>(i) * 3 + p], reversed.values[static_cast<std::size_t>(199 - i) * 3 + p]);
+  const McSummary again = summarize(run.study, reversed);
+  EXPECT_EQ(again.outcome_count, sum.outcome_count);
+  for (int p = 0; p < 3; ++p) EXPECT_EQ(again.bins[static_cast<std::size_t>(p)].successes, sum.bins[static_cast<std::size_t>(p)].successes);
+}
+
+TEST(McSummary, NormalBinsSpanThreeStddevsAndCatchTheTails) {
+  McStudy st;
+  st.parameters = {"p"};
+  Distribution d;
+  d.kind = Distribution::Kind::normal;
+  d.mean = 1.0;
+  d.stddev = 0.5;
+  st.distributions = {d};
+  McRecords r;
+  r.parameter_count = 1;
+  for (double v : {-10.0, 1.0, 10.0}) {
+    r.sample.push_back(r.size());
+    r.values.push_back(v);
+    r.outcome.push_back(Outcome::held);
+    r.final_pose.push_back({0, 0, 0});
+    r.failed_step.push_back(-1);
+    r.status.push_back(Status::solved);
+  }
+  const McSummary s = summarize(st, r);
+  EXPECT_EQ(s.bins[0].low, -0.5);
+  EXPECT_EQ(s.bins[0].high, 2.5);
+  EXPECT_EQ(s.bins[0].count.front(), 1);
+  EXPECT_EQ(s.bins[0].count.back(), 1);
+  EXPECT_EQ(s.bins[0].count[5], 1);  // the mean opens the upper half
+}
+
+// The halm_posa push of seed 001 with an uncertain finger position, judged by a goal region.
+json push_study() {
+  json j = example_json("halm_posa_push.json");
+  j["step"]["steps"] = 80;
+  j["uncertainty"] = json::parse(R"({"parameters": [
+    {"parameter": "joints.finger1_x.position", "distribution": "uniform", "low": -0.7, "high": -0.3}]})");
+  j["success"] = json::parse(R"({"type": "goal_region", "body": "disk", "center": [0, 0.2, 0], "tolerance": [0.03, 0.03, 0.1]})");
+  return j;
+}
+
+TEST(McPush, GoalRegionJudgesTheFinalPose) {
+  const Scene s = parse(push_study());
+  const McRun run = run_monte_carlo(s, options(64, 5));
+  int in_goal = 0, missed = 0;
+  for (long i = 0; i < run.records.size(); ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    const auto& p = run.records.final_pose[u];
+    const bool inside = std::abs(p[0]) <= 0.03 && std::abs(p[1] - 0.2) <= 0.03 &&
+                        std::abs(std::remainder(p[2], 2 * std::numbers::pi)) <= 0.1;
+    if (run.records.outcome[u] == Outcome::never_touched) continue;
+    EXPECT_EQ(run.records.outcome[u], inside ? Outcome::in_goal : Outcome::missed) << "sample " << i;
+    in_goal += inside;
+    missed += !inside;
+  }
+  EXPECT_GT(in_goal, 0);
+  EXPECT_GT(missed, 0);
+}
+
+TEST(McPush, AFingerThatNeverReachesTheObjectIsNeverTouched) {
+  json j = push_study();
+  // Both fingers start far to the side: they rise past the disk without touching it.
+  j["joints"][2]["position"] = 3.0;
+  j["uncertainty"]["parameters"][0]["low"] = -3.2;
+  j["uncertainty"]["parameters"][0]["high"] = -3.0;
+  const McRun run = run_monte_carlo(parse(j), options(8));
+  for (Outcome out : run.records.outcome) EXPECT_EQ(out, Outcome::never_touched);
+}
+
+TEST(McPush, AFailedSampleIsAnOutcomeNotAnError) {
+  // Seed 001 Fig. 4 top: under perfect velocity tracking the wall jams the push at the first
+  // squeezing step (step 82 with the wall at y = 0). With the wall's y uniform in [0, 0.1]
+  // and 100 steps, the samples whose wall is within about 4.5 cm of y = 0 jam; the others
+  // end before the squeeze.
+  json j = example_json("halm_posa_wall.json");
+  j["model"]["formulation"] = "perfect_velocity_lcp";
+  j["model"].erase("B");
+  j["model"].erase("c");
+  j["step"]["steps"] = 100;
+  j["uncertainty"] = json::parse(R"({"parameters": [
+    {"parameter": "bodies.wall.pose.y", "distribution": "uniform", "low": 0, "high": 0.1}]})");
+  j["success"] = json::parse(R"({"type": "goal_region", "body": "disk", "center": [0, -1, 0], "tolerance": [0.5, 0.5, 0.5]})");
+  McOptions o = options(32, 2);
+  o.trajectories = 32;
+  const McRun run = run_monte_carlo(parse(j), o);
+  int failed = 0;
+  for (long i = 0; i < run.records.size(); ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    if (run.records.outcome[u] != Outcome::solver_failed) {
+      EXPECT_EQ(run.records.failed_step[u], -1);
+      EXPECT_EQ(run.records.status[u], Status::solved);
+      continue;
+    }
+    ++failed;
+    EXPECT_GE(run.records.failed_step[u], 1);
+    EXPECT_NE(run.records.status[u], Status::solved);
+    // The path stops at the last state reached: failed step l leaves states 0 .. l - 1.
+    EXPECT_EQ(run.trajectories[u].pose.size(), static_cast<std::size_t>(run.records.failed_step[u]));
+  }
+  EXPECT_GT(failed, 0);
+  EXPECT_LT(failed, 32);
+}
+
+TEST(McRefusals, StudiesThatCannotRunSayWhy) {
+  const json grasp = example_json("mc_grasp.json");
+  const auto reason = [](const json& j) { return mc_unsupported_reason(parse(j)); };
+  EXPECT_EQ(reason(grasp), "");
+  json j = grasp;
+  j.erase("uncertainty");
+  EXPECT_NE(reason(j).find("uncertainty"), std::string::npos);
+  j = grasp;
+  j.erase("success");
+  EXPECT_NE(reason(j).find("success"), std::string::npos);
+  j = grasp;
+  j["success"]["hold_until"] = 0.7;
+  EXPECT_NE(reason(j).find("success.hold_until: 0.7 s is after the last step"), std::string::npos) << reason(j);
+  j = grasp;
+  j["overrides"] = json::parse(R"({"worlds": [{"bodies.cylinder.mass": 2.0}]})");
+  EXPECT_NE(reason(j).find("overrides"), std::string::npos);
+  // A disk turned about its center without a theta DOF is the same disk.
+  j = grasp;
+  j["uncertainty"]["parameters"][0] = json::parse(
+      R"({"parameter": "bodies.cylinder.pose.theta", "distribution": "uniform", "low": 0, "high": 1})");
+  EXPECT_NE(reason(j).find("\"bodies.cylinder.pose.theta\": the body is a disk"), std::string::npos) << reason(j);
+  // The MIQP keeps per-step memory the batch does not hold per world yet.
+  j = example_json("pang_tedrake_grasp.json");
+  j["uncertainty"] = grasp["uncertainty"];
+  j["success"] = grasp["success"];
+  j["step"]["steps"] = 60;
+  EXPECT_NE(reason(j).find("model.formulation: the pang_tedrake_miqp stepper"), std::string::npos) << reason(j);
+
+  // Halm-Posa: the mass never reaches the step (A is fixed when the model is built).
+  json push = push_study();
+  push["uncertainty"]["parameters"][0] = json::parse(
+      R"({"parameter": "bodies.disk.mass", "distribution": "uniform", "low": 0.5, "high": 2})");
+  EXPECT_NE(reason(push).find("\"bodies.disk.mass\": halm_posa_lcp"), std::string::npos) << reason(push);
+  push["model"] = json::parse(R"({"formulation": "perfect_velocity_lcp", "A": [[1, 0, 0], [0, 1, 0], [0, 0, 1]]})");
+  EXPECT_NE(reason(push).find("only rescales the contact forces"), std::string::npos) << reason(push);
+
+  // Options.
+  const Scene s = parse(grasp);
+  EXPECT_NE(error_of([&] { run_monte_carlo(s, options(0)); }).find("samples must be >= 1"), std::string::npos);
+  McOptions o = options(10);
+  o.shard = 3;
+  o.shards = 3;
+  EXPECT_NE(error_of([&] { run_monte_carlo(s, o); }).find("0 <= K < M"), std::string::npos);
+  j = grasp;
+  j.erase("success");
+  EXPECT_NE(error_of([&] { run_monte_carlo(parse(j), options(4)); }).find("success"), std::string::npos);
+}
+
+TEST(McBatch, AFreeBodysPoseThatIsNotADofChangesTheWorld) {
+  // The cylinder of mc_grasp has DOFs x and y only; a box there would be turned by its
+  // pose.theta, a Model parameter, not a start value. The batch must apply it per world.
+  json j = example_json("mc_grasp.json");
+  j["bodies"][1]["shapes"][0] = json::parse(R"({"type": "box", "size": [0.1, 0.1]})");
+  j["bodies"][1]["pose"] = json::array({0.0, 0.08, 0.0});  // clear of the table when turned
+  j.erase("uncertainty");
+  j.erase("success");
+  json turned = j;
+  turned["bodies"][1]["pose"][2] = 0.3;
+  json overrides = j;
+  overrides["overrides"] = json::parse(R"({"worlds": [{"bodies.cylinder.pose.theta": 0.3}]})");
+  // 30 steps: the box falls onto the table (a turned one lands on a corner).
+  WorldBatch single = WorldBatch::from_scene(parse(turned), 1);
+  WorldBatch varied = WorldBatch::from_scene(parse(overrides), 1);
+  BatchStepper a(single), b(varied);
+  a.run(single, 30);
+  b.run(varied, 30);
+  EXPECT_EQ(single.hash(), varied.hash());
+  WorldBatch plain = WorldBatch::from_scene(parse(j), 1);
+  BatchStepper c(plain);
+  c.run(plain, 30);
+  EXPECT_NE(plain.hash(), single.hash());
+}
+
+}  // namespace
+}  // namespace qs

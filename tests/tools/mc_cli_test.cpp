@@ -1,0 +1,148 @@
+// `quasistep mc` and `quasistep mc-merge`: the summary, the sample CSV and its provenance,
+// shards that merge to exactly the single run's summary, the report file, and one-line
+// refusals of bad input with no output file left behind.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/cli_run.hpp"
+#include "tests/support/example_json.hpp"
+
+namespace qs {
+namespace {
+
+using nlohmann::json;
+using test::CliResult;
+using test::count_lines;
+using test::run_cli;
+
+class McCli : public test::TempDirTest {
+ protected:
+  McCli() : TempDirTest("quasistep_mc_") {}
+  std::string grasp = std::string(QUASISTEP_SOURCE_DIR) + "/examples/mc_grasp.json";
+  std::string read(const std::string& p) {
+    std::ifstream in(p);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+  /// Runs, expecting one line on stderr and exit 1; returns that line.
+  std::string refused(std::vector<std::string> args) {
+    const CliResult r = run_cli(std::move(args));
+    EXPECT_EQ(r.code, 1) << r.out << r.err;
+    EXPECT_EQ(count_lines(r.err), 1) << r.err;
+    return r.err;
+  }
+};
+
+TEST_F(McCli, PrintsTheSummaryAndWritesTheSamples) {
+  const CliResult r = run_cli({"mc", grasp, "--samples", "40", "--seed", "3", "--out", path("s.csv"), "--report",
+                               path("r.html")});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("mc: 40 samples of 40 (seed 3, model anitescu_qp"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("95% interval ["), std::string::npos);
+  for (const char* o : {"held", "slipped", "never_touched", "solver_failed"}) EXPECT_NE(r.out.find(o), std::string::npos);
+  EXPECT_NE(r.err.find("report written to " + path("r.html")), std::string::npos) << r.err;
+  const std::string csv = read(path("s.csv"));
+  EXPECT_EQ(csv.rfind("# quasistep ", 0), 0u);
+  EXPECT_NE(csv.find(" seed=3 world=vertical model=anitescu_qp\n"), std::string::npos);
+  for (const char* h : {"# format: mc-samples 1\n", "# scene_hash: ", "# model: anitescu_qp\n", "# seed: 3\n", "# samples: 40\n", "# shard: 0/1\n",
+                        "# success: lifted cylinder | lifted cylinder >= 0.02 m until 0.6 s\n",
+                        "# parameter: bodies.cylinder.pose.x truncated_normal mean=0 stddev=0.005 low=-0.015 high=0.015\n",
+                        "sample,bodies.cylinder.pose.x,pairs.left_finger/cylinder.friction,"
+                        "pairs.right_finger/cylinder.friction,outcome,x,y,theta,failed_step,status\n"})
+    EXPECT_NE(csv.find(h), std::string::npos) << h;
+  EXPECT_EQ(count_lines(csv), 12 + 40);  // provenance, format, 6 study lines, 3 parameters, columns
+  const std::string html = read(path("r.html"));
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(path("s.csv.partial")));
+}
+
+TEST_F(McCli, ShardsMergeToTheSingleRunsSummary) {
+  const CliResult whole = run_cli({"mc", grasp, "--samples", "30", "--seed", "9", "--threads", "1"});
+  ASSERT_EQ(whole.code, 0) << whole.err;
+  std::vector<std::string> files;
+  for (int k = 0; k < 3; ++k) {
+    files.push_back(path("part" + std::to_string(k) + ".csv"));
+    const CliResult r = run_cli({"mc", grasp, "--samples", "30", "--seed", "9", "--shard", std::to_string(k) + "/3",
+                                 "--out", files.back(), "--threads", "2"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("mc: 10 samples of 30"), std::string::npos);
+  }
+  // Any order of the files.
+  const CliResult merged = run_cli({"mc-merge", files[2], files[0], files[1], "--report", path("m.html")});
+  ASSERT_EQ(merged.code, 0) << merged.err;
+  EXPECT_EQ(merged.out, whole.out);
+  EXPECT_NE(read(path("m.html")).find("not available"), std::string::npos);
+
+  // Refusals: a missing slice, an overlap, another seed, a truncated file.
+  EXPECT_NE(refused({"mc-merge", files[0], files[1]}).find("shard 2/3 is missing (samples 20..29)"), std::string::npos);
+  EXPECT_NE(refused({"mc-merge", files[0], files[1], files[2], files[1]}).find("are both shard 1/3"), std::string::npos);
+  const std::string other = path("other.csv");
+  ASSERT_EQ(run_cli({"mc", grasp, "--samples", "30", "--seed", "10", "--shard", "2/3", "--out", other}).code, 0);
+  EXPECT_NE(refused({"mc-merge", files[0], files[1], other}).find("different study"), std::string::npos);
+  EXPECT_NE(refused({"mc-merge", files[0], files[1], other}).find("seed 10 vs 9"), std::string::npos);
+  std::string text = read(files[2]);
+  text.erase(text.rfind('\n', text.size() - 2) + 1);  // the last row lost
+  const std::string cut = file("cut.csv", text);
+  EXPECT_NE(refused({"mc-merge", files[0], files[1], cut}).find("has 9 of its 10 samples"), std::string::npos);
+  const std::string dup = file("dup.csv", read(files[2]) + text.substr(text.rfind('\n', text.size() - 2) + 1));
+  EXPECT_NE(refused({"mc-merge", files[0], files[1], dup}).find("appears twice"), std::string::npos);
+  EXPECT_NE(refused({"mc-merge", path("none.csv")}).find("cannot open"), std::string::npos);
+  EXPECT_NE(refused({"mc-merge", file("junk.csv", "a,b\n1,2\n")}).find("not a sample CSV of quasistep mc"), std::string::npos);
+  std::string bad_word = read(files[2]);
+  bad_word.replace(bad_word.rfind(",held,") != std::string::npos ? bad_word.rfind(",held,") : bad_word.rfind(",slipped,"),
+                   1, ",exploded");
+  EXPECT_NE(refused({"mc-merge", files[0], files[1], file("word.csv", bad_word)}).find("unknown outcome"), std::string::npos);
+}
+
+TEST_F(McCli, WithoutASceneRunsTheBuiltInStudyByteForByteTheExample) {
+  const CliResult builtin = run_cli({"mc", "--samples", "12", "--seed", "4", "--out", path("b.csv")});
+  ASSERT_EQ(builtin.code, 0) << builtin.err;
+  const CliResult file = run_cli({"mc", grasp, "--samples", "12", "--seed", "4", "--out", path("f.csv")});
+  ASSERT_EQ(file.code, 0) << file.err;
+  EXPECT_EQ(builtin.out, file.out);  // the summary names the scene hash: the same bytes
+  // Shards of the built-in study and of the file are one study.
+  ASSERT_EQ(run_cli({"mc", "--samples", "12", "--seed", "4", "--shard", "0/2", "--out", path("b0.csv")}).code, 0);
+  ASSERT_EQ(run_cli({"mc", grasp, "--samples", "12", "--seed", "4", "--shard", "1/2", "--out", path("f1.csv")}).code, 0);
+  const CliResult merged = run_cli({"mc-merge", path("b0.csv"), path("f1.csv")});
+  ASSERT_EQ(merged.code, 0) << merged.err;
+  EXPECT_EQ(merged.out, file.out);
+  EXPECT_NE(read(path("b.csv")).find("scene=built-in examples/mc_grasp.json"), std::string::npos);
+}
+
+TEST_F(McCli, BadInputIsOneLineAndLeavesNoFile) {
+  EXPECT_NE(refused({"mc", grasp, "--samples", "0", "--out", path("a.csv")}).find("--samples 0"), std::string::npos);
+  EXPECT_NE(refused({"mc", grasp, "--samples", "10", "--shard", "3/3", "--out", path("a.csv")}).find("0 <= K < M"),
+            std::string::npos);
+  EXPECT_NE(refused({"mc", grasp, "--samples", "10", "--shard", "x", "--out", path("a.csv")}).find("expected K/M"),
+            std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(path("a.csv")));
+  EXPECT_FALSE(std::filesystem::exists(path("a.csv.partial")));
+
+  json j = test::example_json("mc_grasp.json");
+  j["uncertainty"]["parameters"][0]["stddev"] = -1;
+  EXPECT_NE(refused({"mc", file("neg.json", j.dump()), "--samples", "5"}).find("stddev"), std::string::npos);
+  j = test::example_json("mc_grasp.json");
+  j["uncertainty"]["parameters"][0]["parameter"] = "bodies.cylinder.colour";
+  EXPECT_NE(refused({"mc", file("unknown.json", j.dump()), "--samples", "5"}).find("bodies.cylinder.colour"),
+            std::string::npos);
+  j = test::example_json("mc_grasp.json");
+  j["success"]["body"] = "teapot";
+  EXPECT_NE(refused({"mc", file("teapot.json", j.dump()), "--samples", "5"}).find("teapot"), std::string::npos);
+  j = test::example_json("mc_grasp.json");
+  j.erase("success");
+  EXPECT_NE(refused({"mc", file("nosuccess.json", j.dump()), "--samples", "5", "--out", path("b.csv")})
+                .find("success: the scene has no success criterion"),
+            std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(path("b.csv")));
+}
+
+}  // namespace
+}  // namespace qs

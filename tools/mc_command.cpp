@@ -1,0 +1,155 @@
+#include "tools/mc_command.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+#include <stdexcept>
+
+#include "batch/world_batch.hpp"
+#include "tools/mc_csv.hpp"
+#include "tools/mc_report.hpp"
+#include "tools/output_file.hpp"
+
+namespace qs::cli {
+namespace {
+
+std::string percent(double x) {
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(1) << 100.0 * x << "%";
+  return o.str();
+}
+
+std::string fixed(double x, int digits) {
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(digits) << x;
+  return o.str();
+}
+
+/// "K/M" with 0 <= K < M, else a one-line error.
+std::pair<int, int> parse_shard(const std::string& s) {
+  const auto slash = s.find('/');
+  try {
+    if (slash != std::string::npos) {
+      std::size_t used_k = 0, used_m = 0;
+      const int k = std::stoi(s.substr(0, slash), &used_k), m = std::stoi(s.substr(slash + 1), &used_m);
+      if (used_k == slash && used_m == s.size() - slash - 1) {
+        if (m < 1) throw BatchError("--shard " + s + ": M must be >= 1");
+        if (k < 0 || k >= m) throw BatchError("--shard " + s + ": K must satisfy 0 <= K < M (K counts from 0)");
+        return {k, m};
+      }
+    }
+  } catch (const std::logic_error&) {
+  }
+  throw BatchError("--shard " + s + ": expected K/M, e.g. 0/4");
+}
+
+/// A one-line progress bar, redrawn in place: samples done, rate and time left.
+class ProgressBar {
+ public:
+  explicit ProgressBar(std::ostream& err) : err_(err), t0_(std::chrono::steady_clock::now()) {}
+  void update(long done, long total) {
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+    const double rate = s > 0 ? static_cast<double>(done) / s : 0.0;
+    const int width = 30, filled = total > 0 ? static_cast<int>(width * done / total) : width;
+    err_ << "\r[" << std::string(static_cast<std::size_t>(filled), '#') << std::string(static_cast<std::size_t>(width - filled), ' ')
+         << "] " << done << "/" << total << "  " << fixed(rate, 0) << " samples/s  "
+         << (rate > 0 ? fixed(static_cast<double>(total - done) / rate, 1) : std::string("?")) << " s left   "
+         << std::flush;
+    if (done == total) err_ << "\n";
+  }
+
+ private:
+  std::ostream& err_;
+  std::chrono::steady_clock::time_point t0_;
+};
+
+void write_report(const std::string& path, const McStudy& study, const McSummary& summary,
+                  const std::vector<McTrajectory>& trajectories, const std::string& title) {
+  io::OutputFile f(path);
+  io::write_mc_report(study, summary, trajectories, title, f.stream());
+  f.commit();
+}
+
+}  // namespace
+
+void print_mc_summary(const McStudy& st, const McSummary& s, std::ostream& out) {
+  out << "mc: " << s.samples << " samples of " << st.samples << " (seed " << st.seed << ", model " << st.model
+      << ", scene " << st.scene_hash << ")\n";
+  out << "  success      " << st.success << "\n";
+  out << "  rate         " << fixed(s.rate, 4) << "  95% interval [" << fixed(s.wilson_low, 4) << ", "
+      << fixed(s.wilson_high, 4) << "] (Wilson), " << s.successes << " of " << s.samples << "\n";
+  out << "  outcomes\n";
+  for (Outcome o : outcomes_of(st.success_kind)) {
+    const long n = s.outcome_count[static_cast<int>(o)];
+    out << "    " << std::left << std::setw(14) << to_string(o) << std::right << std::setw(10) << n << "  "
+        << std::setw(6) << percent(s.samples > 0 ? static_cast<double>(n) / static_cast<double>(s.samples) : 0.0)
+        << "\n";
+  }
+  out << "  success rate per bin (" << kParameterBins << " equal bins; - = no samples)\n";
+  for (const ParameterBins& b : s.bins) {
+    out << "    " << b.path << " [" << b.low << ", " << b.high << "]\n      ";
+    for (std::size_t k = 0; k < b.count.size(); ++k)
+      out << (k ? " " : "")
+          << (b.count[k] ? fixed(static_cast<double>(b.successes[k]) / static_cast<double>(b.count[k]), 2)
+                         : std::string("   -"));
+    out << "\n";
+  }
+}
+
+int run_mc(const Scene& scene, const McCommandOptions& o, std::ostream& out, std::ostream& err) {
+  McOptions mo;
+  mo.samples = o.samples;
+  mo.seed = o.seed;
+  std::tie(mo.shard, mo.shards) = parse_shard(o.shard);
+  mo.threads = o.threads;
+  mo.trajectories = o.trajectories;
+  ProgressBar bar(err);
+  if (o.progress) mo.progress = [&bar](long done, long total) { bar.update(done, total); };
+  // Open the outputs first: a path that cannot be written fails before the study runs.
+  std::unique_ptr<io::OutputFile> csv;
+  if (!o.out.empty()) csv = std::make_unique<io::OutputFile>(o.out);
+
+  const McRun run = run_monte_carlo(scene, mo);
+  const McSummary summary = summarize(run.study, run.records);
+  print_mc_summary(run.study, summary, out);
+
+  if (csv) {
+    io::write_mc_csv(run,
+                     io::provenance_line(scene.source, scene.hash, std::to_string(o.seed),
+                                         std::string(to_string(scene.model->world.type)), run.study.model),
+                     csv->stream());
+    csv->commit();
+  }
+  const std::string title = scene.model->name.empty() ? scene.source : scene.model->name;
+  if (!o.report.empty()) write_report(o.report, run.study, summary, run.trajectories, title);
+  err << "mc: samples " << run.first << ".." << run.first + run.count - 1 << " (shard " << mo.shard << "/" << mo.shards
+      << ") in " << fixed(run.seconds, 3) << " s, "
+      << fixed(run.seconds > 0 ? static_cast<double>(run.count) / run.seconds : 0.0, 0) << " samples/s; " << run.path
+      << "\n";
+  if (csv) err << "mc: samples written to " << o.out << "\n";
+  if (!o.report.empty()) err << "mc: report written to " << o.report << "\n";
+  return 0;
+}
+
+int run_mc_merge(const std::vector<std::string>& files, const std::string& report, std::ostream& out,
+                 std::ostream& err) {
+  std::vector<io::McShard> shards;
+  for (const std::string& f : files) {
+    std::ifstream in(f);
+    if (!in) throw io::McCsvError(f + ": cannot open for reading");
+    shards.push_back(io::read_mc_csv(in, f));
+  }
+  McStudy study;
+  const McRecords records = io::merge_mc_shards(shards, study);
+  const McSummary summary = summarize(study, records);
+  print_mc_summary(study, summary, out);
+  if (!report.empty()) {
+    write_report(report, study, summary, {}, "merged study " + study.scene_hash + " (seed " + std::to_string(study.seed) + ")");
+    err << "mc-merge: report written to " << report << "\n";
+  }
+  return 0;
+}
+
+}  // namespace qs::cli

@@ -1,0 +1,39 @@
+// `quasistep mc SCENE.json --samples N --seed S [--out CSV] [--report HTML] [--shard K/M]`
+// and `quasistep mc-merge A.csv B.csv ... [--report HTML]` (docs/monte-carlo.md).
+// Both print the same summary table on stdout for the same samples, so a study split into
+// shards and merged reads exactly like one run; timing and file lines go to stderr.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "batch/monte_carlo.hpp"
+#include "core/scene.hpp"
+
+namespace qs::cli {
+
+struct McCommandOptions {
+  std::string scene;        // the file, for messages and the CSV
+  long samples = 10000;
+  std::uint64_t seed = 0;
+  std::string out;          // sample CSV ("" = none)
+  std::string report;       // HTML report ("" = none)
+  std::string shard = "0/1";  // K/M
+  int threads = 0;
+  int trajectories = 8;
+  bool progress = false;    // a progress bar on err (the CLI sets it when stderr is a terminal)
+};
+
+/// The summary table (stdout of both commands).
+void print_mc_summary(const McStudy& study, const McSummary& summary, std::ostream& out);
+
+/// Throws BatchError / std::runtime_error with a one-line message on bad input.
+int run_mc(const Scene& scene, const McCommandOptions& o, std::ostream& out, std::ostream& err);
+
+/// Throws io::McCsvError / std::runtime_error with a one-line message on bad input.
+int run_mc_merge(const std::vector<std::string>& files, const std::string& report, std::ostream& out,
+                 std::ostream& err);
+
+}  // namespace qs::cli
