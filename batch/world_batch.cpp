@@ -211,12 +211,18 @@ void WorldBatch::reset() {
     }
     if (has_ref_) s.q_a_ref = s.q.tail(m.n_a);  // seed 002: q̄_a(0) = q_a(0)
     store_state(w, s);
+  }
+  clear_outcomes();
+}
+
+void WorldBatch::clear_outcomes() {
+  for (int w = 0; w < padded_; ++w) {
     status_[w] = Status::not_run;
     failed_step_[w] = -1;
     pivots_[w] = 0;
     max_residual_[w] = 0.0;
   }
-  for (std::string& d : detail_) d.clear();
+  for (std::string& d : detail_) d.clear();  // keeps the capacity: no allocation
 }
 
 void WorldBatch::load_state(int world, State& s) const {

@@ -102,6 +102,9 @@ class WorldBatch {
   /// Every world back to its initial state (initial-pose and joint-position parameters
   /// applied), statistics cleared.
   void reset();
+  /// Every world's status, failure and statistics cleared (not_run), states untouched: for
+  /// callers that store their own states (batch/rollout.hpp). Allocates nothing.
+  void clear_outcomes();
 
   /// World w's State (n_q, and q_a_ref where the formulation has one), into s without
   /// allocating when s is already sized; and back.

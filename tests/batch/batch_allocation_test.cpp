@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "batch/batch_stepper.hpp"
+#include "batch/rollout.hpp"
 #include "batch/world_batch.hpp"
 #include "core/scene.hpp"
 #include "tests/support/allocation_counter.hpp"
@@ -65,6 +66,27 @@ TEST(BatchAllocation, AnitescuLanePathStepsAfterTheFirstAllocateNothing) {
   EXPECT_GT(st.fallback_count(), fallbacks_before);  // the fallback ran inside the guard
   EXPECT_EQ(b.failed_count(), 0);
   EXPECT_EQ(b.world_step()[10], 50);
+}
+
+TEST(BatchAllocation, RolloutCallsAfterTheFirstAllocateNothing) {
+  // A planner's loop: the same number of pairs every call, new states and actions.
+  const Scene s = load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/examples/mpc_push.json");
+  const Model& m = *s.model;
+  Rollout r(s.model, {.threads = 1});
+  std::vector<State> states(13, initial_state(m));
+  std::vector<double> actions(13 * 8 * 2, 0.1);
+  r.propagate(states, actions, m.step.h, 8);
+  long allocations = 0;
+  {
+    test::CountAllocations guard;
+    for (int call = 0; call < 3; ++call) {
+      const RolloutResult& out = r.propagate(states, actions, m.step.h, 8);
+      for (int i = 0; i < 13; ++i) states[i] = out.next[i];  // same sizes: no allocation
+    }
+    allocations = guard.count();
+  }
+  EXPECT_EQ(allocations, 0);
+  EXPECT_EQ(states[12].step, 24);  // three calls of 8 steps, chained
 }
 
 }  // namespace

@@ -1,0 +1,94 @@
+#include "batch/rollout.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "core/contacts.hpp"
+#include "core/kinematics.hpp"
+
+namespace qs {
+
+Rollout::Rollout(std::shared_ptr<const Model> model, BatchOptions options)
+    : base_(std::move(model)), model_(base_), options_(options) {
+  if (!base_) throw BatchError("rollout: no model");
+  if (const std::string why = batch_unsupported_reason(*base_); !why.empty())
+    throw BatchError("rollout: cannot step formulation " + std::string(to_string(base_->formulation)) + ": " + why);
+  pose_.resize(base_->bodies.size());
+  frame_.resize(std::max<std::size_t>(base_->joints.size(), 1));
+}
+
+Rollout::~Rollout() = default;
+
+const RolloutResult& Rollout::propagate(std::span<const State> states, std::span<const double> actions, double h,
+                                        int steps) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const Model& base = *base_;
+  const int n = static_cast<int>(states.size()), na = base.n_a;
+  if (n < 1) throw BatchError("rollout: no states to propagate");
+  if (!(h > 0) || !std::isfinite(h)) throw BatchError("rollout: h must be a finite number > 0");
+  if (steps < 0) throw BatchError("rollout: steps must be >= 0 (got " + std::to_string(steps) + ")");
+  const std::size_t expected = static_cast<std::size_t>(n) * static_cast<std::size_t>(steps) * static_cast<std::size_t>(na);
+  if (actions.size() != expected)
+    throw BatchError("rollout: actions has " + std::to_string(actions.size()) + " entries, expected states x steps x n_a = " +
+                     std::to_string(n) + " x " + std::to_string(steps) + " x " + std::to_string(na));
+  for (int i = 0; i < n; ++i) {
+    const State& s = states[static_cast<std::size_t>(i)];
+    if (s.q.size() != base.n_q() || (base.formulation == Formulation::anitescu_qp && s.q_a_ref.size() != na))
+      throw BatchError("rollout: state " + std::to_string(i) + " does not fit the model (q has " +
+                       std::to_string(s.q.size()) + " entries, the model " + std::to_string(base.n_q()) +
+                       "; start from initial_state)");
+  }
+
+  // A new batch only when the pair count or h changes (the only allocations of a call).
+  if (!batch_ || batch_->size() != n || model_->step.h != h) {
+    stepper_.reset();
+    if (model_->step.h != h) {
+      auto m = std::make_shared<Model>(base);
+      m->step.h = h;
+      model_ = std::move(m);
+    }
+    batch_ = std::make_unique<WorldBatch>(model_, n);
+    stepper_ = std::make_unique<BatchStepper>(*batch_, options_);
+    command_.assign(static_cast<std::size_t>(std::max(na, 1)) * static_cast<std::size_t>(batch_->padded_size()), 0.0);
+    result_.next.assign(static_cast<std::size_t>(n), State{});
+    for (State& s : result_.next) s = initial_state(*model_);  // sized once
+    result_.contacts.assign(static_cast<std::size_t>(n), ContactSummary{});
+    result_.status.assign(static_cast<std::size_t>(n), Status::not_run);
+    result_.failed_step.assign(static_cast<std::size_t>(n), -1);
+  }
+  WorldBatch& b = *batch_;
+  b.clear_outcomes();
+  for (int i = 0; i < n; ++i) b.store_state(i, states[static_cast<std::size_t>(i)]);
+  const int stride = b.padded_size();
+  for (int l = 0; l < steps; ++l) {
+    // Padding worlds keep velocity 0: they are never stored or reported.
+    for (int i = 0; i < n; ++i)
+      for (int a = 0; a < na; ++a)
+        command_[static_cast<std::size_t>(a) * stride + i] =
+            actions[(static_cast<std::size_t>(i) * steps + l) * na + a];
+    stepper_->step(b, BatchCommands{command_.data(), stride});
+  }
+
+  const Model& m = *model_;
+  for (int i = 0; i < n; ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    State& s = result_.next[u];
+    b.load_state(i, s);
+    result_.status[u] = b.failed(i) ? b.world_status()[i] : Status::solved;
+    result_.failed_step[u] = b.failed(i) ? b.world_failed_step()[i] + 1 : -1;
+    forward_kinematics(m, s.q.data(), pose_.data(), frame_.data());
+    ContactSummary c;
+    c.min_distance = std::numeric_limits<double>::infinity();
+    for (int k = 0; k < m.n_slots(); ++k) {
+      const double phi = contact_frame(m, k, pose_.data()).phi;
+      c.min_distance = std::min(c.min_distance, phi);
+      c.touching += phi <= kRolloutTouchDistance ? 1 : 0;
+    }
+    result_.contacts[u] = c;
+  }
+  return result_;
+}
+
+}  // namespace qs

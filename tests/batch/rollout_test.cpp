@@ -1,0 +1,176 @@
+// The rollout API (batch/rollout.hpp): each (state, action sequence) pair steps exactly as a
+// single world commanded with those velocities, whatever else is in the batch; h replaces
+// the model's; failures are per pair; bad input is refused; and the sampling-MPC example
+// built on it pushes the puck to its goal from a fixed seed.
+#include "batch/rollout.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/scene.hpp"
+#include "core/stepper.hpp"
+#include "examples/push_mpc.hpp"
+#include "tests/support/batch_error.hpp"
+#include "tests/support/bitwise.hpp"
+#include "tests/support/example_json.hpp"
+
+namespace qs {
+namespace {
+
+using test::error_of;
+
+Scene load(const std::string& example) {
+  return load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/examples/" + example);
+}
+
+/// Pair i's trajectory the way `quasistep run` takes it: one stepper on a Model whose
+/// commands are set to the pair's velocities step by step.
+State single_world(const Model& base, State s, const double* actions, double h, int steps) {
+  Model m = base;
+  m.step.h = h;
+  const auto stepper = make_stepper(m);
+  for (int l = 0; l < steps; ++l) {
+    for (int a = 0; a < m.n_a; ++a) m.joints[m.dofs[m.n_u + a].index].command.set_constant(actions[l * m.n_a + a]);
+    EXPECT_EQ(stepper->step(m, s), Status::solved) << "step " << l + 1;
+  }
+  return s;
+}
+
+/// 37 pairs (not a whole number of lane groups) from a few start states, each with its own
+/// sequence of pusher velocities.
+struct Batch {
+  std::vector<State> states;
+  std::vector<double> actions;
+};
+
+Batch varied_pairs(const Model& m, int n, int steps) {
+  Batch b;
+  State s0 = initial_state(m);
+  for (int i = 0; i < n; ++i) {
+    State s = s0;
+    s.q[m.n_u] += 0.002 * (i % 5);  // pusher x: 5 different starts
+    b.states.push_back(s);
+    for (int l = 0; l < steps; ++l)
+      for (int a = 0; a < m.n_a; ++a) b.actions.push_back(a == 0 ? 0.1 : 0.02 * std::sin(0.7 * i + 0.3 * l));
+  }
+  return b;
+}
+
+TEST(Rollout, EachPairStepsAsASingleWorldWhateverTheBatch) {
+  for (const char* example : {"mpc_push.json", "anitescu_grasp.json"}) {
+    const Scene s = load(example);
+    const Model& m = *s.model;
+    const int n = 37, steps = 24;
+    const Batch b = varied_pairs(m, n, steps);
+    Rollout r(s.model);
+    const RolloutResult& out = r.propagate(b.states, b.actions, m.step.h, steps);
+    ASSERT_EQ(out.size(), n);
+    for (int i : {0, 1, 17, 36}) {
+      const State ref = single_world(m, b.states[i], &b.actions[static_cast<std::size_t>(i) * steps * m.n_a], m.step.h, steps);
+      EXPECT_EQ(out.status[i], Status::solved) << example;
+      EXPECT_EQ(out.failed_step[i], -1);
+      for (int k = 0; k < m.n_q(); ++k) EXPECT_TRUE(test::same_bits(out.next[i].q[k], ref.q[k])) << example << " pair " << i;
+      EXPECT_EQ(out.next[i].step, steps);
+      EXPECT_DOUBLE_EQ(out.next[i].t, steps * m.step.h);
+    }
+    // Pair 17 alone: the same bits as inside the batch.
+    Rollout alone(s.model, {.threads = 1});
+    const std::vector<State> one = {b.states[17]};
+    const std::vector<double> seq(b.actions.begin() + 17 * steps * m.n_a, b.actions.begin() + 18 * steps * m.n_a);
+    const RolloutResult& a = alone.propagate(one, seq, m.step.h, steps);
+    for (int k = 0; k < m.n_q(); ++k) EXPECT_TRUE(test::same_bits(a.next[0].q[k], r.propagate(b.states, b.actions, m.step.h, steps).next[17].q[k]));
+  }
+}
+
+TEST(Rollout, HReplacesTheModelsStep) {
+  const Scene s = load("mpc_push.json");
+  const Model& m = *s.model;
+  const Batch b = varied_pairs(m, 9, 10);
+  Rollout r(s.model);
+  const State ref = single_world(m, b.states[4], &b.actions[4 * 10 * m.n_a], 0.01, 10);
+  const RolloutResult& out = r.propagate(b.states, b.actions, 0.01, 10);
+  for (int k = 0; k < m.n_q(); ++k) EXPECT_TRUE(test::same_bits(out.next[4].q[k], ref.q[k]));
+  // And back: a call with the model's h after one with another.
+  const State ref2 = single_world(m, b.states[4], &b.actions[4 * 10 * m.n_a], m.step.h, 10);
+  const RolloutResult& out2 = r.propagate(b.states, b.actions, m.step.h, 10);
+  for (int k = 0; k < m.n_q(); ++k) EXPECT_TRUE(test::same_bits(out2.next[4].q[k], ref2.q[k]));
+}
+
+TEST(Rollout, ContactSummaryAndPerPairFailures) {
+  const Scene s = load("mpc_push.json");
+  const Model& m = *s.model;
+  // Pusher straight at the puck for 1 s: it arrives after 0.5 s and keeps pushing (touching);
+  // pair 1 moves away (not touching); pair 2 has a NaN velocity at its third step.
+  const int steps = 40;
+  std::vector<State> states(3, initial_state(m));
+  std::vector<double> actions(3 * steps * 2, 0.0);
+  for (int l = 0; l < steps; ++l) {
+    actions[(0 * steps + l) * 2] = 0.1;
+    actions[(1 * steps + l) * 2] = -0.1;
+    actions[(2 * steps + l) * 2] = 0.1;
+  }
+  actions[(2 * steps + 2) * 2 + 1] = std::numeric_limits<double>::quiet_NaN();
+  Rollout r(s.model);
+  const RolloutResult& out = r.propagate(states, actions, m.step.h, steps);
+  EXPECT_EQ(out.status[0], Status::solved);
+  EXPECT_GE(out.contacts[0].touching, 1);
+  EXPECT_LE(out.contacts[0].min_distance, kRolloutTouchDistance);
+  EXPECT_GT(out.next[0].q[0], 0.04);  // the puck moved along x
+  EXPECT_EQ(out.contacts[1].touching, 0);
+  EXPECT_NEAR(out.contacts[1].min_distance, 0.05 + 0.1 * steps * m.step.h, 1e-9);
+  EXPECT_EQ(out.status[2], Status::bad_input);
+  EXPECT_EQ(out.failed_step[2], 3);
+  EXPECT_EQ(out.next[2].step, 2);  // the state before the failed step
+  // The next call starts afresh: no failure carried over.
+  for (double& v : actions)
+    if (std::isnan(v)) v = 0.0;
+  EXPECT_EQ(r.propagate(states, actions, m.step.h, steps).status[2], Status::solved);
+}
+
+TEST(Rollout, BadInputIsRefused) {
+  const Scene s = load("mpc_push.json");
+  const Model& m = *s.model;
+  Rollout r(s.model);
+  const std::vector<State> states(2, initial_state(m));
+  const std::vector<double> actions(2 * 5 * 2, 0.0);
+  EXPECT_NE(error_of([&] { r.propagate(states, std::span<const double>(actions).first(19), m.step.h, 5); })
+                .find("actions has 19 entries, expected states x steps x n_a = 2 x 5 x 2"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { r.propagate(states, actions, 0.0, 5); }).find("h must be"), std::string::npos);
+  EXPECT_NE(error_of([&] { r.propagate(states, actions, std::nan(""), 5); }).find("h must be"), std::string::npos);
+  EXPECT_NE(error_of([&] { r.propagate(states, {}, m.step.h, -1); }).find("steps must be >= 0"), std::string::npos);
+  EXPECT_NE(error_of([&] { r.propagate({}, {}, m.step.h, 5); }).find("no states"), std::string::npos);
+  std::vector<State> bad = states;
+  bad[1].q.resize(3);
+  EXPECT_NE(error_of([&] { r.propagate(bad, actions, m.step.h, 5); }).find("state 1 does not fit"), std::string::npos);
+  const Scene miqp = load("pang_tedrake_grasp.json");
+  EXPECT_NE(error_of([&] { Rollout x(miqp.model); }).find("pang_tedrake_miqp"), std::string::npos);
+  // Zero steps: the states come back unchanged.
+  const RolloutResult& none = r.propagate(states, {}, m.step.h, 0);
+  EXPECT_EQ(none.next[0].q, states[0].q);
+  EXPECT_EQ(none.status[0], Status::solved);
+}
+
+TEST(PushMpc, ReachesTheGoalFromAFixedSeed) {
+  const Scene s = load("mpc_push.json");
+  examples::PushMpcSettings o;  // goal (0.25, 0.10), 1.5 cm, seed 1
+  const examples::PushMpcResult r = examples::push_to_goal(s.model, o);
+  EXPECT_TRUE(r.reached) << "error " << r.final_error << " after " << r.replans << " replans";
+  EXPECT_LE(r.final_error, o.tolerance);
+  EXPECT_LT(r.replans, o.max_replans);
+  // The puck really travelled: from the origin to about 27 cm away.
+  EXPECT_NEAR(std::hypot(r.puck_path.back()[0], r.puck_path.back()[1]), std::hypot(0.25, 0.10), 0.02);
+  // Deterministic: the same seed, the same plan.
+  const examples::PushMpcResult again = examples::push_to_goal(s.model, o);
+  EXPECT_EQ(again.replans, r.replans);
+  EXPECT_TRUE(test::same_bits(again.final_error, r.final_error));
+}
+
+}  // namespace
+}  // namespace qs
