@@ -21,10 +21,11 @@ std::string batch_unsupported_reason(const Model& m) {
     case Formulation::trinkle_lcp:
     case Formulation::perfect_velocity_lcp:
     case Formulation::halm_posa_lcp:
-    case Formulation::anitescu_qp: return {};
-    case Formulation::pang_tedrake_miqp:
-      return "the pang_tedrake_miqp stepper keeps the previous step's bound and warm start, which the batch "
-             "does not store per world yet";
+    case Formulation::anitescu_qp:
+    // The MIQP's branch-and-bound runs its parallel rounds inside this_task_arena::isolate
+    // (kernels/branch_and_bound.hpp), so a thread waiting there never starts another world
+    // on the same stepper; its only memory between steps is in State::memory.
+    case Formulation::pang_tedrake_miqp: return {};
     case Formulation::ecp_ncp:
       return "the ecp_ncp stepper warm-starts from the previous step's solution, which the batch does not store "
              "per world yet";
@@ -213,7 +214,7 @@ struct BatchStepper::Impl {
     };
     for (int i = 0; i < m.n_q(); ++i) gather(b.world_q(i), L.q[i]);
     for (int a = 0; a < na; ++a) gather(b.world_q_a_ref(a), L.ref[a]);
-    for (int r = 0; r < b.warm_start_rows(); ++r) gather(b.world_warm_start(r), L.warm[r]);
+    for (int r = 0; r < b.memory_rows(); ++r) gather(b.world_memory(r), L.warm[r]);
     for (size_t p = 0; p < m.pairs.size(); ++p) {
       if (pair_param[p] >= 0) {
         gather(b.param_value(pair_param[p]), L.mu[p]);
@@ -238,7 +239,7 @@ struct BatchStepper::Impl {
       }
       for (int i = 0; i < m.n_q(); ++i) b.world_q(i)[w] = S.q_out[i][l];
       for (int a = 0; a < na; ++a) b.world_q_a_ref(a)[w] = S.qbar[a][l];
-      for (int r = 0; r < b.warm_start_rows(); ++r) b.world_warm_start(r)[w] = S.z[r][l];
+      for (int r = 0; r < b.memory_rows(); ++r) b.world_memory(r)[w] = S.z[r][l];
       b.world_time()[w] += m.step.h;  // s.t += h
       ++b.world_step()[w];
       b.world_status()[w] = Status::solved;

@@ -30,7 +30,7 @@ std::size_t padded_worlds(int worlds) {
 std::size_t rows_needed(const Model& m, int varied) {
   const bool ref = m.formulation == Formulation::anitescu_qp;
   return static_cast<std::size_t>(m.n_q()) + (ref ? m.n_a : 0)  // q, q_a_ref
-         + (has_warm_start(m) ? 2 * static_cast<std::size_t>(m.n_slots()) : 0)  // warm start
+         + static_cast<std::size_t>(step_memory_size(m))       // State::memory
          + 2                                                    // time, max residual
          + 4                                                    // step, failed step, pivots, status
          + static_cast<std::size_t>(varied);
@@ -114,14 +114,15 @@ WorldBatch::WorldBatch(std::shared_ptr<const Model> m, int worlds, std::vector<P
                      " of storage, more than 90% of this machine's " + gib(memory));
   padded_ = static_cast<int>(padded_worlds(worlds));
   has_ref_ = mo.formulation == Formulation::anitescu_qp;
-  warm_rows_ = has_warm_start(mo) ? 2 * mo.n_slots() : 0;
+  memory_rows_ = step_memory_size(mo);
+  memory_start_ = memory_rows_ > 0 ? initial_state(mo).memory[0] : 0.0;
   capacity_ = round_up(bytes, kLaneAlignment);
   storage_.reset(static_cast<unsigned char*>(std::aligned_alloc(kLaneAlignment, capacity_)));
   if (!storage_) throw BatchError("batch: could not allocate " + gib(capacity_) + " for " + std::to_string(worlds) + " worlds");
   // Every row is padded_ doubles long, a multiple of 8 doubles = 64 bytes: rows stay aligned.
   q_ = carve_doubles(mo.n_q());
   q_a_ref_ = carve_doubles(has_ref_ ? mo.n_a : 0);
-  warm_ = carve_doubles(static_cast<std::size_t>(warm_rows_));
+  memory_ = carve_doubles(static_cast<std::size_t>(memory_rows_));
   time_ = carve_doubles(1);
   max_residual_ = carve_doubles(1);
   step_ = reinterpret_cast<int*>(carve_doubles(1));
@@ -233,9 +234,9 @@ void WorldBatch::load_state(int world, State& s) const {
     if (s.q_a_ref.size() != m.n_a) s.q_a_ref.resize(m.n_a);
     for (int a = 0; a < m.n_a; ++a) s.q_a_ref[a] = world_q_a_ref(a)[world];
   }
-  if (warm_rows_ > 0) {
-    if (s.warm_start.size() != warm_rows_) s.warm_start.resize(warm_rows_);
-    for (int r = 0; r < warm_rows_; ++r) s.warm_start[r] = world_warm_start(r)[world];
+  if (memory_rows_ > 0) {
+    if (s.memory.size() != memory_rows_) s.memory.resize(memory_rows_);
+    for (int r = 0; r < memory_rows_; ++r) s.memory[r] = world_memory(r)[world];
   }
   s.t = time_[world];
   s.step = step_[world];
@@ -246,8 +247,8 @@ void WorldBatch::store_state(int world, const State& s) {
   for (int i = 0; i < m.n_q(); ++i) world_q(i)[world] = s.q[i];
   if (has_ref_)
     for (int a = 0; a < m.n_a; ++a) world_q_a_ref(a)[world] = s.q_a_ref[a];
-  // A State without its warm start (a caller's own) stores a cold start.
-  for (int r = 0; r < warm_rows_; ++r) world_warm_start(r)[world] = s.warm_start.size() == warm_rows_ ? s.warm_start[r] : 0.0;
+  // A State without its memory (a caller's own) stores the start's (initial_state).
+  for (int r = 0; r < memory_rows_; ++r) world_memory(r)[world] = s.memory.size() == memory_rows_ ? s.memory[r] : memory_start_;
   time_[world] = s.t;
   step_[world] = s.step;
 }
@@ -278,7 +279,7 @@ std::uint64_t WorldBatch::hash() const {
     for (int i = 0; i < m.n_q(); ++i) mix(&world_q(i)[w], sizeof(double));
     if (has_ref_)
       for (int a = 0; a < m.n_a; ++a) mix(&world_q_a_ref(a)[w], sizeof(double));
-    for (int r = 0; r < warm_rows_; ++r) mix(&world_warm_start(r)[w], sizeof(double));
+    for (int r = 0; r < memory_rows_; ++r) mix(&world_memory(r)[w], sizeof(double));
     mix(&time_[w], sizeof(double));
     mix(&step_[w], sizeof(int));
     mix(&status_[w], sizeof(Status));

@@ -67,9 +67,9 @@ class WorldBatch {
   double* world_q_a_ref(int a) { return q_a_ref_ + static_cast<std::size_t>(a) * padded_; }      // (n_a x padded), anitescu_qp
   const double* world_q_a_ref(int a) const { return q_a_ref_ + static_cast<std::size_t>(a) * padded_; }
   bool has_q_a_ref() const { return has_ref_; }
-  double* world_warm_start(int r) { return warm_ + static_cast<std::size_t>(r) * padded_; }  // (warm_start_rows x padded), State::warm_start
-  const double* world_warm_start(int r) const { return warm_ + static_cast<std::size_t>(r) * padded_; }
-  int warm_start_rows() const { return warm_rows_; }
+  double* world_memory(int r) { return memory_ + static_cast<std::size_t>(r) * padded_; }  // (memory_rows x padded), State::memory
+  const double* world_memory(int r) const { return memory_ + static_cast<std::size_t>(r) * padded_; }
+  int memory_rows() const { return memory_rows_; }
   double* world_time() { return time_; }         // (padded) s
   const double* world_time() const { return time_; }
   int* world_step() { return step_; }            // (padded) steps taken
@@ -122,11 +122,12 @@ class WorldBatch {
   std::shared_ptr<const Model> model_;
   int worlds_ = 0, padded_ = 0, lane_width_ = 1;
   bool has_ref_ = false;
-  int warm_rows_ = 0;
+  int memory_rows_ = 0;
+  double memory_start_ = 0.0;  // the value initial_state gives every memory entry
   std::vector<ParameterRef> varied_;
   std::unique_ptr<unsigned char, detail::AlignedFree> storage_;
   std::size_t used_ = 0, capacity_ = 0;
-  double *q_ = nullptr, *q_a_ref_ = nullptr, *warm_ = nullptr, *time_ = nullptr, *max_residual_ = nullptr, *params_ = nullptr;
+  double *q_ = nullptr, *q_a_ref_ = nullptr, *memory_ = nullptr, *time_ = nullptr, *max_residual_ = nullptr, *params_ = nullptr;
   int *step_ = nullptr, *failed_step_ = nullptr;
   long* pivots_ = nullptr;
   Status* status_ = nullptr;

@@ -193,7 +193,7 @@ Status AnitescuQp::step(const Model& m, State& s) {
   AnitescuStepWorkspace<double>& w = *step_ws_;
   const int warm_rows = 2 * m.n_slots();
   // A State without its warm start (not from initial_state) starts cold.
-  const double* warm = s.warm_start.size() == warm_rows ? s.warm_start.data() : nullptr;
+  const double* warm = s.memory.size() == warm_rows ? s.memory.data() : nullptr;
   anitescu_quasi_dynamic_step<double>(m, w, s.q.data(), s.q_a_ref.data(), nullptr, nullptr, warm, s.t, h, pgs_);
   if (!w.ok) return step_fallback(m, s);  // Lemke, then the dense QP, from the unchanged State
   by_pgs_ = true;
@@ -242,8 +242,8 @@ Status AnitescuQp::step(const Model& m, State& s) {
   report_.force_balance_residual = balance;
   for (int e = 0; e < n; ++e) s.q[e] = w.q_out[e];
   for (int a = 0; a < na; ++a) s.q_a_ref[a] = w.qbar[a];
-  if (s.warm_start.size() != warm_rows) s.warm_start.resize(warm_rows);
-  for (int r = 0; r < warm_rows; ++r) s.warm_start[r] = w.z[r];
+  if (s.memory.size() != warm_rows) s.memory.resize(warm_rows);
+  for (int r = 0; r < warm_rows; ++r) s.memory[r] = w.z[r];
   s.t += h;
   ++s.step;
   return report_.status = Status::solved;
@@ -349,10 +349,10 @@ Status AnitescuQp::step_fallback(const Model& m, State& s) {
   for (int a = 0; a < na; ++a) s.q_a_ref[a] = qbar_[a];
   if (m.params.quasi_dynamic) {
     // The next PGS warm-starts from this step's beta, in the fixed slot layout.
-    if (s.warm_start.size() != 2 * m.n_slots()) s.warm_start.resize(2 * m.n_slots());
-    s.warm_start.setZero();
+    if (s.memory.size() != 2 * m.n_slots()) s.memory.resize(2 * m.n_slots());
+    s.memory.setZero();
     for (int c = 0; c < nc; ++c)
-      for (int k = 0; k < 2; ++k) s.warm_start[2 * slot_[c] + k] = beta_[2 * c + k];
+      for (int k = 0; k < 2; ++k) s.memory[2 * slot_[c] + k] = beta_[2 * c + k];
   }
   s.t += h;
   ++s.step;

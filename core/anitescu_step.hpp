@@ -15,7 +15,7 @@
 //   c = -h [tau_u ; K_a (q̄_a' - q_a) + tau_a - tau_g,a];  v_free = -Q^-1 c;
 //   rows A_i1,2 = J_n,i ± mu_i J_t,i,  b = -phi / h;
 //   dual LCP  0 <= beta _|_ (A Q^-1 A') beta + (A v_free - b) >= 0   (projected Gauss-Seidel,
-//   warm-started from the previous step's beta on the rows still active: State::warm_start,
+//   warm-started from the previous step's beta on the rows still active: State::memory,
 //   a row per world in the batch);
 //   v' = v_free + Q^-1 A' beta,  q^+ = q + h v'.
 // Per lane the step is accepted (ok) when the mass matrix is nonsingular, at most
@@ -295,7 +295,7 @@ void anitescu_quasi_dynamic_step(const Model& m, AnitescuStepWorkspace<T>& ws, c
     T v = -ws.b[r];
     for (int i = 0; i < n; ++i) v = v + ws.A[r * n + i] * ws.v_free[i];
     ws.q_lcp[r] = select(ws.active[r / 2] > zero, v, one);
-    // Warm start from the previous step's beta where the slot is active (State::warm_start).
+    // Warm start from the previous step's beta where the slot is active (State::memory).
     ws.z[r] = z_warm ? select(ws.active[r / 2] > zero, z_warm[r], zero) : zero;
   }
   ws.pgs.solve(rows, std::span<const T>(ws.M.data(), static_cast<std::size_t>(rows * rows)),

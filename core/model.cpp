@@ -1,5 +1,7 @@
 #include "core/model.hpp"
 
+#include <limits>
+
 #include "core/contacts.hpp"
 #include "core/kinematics.hpp"
 
@@ -81,8 +83,10 @@ std::string Model::pair_name(int pair) const {
   return bodies[pairs[pair].body_a].name + "/" + bodies[pairs[pair].body_b].name;
 }
 
-bool has_warm_start(const Model& m) {
-  return m.formulation == Formulation::anitescu_qp && m.params.quasi_dynamic;
+int step_memory_size(const Model& m) {
+  if (m.formulation == Formulation::anitescu_qp && m.params.quasi_dynamic) return 2 * m.n_slots();
+  if (m.formulation == Formulation::pang_tedrake_miqp && m.params.elastic_bound_previous) return m.n_slots();
+  return 0;
 }
 
 State initial_state(const Model& m) {
@@ -100,7 +104,11 @@ State initial_state(const Model& m) {
   }
   // seed 002: the impedance reference starts where the actuated joints are, q̄_a(0) = q_a(0).
   if (m.formulation == Formulation::anitescu_qp) s.q_a_ref = s.q.tail(m.n_a);
-  if (has_warm_start(m)) s.warm_start.setZero(2 * m.n_slots());
+  // The memory's start: a cold PGS start (zeros), no previous elastic bound (+inf).
+  if (m.formulation == Formulation::pang_tedrake_miqp)
+    s.memory.setConstant(step_memory_size(m), std::numeric_limits<double>::infinity());
+  else
+    s.memory.setZero(step_memory_size(m));
   return s;
 }
 

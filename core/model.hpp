@@ -248,14 +248,19 @@ struct State {
   int step = 0;         // steps taken; trajectory row `step` holds this state
   Eigen::VectorXd q;    // (n_q) [q_u; q_a]
   Eigen::VectorXd q_a_ref;  // (n_a) anitescu_qp: the impedance reference q̄_a (seed 002); empty otherwise
-  /// (2 n_slots) anitescu_qp quasi-dynamic: the previous step's dual impulses beta in the
-  /// fixed slot layout (core/anitescu_step.hpp), the next PGS's warm start; zeros at the
-  /// start (a cold start) and empty for the other formulations.
-  Eigen::VectorXd warm_start;
+  /// What a stepper carries from one step to the next besides q (step_memory_size(m)
+  /// values; empty when it carries nothing), kept here so that a batch holds it per world:
+  /// - anitescu_qp quasi-dynamic (2 n_slots): the previous step's dual impulses beta in the
+  ///   fixed slot layout (core/anitescu_step.hpp), the next PGS's warm start; zeros at the
+  ///   start (a cold start);
+  /// - pang_tedrake_miqp with elastic_bound = previous (n_slots): each slot's hypothetical
+  ///   penetration phi_bar of the last solved step, the next step's elastic bound (seed 000
+  ///   sec. V.B); +inf at the start and where the slot was inactive (no bound).
+  Eigen::VectorXd memory;
 };
 
 State initial_state(const Model& m);
-/// The formulation keeps State::warm_start (anitescu_qp in quasi-dynamic mode).
-bool has_warm_start(const Model& m);
+/// The size of State::memory for this model (0: the stepper carries nothing between steps).
+int step_memory_size(const Model& m);
 
 }  // namespace qs

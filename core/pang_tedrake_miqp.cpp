@@ -130,7 +130,6 @@ struct PangTedrakeMiqp::Probe {
 PangTedrakeMiqp::PangTedrakeMiqp(const Model& m, const BnbOptions& options)
     : Stepper(m), problem_(std::make_unique<Problem>()), ws_(m), options_(options), slot_(m.n_slots()),
       phi_bar_(m.n_slots(), std::numeric_limits<double>::infinity()),
-      phi_bar_prev_(m.n_slots(), std::numeric_limits<double>::infinity()),
       tau_(m.n_q()),
       dqa_bar_(m.n_a),
       dqa_star_(m.n_a),
@@ -257,8 +256,9 @@ Status PangTedrakeMiqp::build(const Model& m, const State& s) {
     const int r = 4 * nc + c;
     p.A_in(r, p.pair_var(c, 0)) = 1.0;
     if (m.params.elastic_bound_previous) {
-      // sec. V.B: the bound from the previous step's phi_bar (none where it was inactive).
-      const double prev = phi_bar_prev_[i];
+      // sec. V.B: the bound from the previous step's phi_bar, kept in State::memory (none
+      // where it was inactive, nor in a State without memory).
+      const double prev = s.memory.size() == m.n_slots() ? s.memory[i] : std::numeric_limits<double>::infinity();
       p.b_in[r] = std::isfinite(prev) ? -h * K * prev : 0.0;
     } else {
       // Divided by h K: P_n / (h K) + J_n^u dq_u >= -(phi + J_n^a dqa_bar), the same set with
@@ -378,7 +378,10 @@ Status PangTedrakeMiqp::step(const Model& m, State& s) {
     for (int a = 0; a < na; ++a) v += ws_.J_n(i, nu + a) * dqa_bar_[a];
     phi_bar_[i] = v;
   }
-  phi_bar_prev_ = phi_bar_;
+  if (m.params.elastic_bound_previous) {
+    if (s.memory.size() != m.n_slots()) s.memory.resize(m.n_slots());  // a State without memory: once
+    for (int i = 0; i < m.n_slots(); ++i) s.memory[i] = phi_bar_[i];
+  }
   for (int e = 0; e < nu + na; ++e) s.q[e] += x_[e];
   s.t += h;
   ++s.step;

@@ -108,9 +108,9 @@ class PangTedrakeMiqp final : public Stepper {
   Eigen::VectorXd x_;
   std::vector<int> slot_;
   /// Per slot, the hypothetical penetration phi_bar^{l+1} of the last solved step (+inf
-  /// where the slot was inactive): the next step's bound under elastic_bound = previous.
+  /// where the slot was inactive): the next step's bound under elastic_bound = previous,
+  /// handed on in State::memory (so a batch keeps it per world).
   std::vector<double> phi_bar_;
-  std::vector<double> phi_bar_prev_;
   Eigen::VectorXd tau_;       // (n_q) generalized external force at the step's middle
   Eigen::VectorXd dqa_bar_;   // (n_a) the commanded displacement of the step
   Eigen::VectorXd dqa_star_;  // (n_a) stage 1's optimal dq_a

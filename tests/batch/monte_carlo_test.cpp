@@ -358,12 +358,15 @@ TEST(McRefusals, StudiesThatCannotRunSayWhy) {
   j["uncertainty"]["parameters"][0] = json::parse(
       R"({"parameter": "bodies.cylinder.pose.theta", "distribution": "uniform", "low": 0, "high": 1})");
   EXPECT_NE(reason(j).find("\"bodies.cylinder.pose.theta\": the body is a disk"), std::string::npos) << reason(j);
-  // The MIQP keeps per-step memory the batch does not hold per world yet.
-  j = example_json("pang_tedrake_grasp.json");
-  j["uncertainty"] = grasp["uncertainty"];
-  j["success"] = grasp["success"];
-  j["step"]["steps"] = 60;
-  EXPECT_NE(reason(j).find("model.formulation: the pang_tedrake_miqp stepper"), std::string::npos) << reason(j);
+  // The ECP world has no uncertainty yet: the scene reader refuses it before any study.
+  j = example_json("ecp_box_tip.json");
+  j["uncertainty"] = json::parse(R"({"parameters": [{"parameter": "bodies.box.mass", "distribution": "uniform", "low": 1, "high": 2}]})");
+  try {
+    parse(j);
+    ADD_FAILURE() << "an uncertain body_on_plane scene was accepted";
+  } catch (const SceneError& e) {
+    EXPECT_NE(std::string(e.what()).find("not supported in a body_on_plane world"), std::string::npos) << e.what();
+  }
 
   // Halm-Posa: the mass never reaches the step (A is fixed when the model is built).
   json push = push_study();

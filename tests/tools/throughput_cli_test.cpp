@@ -64,10 +64,10 @@ TEST(ThroughputCli, BadInputIsOneLineAndExitsOne) {
   EXPECT_EQ(qs::test::count_lines(huge.err), 1) << huge.err;
   EXPECT_NE(huge.err.find("2000000000 worlds need"), std::string::npos) << huge.err;
   EXPECT_TRUE(huge.out.empty());
-  const Result miqp = run({"throughput", std::string(QUASISTEP_SOURCE_DIR) + "/examples/pang_tedrake_grasp.json",
-                           "--worlds", "2", "--steps", "1"});
-  EXPECT_EQ(miqp.code, kInputError);
-  EXPECT_NE(miqp.err.find("cannot step formulation pang_tedrake_miqp"), std::string::npos) << miqp.err;
+  const Result ecp = run({"throughput", std::string(QUASISTEP_SOURCE_DIR) + "/examples/ecp_box_tip.json",
+                          "--worlds", "2", "--steps", "1"});
+  EXPECT_EQ(ecp.code, kInputError);
+  EXPECT_NE(ecp.err.find("cannot step formulation ecp_ncp"), std::string::npos) << ecp.err;
   const Result missing = run({"throughput", "/nonexistent.json"});
   EXPECT_EQ(missing.code, kInputError);
   EXPECT_EQ(qs::test::count_lines(missing.err), 1) << missing.err;
