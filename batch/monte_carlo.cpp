@@ -1,10 +1,5 @@
 #include "batch/monte_carlo.hpp"
 
-#include <tbb/blocked_range.h>
-#include <tbb/enumerable_thread_specific.h>
-#include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -253,9 +248,7 @@ McRun run_monte_carlo(const Scene& scene, const McOptions& o) {
     run.trajectories[i].pose.resize(static_cast<std::size_t>(steps) + 1);
   }
 
-  tbb::task_arena arena(o.threads > 0 ? o.threads : tbb::task_arena::automatic);
-  tbb::enumerable_thread_specific<std::unique_ptr<JudgeWorkspace>> judges;
-  JudgeWorkspace final_ws(m);  // the calling thread's, for the outcomes
+  JudgeWorkspace judge_ws(m);  // the calling thread's scratch for judging
   std::vector<Tracker> trackers;
   const auto t0 = std::chrono::steady_clock::now();
 
@@ -308,14 +301,10 @@ McRun run_monte_carlo(const Scene& scene, const McOptions& o) {
         }
       }
     };
+    // Judging is cheap next to a step (about 1%): done on the calling thread, it costs less
+    // than sending the batch engine's workers to a second arena twice per step.
     const auto judge_all = [&](int step) {
-      arena.execute([&] {
-        tbb::parallel_for(tbb::blocked_range<int>(0, count, 64), [&](const tbb::blocked_range<int>& r) {
-          auto& slot = judges.local();
-          if (!slot) slot = std::make_unique<JudgeWorkspace>(m);
-          for (int w = r.begin(); w != r.end(); ++w) judge(*slot, w, step);
-        });
-      });
+      for (int w = 0; w < count; ++w) judge(judge_ws, w, step);
     };
 
     judge_all(0);
@@ -330,7 +319,7 @@ McRun run_monte_carlo(const Scene& scene, const McOptions& o) {
       rec.sample.push_back(first + w);
       for (int k = 0; k < n_params; ++k) rec.values.push_back(b.param_value(k)[w]);
       // The final pose: the state the world ended in (at its failure, the last good step).
-      JudgeWorkspace& ws = final_ws;
+      JudgeWorkspace& ws = judge_ws;
       for (int k : model_params) apply_parameter(ws.model, m, b.varied(k), b.param_value(k)[w]);
       for (int i = 0; i < m.n_q(); ++i) ws.q[static_cast<std::size_t>(i)] = b.world_q(i)[w];
       const std::array<double, 3> p = object_pose(ws.model, object, ws.q.data());

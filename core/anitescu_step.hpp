@@ -53,6 +53,7 @@ inline PgsSettings anitescu_pgs_settings() {
   s.max_iterations = 500;
   s.tolerance = 1e-10;
   s.check_every = 4;
+  s.pair_blocks = true;  // rows 2i, 2i + 1 are slot i's +t and -t rows
   return s;
 }
 

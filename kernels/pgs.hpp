@@ -17,6 +17,19 @@
 // (Luo & Tseng, SIAM J. Control Optim. 29, 1991), linearly but possibly very slowly (nearly
 // parallel contact rows: 1e5 sweeps); an unsolvable one lets z grow without bound.
 //
+// Pair blocks (PgsSettings::pair_blocks). Anitescu's friction rows come in pairs
+// J_n + mu J_t, J_n - mu J_t: nearly parallel when mu is small, and plain Gauss-Seidel then
+// crawls (the pair's 2 x 2 block is nearly singular). With pair_blocks each sweep solves the
+// pair's 2 x 2 LCP exactly, with the rest of z fixed: r = q_P + M_P,rest z_rest (computed as
+// g - M_PP z_P from the row sums g), then the first of these that holds, in this order:
+//   z = 0 (r >= 0);  z1 = -r1/a, z2 = 0 (z1 >= 0, r2 + b z1 >= 0);
+//   z1 = 0, z2 = -r2/c (z2 >= 0, r1 + b z2 >= 0);  both from the 2 x 2 system (det = ac - b^2
+//   > 1e-14 ac, z >= 0),
+// where [a b; b c] = M_PP. A PSD block with det > 0 always meets one (it is a P-matrix); if
+// none holds (a singular block) the two rows take plain Gauss-Seidel steps. A pair with a zero
+// diagonal entry takes the plain steps too. Convergence: block Gauss-Seidel on a PSD LCP
+// (Cottle, Pang & Stone sec. 5.3).
+//
 // Stopping rule. Every `check_every` sweeps (and at max_iterations) the scaled natural residual
 //   r(z) = max_i |min(sqrt(M_ii) z_i, w_i / sqrt(M_ii))| / max_i |q_i / sqrt(M_ii)|
 // is computed from w = M z + q recomputed in full; the lane is solved when r <= tolerance.
@@ -80,6 +93,9 @@ struct PgsSettings {
   int max_iterations = 1000;  // sweeps
   double tolerance = 1e-8;    // on the scaled natural residual above
   int check_every = 4;        // sweeps between residual checks (each costs about one sweep)
+  /// Rows 2k and 2k + 1 form a block solved exactly in each sweep (block Gauss-Seidel; see
+  /// "Pair blocks" above). Requires omega = 1.
+  bool pair_blocks = false;
 };
 
 namespace pgs_detail {
@@ -180,7 +196,7 @@ class Pgs {
       return st == Status::solved;
     };
     const bool settings_ok = s.omega > 0 && s.omega < 2 && s.max_iterations >= 0 && s.check_every >= 1 &&
-                             s.tolerance >= 0 && s.tolerance < kInf;
+                             s.tolerance >= 0 && s.tolerance < kInf && (!s.pair_blocks || s.omega == 1.0);
     if (!settings_ok || n < 0 || n > capacity_) return all_lanes(Status::bad_input, kNaN);
     const std::size_t un = static_cast<std::size_t>(n);
     if (M.size() < un * un || q.size() < un || z.size() < un) return all_lanes(Status::bad_input, kNaN);
@@ -266,7 +282,9 @@ class Pgs {
         active = active && !(converged || !fin);
         if (none(active)) break;
       }
-      for (int i = 0; i < n; ++i) {
+      const int blocked = s.pair_blocks ? n - n % 2 : 0;
+      for (int i = 0; i < blocked; i += 2) pair_update(m, q, x, n, i, active);
+      for (int i = blocked; i < n; ++i) {
         const T g = pgs_detail::row_dot_plus(m + i * n, x, n, q[i]);
         x[i] = select(active, max(zero, x[i] - g * step_[i]), x[i]);
       }
@@ -275,6 +293,43 @@ class Pgs {
   }
 
  private:
+  /// One block Gauss-Seidel update of rows i, i + 1 (the header's "Pair blocks").
+  void pair_update(const T* m, std::span<const T> q, T* x, int n, int i, const MaskT& active) const {
+    const T zero(0.0);
+    const T a = m[i * n + i], b = m[i * n + i + 1], c = m[(i + 1) * n + i + 1];
+    const T z1 = x[i], z2 = x[i + 1];
+    const T r1 = pgs_detail::row_dot_plus(m + i * n, x, n, q[i]) - (a * z1 + b * z2);
+    const T r2 = pgs_detail::row_dot_plus(m + (i + 1) * n, x, n, q[i + 1]) - (b * z1 + c * z2);
+    const MaskT pos = a > zero && c > zero;
+    const T one(1.0);
+    const T a_safe = select(pos, a, one), c_safe = select(pos, c, one);
+    // The candidates, in the order the header gives.
+    const T only1 = -r1 / a_safe, only2 = -r2 / c_safe;
+    const T det = a_safe * c_safe - b * b;
+    const MaskT regular = det > T(1e-14) * (a_safe * c_safe);
+    const T det_safe = select(regular, det, one);
+    const T both1 = (b * r2 - c_safe * r1) / det_safe, both2 = (b * r1 - a_safe * r2) / det_safe;
+    const MaskT c0 = !(r1 < zero) && !(r2 < zero);
+    const MaskT c1 = !(only1 < zero) && !(r2 + b * only1 < zero);
+    const MaskT c2 = !(only2 < zero) && !(r1 + b * only2 < zero);
+    const MaskT c3 = regular && !(both1 < zero) && !(both2 < zero);
+    T n1 = select(c3, both1, z1), n2 = select(c3, both2, z2);
+    n1 = select(c2, zero, n1);
+    n2 = select(c2, only2, n2);
+    n1 = select(c1, only1, n1);
+    n2 = select(c1, zero, n2);
+    n1 = select(c0, zero, n1);
+    n2 = select(c0, zero, n2);
+    const MaskT exact = pos && (c0 || c1 || c2 || c3);
+    // Otherwise (a singular block, or a zero diagonal entry): two plain steps.
+    const T g1 = r1 + a * z1 + b * z2;
+    const T p1 = max(zero, z1 - g1 * step_[i]);
+    const T g2 = r2 + b * p1 + c * z2;
+    const T p2 = max(zero, z2 - g2 * step_[i + 1]);
+    x[i] = select(active, select(exact, n1, p1), z1);
+    x[i + 1] = select(active, select(exact, n2, p2), z2);
+  }
+
   int capacity_;
   std::vector<T> step_;           // omega / M_ii, 0 on zero rows
   std::vector<T> sqrt_diag_;      // sqrt(M_ii), 0 on zero rows
