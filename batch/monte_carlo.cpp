@@ -311,6 +311,8 @@ McRun run_monte_carlo(const Scene& scene, const McOptions& o) {
     for (int l = 1; l <= steps; ++l) {
       stepper->step(b);
       judge_all(l);
+      // Within a chunk, progress counts steps (a slow model's chunk can take minutes).
+      if (o.progress && l < steps) o.progress(done + static_cast<long>(count) * l / steps, run.count);
     }
 
     for (int w = 0; w < count; ++w) {

@@ -87,7 +87,8 @@ struct McOptions {
   int threads = 0;          // 0: all this process may use
   int chunk = 4096;         // worlds per batch (memory, not results, depends on it)
   int trajectories = 8;     // keep the object's path for this many of the run's first samples
-  /// Called after each chunk with the samples done and the run's total (the CLI's progress bar).
+  /// Called after each step of a chunk (samples done counted pro rata) and after each chunk
+  /// with the samples done and the run's total (the CLI's progress bar).
   std::function<void(long done, long total)> progress;
 };
 

@@ -50,7 +50,11 @@ class ProgressBar {
  public:
   explicit ProgressBar(std::ostream& err) : err_(err), t0_(std::chrono::steady_clock::now()) {}
   void update(long done, long total) {
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+    const auto now = std::chrono::steady_clock::now();
+    // At most ten redraws a second, and always the last one.
+    if (done < total && now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    const double s = std::chrono::duration<double>(now - t0_).count();
     const double rate = s > 0 ? static_cast<double>(done) / s : 0.0;
     const int width = 30, filled = total > 0 ? static_cast<int>(width * done / total) : width;
     err_ << "\r[" << std::string(static_cast<std::size_t>(filled), '#') << std::string(static_cast<std::size_t>(width - filled), ' ')
@@ -62,7 +66,7 @@ class ProgressBar {
 
  private:
   std::ostream& err_;
-  std::chrono::steady_clock::time_point t0_;
+  std::chrono::steady_clock::time_point t0_, last_{};
 };
 
 void write_report(const std::string& path, const McStudy& study, const McSummary& summary,

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <string>
@@ -188,6 +189,22 @@ TEST(McGrasp, OneAnswerPerSampleAtAnyThreadsChunksAndShards) {
   McOptions other = o;
   other.seed = 12;
   EXPECT_NE(run_monte_carlo(s, other).records.values, whole.records.values);
+}
+
+TEST(McGrasp, ProgressRisesToTheTotal) {
+  const Scene s = load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/examples/mc_grasp.json");
+  McOptions o = options(20);
+  o.chunk = 8;
+  std::vector<long> seen;
+  o.progress = [&](long done, long total) {
+    EXPECT_EQ(total, 20);
+    seen.push_back(done);
+  };
+  run_monte_carlo(s, o);
+  ASSERT_FALSE(seen.empty());
+  EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+  EXPECT_EQ(seen.back(), 20);
+  EXPECT_EQ(seen.size(), 3u * 60);  // 3 chunks: 59 steps inside each, then its end
 }
 
 TEST(McSummary, CountsOutcomesAndBinsEachParameter) {
