@@ -228,6 +228,25 @@ struct BatchStepper::Impl {
     AnitescuStepWorkspace<Lane>& S = L.step;
     anitescu_quasi_dynamic_step<Lane>(m, S, L.q.data(), L.ref.data(), L.mu.data(), c.velocity ? L.u.data() : nullptr,
                                       L.warm.data(), t, m.step.h, options.anitescu_pgs);
+    // The common case, every lane a live world and accepted: whole-row vector stores, the
+    // same values (and bits) as the per-lane loop below.
+    bool all_ok = true;
+    for (int l = 0; l < W; ++l) all_ok = all_ok && live[l] && S.ok[l];
+    if (all_ok) {
+      for (int i = 0; i < m.n_q(); ++i) S.q_out[i].store(b.world_q(i) + first_world);
+      for (int a = 0; a < na; ++a) S.qbar[a].store(b.world_q_a_ref(a) + first_world);
+      for (int r = 0; r < b.memory_rows(); ++r) S.z[r].store(b.world_memory(r) + first_world);
+      (Lane::load(b.world_time() + first_world) + Lane(m.step.h)).store(b.world_time() + first_world);  // s.t += h
+      const Lane res = Lane::load(b.world_max_residual() + first_world);
+      select(res < S.kkt, S.kkt, res).store(b.world_max_residual() + first_world);  // std::max(res, kkt)
+      for (int l = 0; l < W; ++l) {
+        const int w = first_world + l;
+        ++b.world_step()[w];
+        b.world_status()[w] = Status::solved;
+        b.world_pivots()[w] += S.pgs_result.iterations[l];
+      }
+      return;
+    }
     // Scatter the accepted lanes; the others are finished one by one by the fallback.
     for (int l = 0; l < W; ++l) {
       if (!live[l]) continue;
