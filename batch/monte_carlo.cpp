@@ -152,6 +152,7 @@ struct Tracker {
   int reached_step = -1;   // lifted: the first step that reached the height (0: the start)
   bool dropped = false;    // lifted: below the height again at a step up to hold_until
   bool touched = false;
+  std::array<double, 3> last_pose{};  // the object's pose in the last state reached
 };
 
 /// One thread's scratch for judging worlds: the Model with a world's parameters applied
@@ -272,15 +273,17 @@ McRun run_monte_carlo(const Scene& scene, const McOptions& o) {
     trackers.assign(static_cast<std::size_t>(count), Tracker{});
     WorldBatch& b = *batch;
 
-    // Judges world w after `step` steps (0: the start): pure per-world work, so any
-    // thread may do it and the answer cannot depend on which one did.
-    const auto judge = [&](JudgeWorkspace& ws, int w, int step) {
+    // Judges world w after `step` steps (0: the start), on the calling thread: judging is
+    // about 1% of a step, less than sending the batch engine's workers to another arena.
+    JudgeWorkspace& ws = judge_ws;
+    const auto judge = [&](int w, int step) {
       Tracker& tr = trackers[static_cast<std::size_t>(w)];
       // world_failed_step is the steps the world completed: later states were never reached.
       if (b.failed(w) && step > b.world_failed_step()[w]) return;
       for (int k : model_params) apply_parameter(ws.model, m, b.varied(k), b.param_value(k)[w]);
       for (int i = 0; i < m.n_q(); ++i) ws.q[static_cast<std::size_t>(i)] = b.world_q(i)[w];
       const std::array<double, 3> p = object_pose(ws.model, object, ws.q.data());
+      tr.last_pose = p;
       const long idx = done + w;
       if (idx < keep) run.trajectories[static_cast<std::size_t>(idx)].pose[static_cast<std::size_t>(step)] = p;
       if (!tr.touched && !robot_slots.empty()) {
@@ -301,10 +304,8 @@ McRun run_monte_carlo(const Scene& scene, const McOptions& o) {
         }
       }
     };
-    // Judging is cheap next to a step (about 1%): done on the calling thread, it costs less
-    // than sending the batch engine's workers to a second arena twice per step.
     const auto judge_all = [&](int step) {
-      for (int w = 0; w < count; ++w) judge(judge_ws, w, step);
+      for (int w = 0; w < count; ++w) judge(w, step);
     };
 
     judge_all(0);
@@ -320,11 +321,7 @@ McRun run_monte_carlo(const Scene& scene, const McOptions& o) {
       McRecords& rec = run.records;
       rec.sample.push_back(first + w);
       for (int k = 0; k < n_params; ++k) rec.values.push_back(b.param_value(k)[w]);
-      // The final pose: the state the world ended in (at its failure, the last good step).
-      JudgeWorkspace& ws = judge_ws;
-      for (int k : model_params) apply_parameter(ws.model, m, b.varied(k), b.param_value(k)[w]);
-      for (int i = 0; i < m.n_q(); ++i) ws.q[static_cast<std::size_t>(i)] = b.world_q(i)[w];
-      const std::array<double, 3> p = object_pose(ws.model, object, ws.q.data());
+      const std::array<double, 3>& p = tr.last_pose;
       Outcome out;
       if (b.failed(w)) out = Outcome::solver_failed;
       else if (!tr.touched) out = Outcome::never_touched;

@@ -21,6 +21,7 @@
 #include "core/scene.hpp"
 #include "tests/support/bitwise.hpp"
 #include "tests/support/batch_error.hpp"
+#include "tests/support/distributions.hpp"
 
 namespace qs {
 namespace {
@@ -68,29 +69,9 @@ Moments moments(const Distribution& d, std::uint64_t seed, int parameter = 0) {
   return m;
 }
 
-Distribution uniform(double low, double high) {
-  Distribution d;
-  d.kind = Distribution::Kind::uniform;
-  d.low = low;
-  d.high = high;
-  return d;
-}
-Distribution normal(double mean, double stddev) {
-  Distribution d;
-  d.kind = Distribution::Kind::normal;
-  d.mean = mean;
-  d.stddev = stddev;
-  return d;
-}
-Distribution truncated(double mean, double stddev, double low, double high) {
-  Distribution d;
-  d.kind = Distribution::Kind::truncated_normal;
-  d.mean = mean;
-  d.stddev = stddev;
-  d.low = low;
-  d.high = high;
-  return d;
-}
+using test::normal;
+using test::truncated;
+using test::uniform;
 
 TEST(Sampling, Uniform01IsOpenAndExact) {
   EXPECT_EQ(uniform01(0), 0x1p-53);

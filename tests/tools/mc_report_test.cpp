@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/distributions.hpp"
+
 namespace qs {
 namespace {
 
@@ -27,13 +29,7 @@ std::string lower(std::string s) {
   return s;
 }
 
-Distribution uniform(double low, double high) {
-  Distribution d;
-  d.kind = Distribution::Kind::uniform;
-  d.low = low;
-  d.high = high;
-  return d;
-}
+using test::uniform;
 
 McStudy grasp_study() {
   McStudy st;
