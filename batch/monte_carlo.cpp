@@ -116,7 +116,10 @@ std::string ignored_reason(const Model& m, const ParameterRef& r) {
       if (!dof && !in_a_pair(r.index)) return "the body is in no contact pair and its pose is not a DOF";
       return {};
     }
-    case K::joint_position: return {};
+    case K::joint_position:
+    case K::joint_stiffness:
+    case K::model_stiffness:
+    case K::model_c: return {};
     case K::pair_friction: {
       for (const ContactPair& p : m.pairs)
         if (((p.body_a == r.index && p.body_b == r.other) || (p.body_a == r.other && p.body_b == r.index)) &&

@@ -65,6 +65,9 @@ double model_value(const Model& m, const ParameterRef& r) {
         if ((p.body_a == r.index && p.body_b == r.other) || (p.body_a == r.other && p.body_b == r.index))
           return p.friction;
       return 0.0;
+    case K::joint_stiffness: return (*m.params.stiffness_Ka)[r.index];
+    case K::model_stiffness: return m.params.stiffness_K;
+    case K::model_c: return m.params.feedback_scale_c;
   }
   return 0.0;
 }
@@ -172,6 +175,9 @@ void WorldBatch::set_parameter(int k, int world, double value) {
         bad(model_->bodies[r.index].kind == BodyKind::free ? "a free body's mass must be > 0" : "must be >= 0");
       break;
     case K::body_scale:
+    case K::joint_stiffness:
+    case K::model_stiffness:
+    case K::model_c:
       if (!(value > 0)) bad("must be > 0");
       break;
     case K::pair_friction:
@@ -329,6 +335,10 @@ void apply_parameter(Model& m, const Model& base, const ParameterRef& r, double 
         if ((p.body_a == r.index && p.body_b == r.other) || (p.body_a == r.other && p.body_b == r.index))
           p.friction = value;
       break;
+    // Gains: the steppers read them from the Model every step.
+    case K::joint_stiffness: (*m.params.stiffness_Ka)[r.index] = value; break;
+    case K::model_stiffness: m.params.stiffness_K = value; break;
+    case K::model_c: m.params.feedback_scale_c = value; break;
   }
 }
 

@@ -494,6 +494,12 @@ bool EcpStepProblem::operator()(const Eigen::Ref<const Eigen::VectorXd>& x, Eige
 
 EcpNcp::EcpNcp(const Model& m) : Stepper(m) {}
 
+std::vector<std::string> EcpNcp::extra_columns() const { return {"ecp_x", "ecp_y", "ecp_z", "p_n"}; }
+
+void EcpNcp::extra_values(std::vector<double>& out) const {
+  out.insert(out.end(), {a1_[0], a1_[1], a1_[2], pn_});
+}
+
 Status EcpNcp::step(const Model& m, State& s) {
   report_ = StepReport{};
   attempts_ = 0;

@@ -163,6 +163,11 @@ class EcpNcp : public Stepper {
   /// The lowest hull vertex height at the new pose (m; >= -1e-9 when solved).
   double lowest_vertex() const { return z_min_; }
 
+  /// The trajectory CSV's extra columns: `ecp_x,ecp_y,ecp_z,p_n`, i.e. ecp() (world frame,
+  /// m) and p_n() (N s) of the step that produced the row (docs/ecp.md, "Trajectory CSV").
+  std::vector<std::string> extra_columns() const override;
+  void extra_values(std::vector<double>& out) const override;
+
  private:
   EcpStepProblem prob_;
   NcpNewton<kCapacity> newton_;

@@ -33,7 +33,6 @@ HalmPosaLcp::HalmPosaLcp(const Model& m)
     if (m.bodies[b].kind == BodyKind::free) object_ = static_cast<int>(b);
   if (object_ >= 0)
     for (int k = 0; k < 3; ++k) dof_o_[k] = m.bodies[object_].dof[k];
-  if (!perfect_ && m.params.gain_B) cB_ = m.params.feedback_scale_c * *m.params.gain_B;  // seed 001 eq. (37)
 }
 
 Status HalmPosaLcp::step(const Model& m, State& s) {
@@ -43,6 +42,9 @@ Status HalmPosaLcp::step(const Model& m, State& s) {
       !m.params.limit_surface_A || m.n_u != 3)
     return fail(Status::bad_input, "the tabletop models step one free object (x, y, theta) with a limit surface and h > 0");
   const double h = m.step.h;
+  // seed 001 eq. (37), from the Model given to this step: a batch writes a world's c into
+  // its Model copy between steps (same size: no allocation).
+  if (!perfect_ && m.params.gain_B) cB_.noalias() = m.params.feedback_scale_c * *m.params.gain_B;
   const double t_mid = s.t + 0.5 * h;
   for (const Joint& j : m.joints) u_h_[j.dof - m.n_u] = h * j.command(t_mid);  // all velocity-commanded
 

@@ -693,7 +693,10 @@ class Compiler {
     switch (p.kind) {
       case ParameterRef::Kind::body_mass:
         return m.bodies[p.index].kind == BodyKind::free ? Range::positive : Range::nonnegative;
-      case ParameterRef::Kind::body_scale: return Range::positive;
+      case ParameterRef::Kind::body_scale:
+      case ParameterRef::Kind::joint_stiffness:
+      case ParameterRef::Kind::model_stiffness:
+      case ParameterRef::Kind::model_c: return Range::positive;
       case ParameterRef::Kind::pair_friction: return Range::nonnegative;
       default: return Range::any;
     }
@@ -858,9 +861,30 @@ ParameterRef resolve_parameter(const Model& m, std::string_view path, const std:
   if (parts.size() == 3 && parts[0] == "joints") {
     ref.index = m.find_joint(parts[1]);
     if (ref.index < 0) return fail("no joint named \"" + parts[1] + "\"");
-    if (parts[2] != "position") return fail("a joint parameter is position");
+    if (parts[2] == "stiffness") {
+      // Seed 002's impedance: one K_a entry per velocity-controlled joint.
+      if (m.formulation != Formulation::anitescu_qp) return fail("a joint's stiffness is a parameter of anitescu_qp only");
+      const Joint& j = m.joints[ref.index];
+      if (j.control != Control::velocity) return fail("the joint is effort-controlled: it has no impedance stiffness");
+      ref.kind = K::joint_stiffness;
+      ref.index = j.dof - m.n_u;
+      return ref;
+    }
+    if (parts[2] != "position") return fail("a joint parameter is position or stiffness");
     ref.kind = K::joint_position;
     return ref;
+  }
+  if (parts.size() == 2 && parts[0] == "model") {
+    if (parts[1] == "stiffness" && m.formulation == Formulation::pang_tedrake_miqp) {
+      ref.kind = K::model_stiffness;
+      return ref;
+    }
+    if (parts[1] == "c" && m.formulation == Formulation::halm_posa_lcp) {
+      ref.kind = K::model_c;
+      return ref;
+    }
+    return fail("a model parameter is stiffness (pang_tedrake_miqp; anitescu_qp's is per joint: "
+                "joints.NAME.stiffness) or c (halm_posa_lcp)");
   }
   if (parts.size() == 3 && parts[0] == "pairs") {
     const auto slash = parts[1].find('/');
@@ -882,7 +906,7 @@ ParameterRef resolve_parameter(const Model& m, std::string_view path, const std:
     return fail("no contact pair between those bodies");
   }
   return fail("unknown parameter (expected bodies.NAME.mass|scale|pose.x|pose.y|pose.theta, "
-              "joints.NAME.position or pairs.A/B.friction)");
+              "joints.NAME.position|stiffness, pairs.A/B.friction, model.stiffness or model.c)");
 }
 
 std::string fnv1a_hex(std::string_view bytes) {

@@ -27,9 +27,14 @@ using SceneError = JsonInputError;
 /// A per-world parameter that overrides and uncertainty sections may change, addressed by
 /// a path such as `bodies.cylinder.mass` (see docs/scene-format.md, "Parameter paths").
 struct ParameterRef {
-  enum class Kind { body_mass, body_pose_x, body_pose_y, body_pose_theta, body_scale, joint_position, pair_friction };
+  enum class Kind {
+    body_mass, body_pose_x, body_pose_y, body_pose_theta, body_scale, joint_position, pair_friction,
+    joint_stiffness,   // anitescu_qp: K_a of one velocity-controlled joint (seed 002)
+    model_stiffness,   // pang_tedrake_miqp: K of seed 000 eq. (22)
+    model_c            // halm_posa_lcp: the gain scale c of M(cB) (seed 001)
+  };
   Kind kind = Kind::body_mass;
-  int index = -1;  // the body or joint; pair_friction: body A of the pair
+  int index = -1;  // the body or joint (joint_stiffness: its actuated-DOF index a); pair_friction: body A of the pair
   int other = -1;  // pair_friction: body B (the parameter applies to every shape pair of A and B)
   std::string path;
   /// Two paths name the same parameter (e.g. pairs.A/B and pairs.B/A).

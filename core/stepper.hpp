@@ -61,6 +61,14 @@ class Stepper {
   /// Halm-Posa's impulses are known only up to the positive factor k of seed 001 eq. (10).
   virtual bool impulses_scaled_by_k() const { return false; }
 
+  /// Per-step outputs beyond the State, which `quasistep run` appends to every trajectory
+  /// row after the DOF columns (docs/cli.md): their column names, the same for every step of
+  /// this stepper; none by default (the CSV of such a stepper has the DOF columns only).
+  virtual std::vector<std::string> extra_columns() const { return {}; }
+  /// Appends to `out` the last solved step's values, one per extra_columns(), in that order.
+  /// Meaningful after a step that returned `solved` only.
+  virtual void extra_values(std::vector<double>& /*out*/) const {}
+
  protected:
   /// Ends a step that failed: its status and one-line reason go into the report.
   Status fail(Status st, std::string detail);

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <functional>
 #include <climits>
 #include <cstdint>
 #include <cstring>
@@ -198,6 +199,66 @@ TEST(BatchStepper, MiqpWorldsAreBitwiseTheSingleWorldRunInBothElasticModes) {
       EXPECT_EQ(b.hash(), hash) << mode;
     }
   }
+}
+
+TEST(BatchStepper, PerWorldGainsEqualScenesWithThoseGains) {
+  // Each gain parameter, overridden per world, against a scene that has that gain: Anitescu's
+  // K_a of one joint, the MIQP's K, Halm-Posa's c.
+  struct Case {
+    const char* example;
+    const char* path;
+    double value;
+    std::function<void(nlohmann::json&)> edit;  // the same gain written into the scene
+    int steps;
+  };
+  const std::vector<Case> cases = {
+      {"anitescu_grasp.json", "joints.x_l.stiffness", 800.0,
+       [](nlohmann::json& j) { j["model"]["stiffness"] = {800.0, 2000.0, 10000.0}; }, 40},
+      {"pang_tedrake_grasp.json", "model.stiffness", 2.0e4, [](nlohmann::json& j) { j["model"]["stiffness"] = 2.0e4; },
+       25},
+      {"halm_posa_push.json", "model.c", 0.3, [](nlohmann::json& j) { j["model"]["c"] = 0.3; }, 60},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.path);
+    nlohmann::json base = test::example_json(c.example);
+    nlohmann::json varied = base;
+    varied["overrides"] = {{"worlds", nlohmann::json::array({nlohmann::json::object(), {{c.path, c.value}}})}};
+    nlohmann::json edited = base;
+    c.edit(edited);
+    WorldBatch b = WorldBatch::from_scene(parse_scene(varied.dump(), "varied"), 2);
+    BatchStepper st(b, {.threads = 2});
+    st.run(b, c.steps);
+    for (int w = 0; w < 2; ++w) {
+      const Scene ref = parse_scene((w == 0 ? base : edited).dump(), "ref");
+      const auto stepper = make_stepper(*ref.model);
+      State x = initial_state(*ref.model);
+      for (int l = 0; l < c.steps; ++l) ASSERT_EQ(stepper->step(*ref.model, x), Status::solved) << "world " << w;
+      for (int i = 0; i < ref.model->n_q(); ++i) EXPECT_TRUE(same_bits(b.world_q(i)[w], x.q[i])) << "world " << w << " dof " << i;
+    }
+    // The gain changed the trajectory.
+    bool differ = false;
+    for (int i = 0; i < b.model().n_q(); ++i) differ = differ || !same_bits(b.world_q(i)[0], b.world_q(i)[1]);
+    EXPECT_TRUE(differ);
+  }
+}
+
+TEST(WorldBatch, GainPathsAreRefusedWhereTheModelHasNoSuchGain) {
+  const auto error = [](const char* example, const char* path, double value) {
+    nlohmann::json j = test::example_json(example);
+    j["overrides"] = {{"worlds", nlohmann::json::array({{{path, value}}})}};
+    try {
+      parse_scene(j.dump(), "t");
+    } catch (const SceneError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_NE(error("halm_posa_push.json", "joints.finger1_x.stiffness", 1.0).find("anitescu_qp only"), std::string::npos);
+  EXPECT_NE(error("anitescu_grasp.json", "model.c", 1.0).find("a model parameter is stiffness"), std::string::npos);
+  EXPECT_NE(error("halm_posa_push.json", "model.stiffness", 1.0).find("a model parameter is stiffness"), std::string::npos);
+  EXPECT_NE(error("anitescu_grasp.json", "joints.x_l.stiffness", -5.0).find("must be > 0"), std::string::npos);
+  EXPECT_NE(error("halm_posa_push.json", "model.c", 0.0).find("must be > 0"), std::string::npos);
+  EXPECT_EQ(error("pang_tedrake_grasp.json", "model.stiffness", 5e3), "(accepted)");
 }
 
 TEST(BatchStepper, PerWorldCommandsEqualTheSameConstantSchedules) {

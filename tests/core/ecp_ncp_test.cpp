@@ -312,7 +312,7 @@ TEST(EcpStepper, BadStateIsRefusedAndLeftAlone) {
 
 // ---- quasistep run ----------------------------------------------------------------------
 
-TEST(EcpCli, RunWritesTheThirteenStateColumns) {
+TEST(EcpCli, RunWritesTheThirteenStateColumnsThenTheEcpAndNormalImpulse) {
   const std::string out = ::testing::TempDir() + "/ecp_desk_traj.csv";
   std::vector<const char*> argv = {"quasistep", "run", kDesk.c_str(), "--steps", "20", "--out", out.c_str()};
   std::ostringstream o, e;
@@ -322,7 +322,7 @@ TEST(EcpCli, RunWritesTheThirteenStateColumns) {
   std::getline(in, provenance);
   std::getline(in, header);
   EXPECT_EQ(header, "step,t,desk.x,desk.y,desk.z,desk.qw,desk.qx,desk.qy,desk.qz,desk.vx,desk.vy,desk.vz,desk.wx,"
-                    "desk.wy,desk.wz");
+                    "desk.wy,desk.wz,ecp_x,ecp_y,ecp_z,p_n");
   int rows = 0;
   while (std::getline(in, row)) ++rows;
   EXPECT_EQ(rows, 21);

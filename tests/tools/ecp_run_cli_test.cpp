@@ -1,0 +1,147 @@
+// `quasistep run` on a body_on_plane scene: the trajectory CSV carries the ECP stepper's
+// per-step outputs (Stepper::extra_columns(): ecp_x, ecp_y, ecp_z, p_n) after the 13 state
+// columns, empty in row 0, and equal to the stepper's own values; other worlds' CSVs have
+// no extra columns.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstddef>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "core/ecp_ncp.hpp"
+#include "core/scene.hpp"
+#include "tests/support/cli_run.hpp"
+
+namespace qs {
+namespace {
+
+using test::run_cli;
+
+const std::string kDesk = std::string(QUASISTEP_SOURCE_DIR) + "/examples/ecp_desk.json";
+const std::string kPush = std::string(QUASISTEP_SOURCE_DIR) + "/examples/halm_posa_push.json";
+const std::string kStateHeader =
+    "step,t,desk.x,desk.y,desk.z,desk.qw,desk.qx,desk.qy,desk.qz,desk.vx,desk.vy,desk.vz,desk.wx,desk.wy,desk.wz";
+
+class EcpRunCliTest : public test::TempDirTest {
+ protected:
+  EcpRunCliTest() : TempDirTest("qs_ecp_run_cli_") {}
+};
+
+/// The CSV's lines after the provenance comment: header first, then the rows.
+std::vector<std::string> csv_lines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(in, line))
+    if (line.empty() || line[0] != '#') lines.push_back(line);
+  return lines;
+}
+
+/// Splits on commas, keeping empty cells (a trailing comma gives a trailing empty cell).
+std::vector<std::string> cells(const std::string& row) {
+  std::vector<std::string> out(1);
+  for (const char c : row) {
+    if (c == ',') out.emplace_back();
+    else out.back() += c;
+  }
+  return out;
+}
+
+TEST_F(EcpRunCliTest, DeskCsvAppendsEcpAndNormalImpulseColumns) {
+  const int steps = 20;
+  const std::string out = path("desk.csv");
+  const test::CliResult r = run_cli({"run", kDesk, "--steps", std::to_string(steps), "--out", out});
+  ASSERT_EQ(r.code, cli::kOk) << r.err;
+  const std::vector<std::string> lines = csv_lines(out);
+  ASSERT_EQ(lines.size(), static_cast<std::size_t>(steps + 2));
+  EXPECT_EQ(lines[0], kStateHeader + ",ecp_x,ecp_y,ecp_z,p_n");
+  const std::size_t n_cols = cells(lines[0]).size();
+  ASSERT_EQ(n_cols, 19u);
+
+  // Row 0: the initial state, no step yet: the four cells are empty.
+  const std::vector<std::string> row0 = cells(lines[1]);
+  ASSERT_EQ(row0.size(), n_cols) << lines[1];
+  for (std::size_t c = 0; c < 15; ++c) EXPECT_FALSE(row0[c].empty()) << "column " << c;
+  for (std::size_t c = 15; c < n_cols; ++c) EXPECT_TRUE(row0[c].empty()) << "column " << c << ": " << lines[1];
+
+  // Every later row: four finite numbers; on contact (p_n > 0, every desk step) the ECP is
+  // on the plane.
+  for (int l = 1; l <= steps; ++l) {
+    const std::vector<std::string> row = cells(lines[l + 1]);
+    ASSERT_EQ(row.size(), n_cols) << lines[l + 1];
+    EXPECT_EQ(row[0], std::to_string(l));
+    double v[4];
+    for (int j = 0; j < 4; ++j) {
+      ASSERT_FALSE(row[15 + j].empty()) << "row " << l;
+      v[j] = std::stod(row[15 + j]);
+      EXPECT_TRUE(std::isfinite(v[j])) << "row " << l << " column " << 15 + j;
+    }
+    EXPECT_GT(v[3], 0) << "row " << l << ": the desk stays in contact";
+    EXPECT_LE(std::abs(v[2]), 1e-9) << "row " << l;
+  }
+}
+
+TEST_F(EcpRunCliTest, CsvValuesAreTheSteppersOwnToTheLastBit) {
+  const int steps = 5;
+  const std::string out = path("desk.csv");
+  const test::CliResult r = run_cli({"run", kDesk, "--steps", std::to_string(steps), "--out", out});
+  ASSERT_EQ(r.code, cli::kOk) << r.err;
+  const std::vector<std::string> lines = csv_lines(out);
+  ASSERT_EQ(lines.size(), static_cast<std::size_t>(steps + 2));
+
+  const Scene scene = load_scene_file(kDesk);
+  const Model& m = *scene.model;
+  EcpNcp stepper(m);
+  EXPECT_EQ(stepper.extra_columns(), (std::vector<std::string>{"ecp_x", "ecp_y", "ecp_z", "p_n"}));
+  State s = initial_state(m);
+  std::vector<double> extra;
+  for (int l = 1; l <= steps; ++l) {
+    ASSERT_EQ(stepper.step(m, s), Status::solved) << stepper.report().detail;
+    extra.clear();
+    stepper.extra_values(extra);
+    ASSERT_EQ(extra.size(), 4u);
+    EXPECT_EQ(extra[0], stepper.ecp()[0]);
+    EXPECT_EQ(extra[1], stepper.ecp()[1]);
+    EXPECT_EQ(extra[2], stepper.ecp()[2]);
+    EXPECT_EQ(extra[3], stepper.p_n());
+    // Written with 17 significant digits, the CSV round-trips every double exactly.
+    const std::vector<std::string> row = cells(lines[l + 1]);
+    ASSERT_EQ(row.size(), 19u);
+    for (int j = 0; j < 13; ++j) EXPECT_EQ(std::stod(row[2 + j]), s.q[j]) << "row " << l << " state " << j;
+    for (int j = 0; j < 4; ++j) EXPECT_EQ(std::stod(row[15 + j]), extra[j]) << "row " << l << " column " << 15 + j;
+    EXPECT_GT(stepper.p_n(), 0);
+  }
+}
+
+TEST_F(EcpRunCliTest, StepsZeroWritesTheColumnsAndAnEmptyRowZero) {
+  const std::string out = path("desk0.csv");
+  const test::CliResult r = run_cli({"run", kDesk, "--steps", "0", "--out", out});
+  ASSERT_EQ(r.code, cli::kOk) << r.err;
+  const std::vector<std::string> lines = csv_lines(out);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0], kStateHeader + ",ecp_x,ecp_y,ecp_z,p_n");
+  EXPECT_EQ(lines[1].substr(lines[1].size() - 4), ",,,,") << lines[1];
+}
+
+TEST_F(EcpRunCliTest, OtherWorldsHaveNoExtraColumns) {
+  const std::string out = path("push.csv");
+  const test::CliResult r = run_cli({"run", kPush, "--steps", "3", "--out", out});
+  ASSERT_EQ(r.code, cli::kOk) << r.err;
+  const std::vector<std::string> lines = csv_lines(out);
+  ASSERT_EQ(lines.size(), 5u);
+  EXPECT_EQ(lines[0].find("ecp"), std::string::npos) << lines[0];
+  EXPECT_EQ(lines[0].find("p_n"), std::string::npos) << lines[0];
+  const Scene scene = load_scene_file(kPush);
+  std::string expected = "step,t";
+  for (const Dof& d : scene.model->dofs) expected += "," + d.name;
+  EXPECT_EQ(lines[0], expected);
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    EXPECT_EQ(cells(lines[i]).size(), 2 + scene.model->dofs.size()) << lines[i];
+    EXPECT_NE(lines[i].back(), ',') << lines[i];
+  }
+}
+
+}  // namespace
+}  // namespace qs
