@@ -20,7 +20,7 @@ struct ThroughputOptions {
 };
 
 /// Writes the report to `out`; bad batch input throws BatchError (the caller prints it).
-/// Returns the exit code: 0, or kStepFailed when a world failed.
+/// Returns the exit code, 0: failed worlds are an outcome, counted and listed in the report.
 int run_throughput(const Scene& scene, const ThroughputOptions& options, std::ostream& out);
 
 }  // namespace qs::cli

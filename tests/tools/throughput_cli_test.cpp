@@ -2,10 +2,15 @@
 // as one-line errors.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "tests/support/cli_run.hpp"
+#include "tests/support/example_json.hpp"
 #include "tools/cli.hpp"
 
 namespace qs::cli {
@@ -40,6 +45,21 @@ TEST(ThroughputCli, ReportsWorldStepsFailuresAndAThreadIndependentHash) {
   // The trinkle gripper batches too.
   const Result grip = run({"throughput", kGripper, "--worlds", "3", "--steps", "5"});
   EXPECT_EQ(grip.code, kOk) << grip.err;
+}
+
+TEST(ThroughputCli, FailedWorldsAreReportedAndTheCommandSucceeds) {
+  // Seed 001 Fig. 4 top: perfect velocity tracking jams at the wall at step 82 in every world.
+  nlohmann::json j = qs::test::example_json("halm_posa_wall.json");
+  j["model"]["formulation"] = "perfect_velocity_lcp";
+  j["model"].erase("B");
+  j["model"].erase("c");
+  const std::string path = (std::filesystem::temp_directory_path() / "quasistep_throughput_jam.json").string();
+  std::ofstream(path) << j.dump();
+  const Result r = run({"throughput", path, "--worlds", "3", "--steps", "90"});
+  std::filesystem::remove(path);
+  EXPECT_EQ(r.code, kOk) << r.err;  // one rule: batch commands count failed worlds as an outcome
+  EXPECT_NE(r.out.find("failed        3 of 3 worlds"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("world 0 at step 82: infeasible"), std::string::npos) << r.out;  // as `run` says
 }
 
 TEST(ThroughputCli, AnitescuRunsOnLanesWithTheScalarPathsHash) {
