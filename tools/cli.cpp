@@ -8,8 +8,10 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <string>
 #include <tbb/global_control.h>
 #include <unistd.h>
+#include <vector>
 
 #include "core/contacts.hpp"
 #include "core/scene.hpp"
@@ -168,17 +170,27 @@ std::string provenance(const Scene& scene) {
                              std::string(to_string(m.formulation)));
 }
 
-void write_trajectory_header(const Scene& scene, std::ostream& o) {
+/// The header: step, t, one column per DOF, then the stepper's extra columns
+/// (Stepper::extra_columns(); none for most steppers).
+void write_trajectory_header(const Scene& scene, const std::vector<std::string>& extra, std::ostream& o) {
   const Model& m = *scene.model;
   o << provenance(scene) << "\n";
   o << "step,t";
   for (const Dof& d : m.dofs) o << "," << d.name;
+  for (const std::string& c : extra) o << "," << c;
   o << "\n";
 }
 
-void write_trajectory_row(const State& s, std::ostream& o) {
+/// One row: the State, then n_extra cells holding `extra` (the stepper's values for the step
+/// that produced the row); cells past extra.size() are left empty, as for row 0, which no
+/// step produced.
+void write_trajectory_row(const State& s, const std::vector<double>& extra, std::size_t n_extra, std::ostream& o) {
   o << s.step << "," << s.t;
   for (Eigen::Index i = 0; i < s.q.size(); ++i) o << "," << s.q[i];
+  for (std::size_t i = 0; i < n_extra; ++i) {
+    o << ",";
+    if (i < extra.size()) o << extra[i];
+  }
   o << "\n";
 }
 
@@ -218,9 +230,13 @@ int cmd_run(const RunOptions& opt, std::ostream& err) {
   } catch (const std::runtime_error& e) {
     throw InputError(e.what());
   }
+  // The stepper's per-step outputs (Stepper::extra_columns()), appended to every row.
+  const std::vector<std::string> extra_columns = stepper ? stepper->extra_columns() : std::vector<std::string>{};
+  std::vector<double> extra;
+  extra.reserve(extra_columns.size());
   if (traj) {
-    write_trajectory_header(scene, traj->stream());
-    write_trajectory_row(s, traj->stream());
+    write_trajectory_header(scene, extra_columns, traj->stream());
+    write_trajectory_row(s, extra, extra_columns.size(), traj->stream());  // row 0: no step, empty cells
   }
   if (forces) {
     // Halm-Posa's impulses are known up to the factor k of seed 001 eq. (10): say so in
@@ -257,7 +273,11 @@ int cmd_run(const RunOptions& opt, std::ostream& err) {
     worst_lin = std::min(worst_lin, rep.linearised_penetration);
     worst_balance = std::max(worst_balance, rep.force_balance_residual);
     worst_phi = std::min(worst_phi, min_phi(m, ws, s.q));
-    if (traj) write_trajectory_row(s, traj->stream());
+    if (traj) {
+      extra.clear();
+      stepper->extra_values(extra);
+      write_trajectory_row(s, extra, extra_columns.size(), traj->stream());
+    }
   }
   const int taken = failed_step ? failed_step - 1 : steps;
   std::string failure_line;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <cstddef>
 #include <fstream>
 #include <string>
@@ -113,6 +114,54 @@ TEST_F(EcpRunCliTest, CsvValuesAreTheSteppersOwnToTheLastBit) {
     for (int j = 0; j < 4; ++j) EXPECT_EQ(std::stod(row[15 + j]), extra[j]) << "row " << l << " column " << 15 + j;
     EXPECT_GT(stepper.p_n(), 0);
   }
+}
+
+TEST_F(EcpRunCliTest, AirborneStepsWriteZeroImpulseAndTheLowestPointOfTheBody) {
+  // A flat 0.2 x 0.1 x 0.05 m box dropped from 2 cm, sliding and spinning: while it falls
+  // p_n = 0 and the ECP is a lowest point of its hull (eq. (13) with l_k l_2 the gap), so
+  // ecp_z is the height of its bottom face, CM height - 0.025 m; then it lands (ecp_z = 0).
+  const double a = 0.1, b = 0.05, c = 0.025, m = 1.0;
+  nlohmann::json pts = nlohmann::json::array();
+  for (int i = 0; i < 8; ++i) pts.push_back({i & 1 ? a : -a, i & 2 ? b : -b, i & 4 ? c : -c});
+  const nlohmann::json scene = {
+      {"format", 1},
+      {"world", {{"type", "body_on_plane"}, {"gravity", 9.8}, {"support_friction", 0.3}}},
+      {"model", {{"formulation", "ecp_ncp"}, {"e_r", 0.05}}},
+      {"step", {{"h", 0.01}, {"steps", 12}}},
+      {"bodies",
+       {{{"name", "box"},
+         {"kind", "free"},
+         {"mass", m},
+         {"inertia", {m / 3 * (b * b + c * c), m / 3 * (a * a + c * c), m / 3 * (a * a + b * b)}},
+         {"pose3", {0, 0, 0.045, 1, 0, 0, 0}},
+         {"velocity", {0.1, 0, 0}},
+         {"angular_velocity", {0, 0, 0.5}},
+         {"hull", {{"vertices", pts}}}}}}};
+  const std::string out = path("box.csv");
+  const test::CliResult r = run_cli({"run", file("box.json", scene.dump()), "--out", out});
+  ASSERT_EQ(r.code, cli::kOk) << r.err;
+  const std::vector<std::string> lines = csv_lines(out);
+  ASSERT_EQ(lines.size(), 14u);
+  const std::string extra = ",ecp_x,ecp_y,ecp_z,p_n";
+  EXPECT_EQ(lines[0].substr(lines[0].size() - extra.size()), extra) << lines[0];
+  int airborne = 0, landed = 0;
+  for (std::size_t l = 2; l < lines.size(); ++l) {
+    const std::vector<std::string> row = cells(lines[l]);
+    ASSERT_EQ(row.size(), 19u) << lines[l];
+    const double z = std::stod(row[4]), ecp_z = std::stod(row[17]), p_n = std::stod(row[18]);
+    for (std::size_t j = 15; j < 19; ++j) EXPECT_TRUE(std::isfinite(std::stod(row[j]))) << lines[l];
+    if (p_n == 0) {
+      ++airborne;
+      EXPECT_NEAR(ecp_z, z - c, 1e-12) << lines[l];
+      EXPECT_GT(ecp_z, 0) << lines[l];
+    } else {
+      ++landed;
+      EXPECT_GT(p_n, 0) << lines[l];
+      EXPECT_LE(std::abs(ecp_z), 1e-9) << lines[l];
+    }
+  }
+  EXPECT_GE(airborne, 3);
+  EXPECT_GE(landed, 3);
 }
 
 TEST_F(EcpRunCliTest, StepsZeroWritesTheColumnsAndAnEmptyRowZero) {
