@@ -101,7 +101,7 @@ std::string ignored_reason(const Model& m, const ParameterRef& r) {
     case K::body_pose_y:
     case K::body_pose_theta: {
       const Body& b = m.bodies[r.index];
-      const bool dof = b.kind == BodyKind::free && b.dof[static_cast<int>(r.kind) - static_cast<int>(K::body_pose_x)] >= 0;
+      const bool dof = is_start_parameter(m, r);  // a free body's DOF: only its start
       // A disk turned about its center is the same disk: theta of a body whose shapes are
       // all disks centered on its origin, and which has no theta DOF, changes nothing.
       if (r.kind == K::body_pose_theta && !dof) {
