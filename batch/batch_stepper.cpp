@@ -12,6 +12,8 @@
 
 #include "batch/lane.hpp"
 #include "core/anitescu_qp.hpp"
+#include "core/halm_posa_lcp.hpp"
+#include "core/halm_posa_step.hpp"
 #include "core/stepper.hpp"
 
 namespace qs {
@@ -36,13 +38,22 @@ std::string batch_unsupported_reason(const Model& m) {
 
 namespace {
 
-/// The lane path's buffers for one lane group (anitescu_qp quasi-dynamic).
+/// The lane path's buffers for one lane group: the template step of the batch's formulation
+/// (anitescu_qp quasi-dynamic, or halm_posa_lcp / perfect_velocity_lcp) and its inputs.
 struct LaneWorkspace {
-  AnitescuStepWorkspace<Lane> step;
-  std::vector<Lane> q, ref, mu, u, warm;  // (n_q), (n_a), (pairs), (n_a), (2 n_slots)
+  std::unique_ptr<AnitescuStepWorkspace<Lane>> anitescu;
+  std::unique_ptr<HalmPosaStepWorkspace<Lane>> halm_posa;
+  std::vector<Lane> q, ref, mu, u, warm;  // (n_q), (n_a), (pairs), (n_a), (memory rows)
+  Lane c;                                 // halm_posa: the gain scale c where it varies per world
   explicit LaneWorkspace(const Model& m)
-      : step(m), q(m.n_q()), ref(std::max(m.n_a, 1)), mu(std::max<size_t>(m.pairs.size(), 1)), u(std::max(m.n_a, 1)),
-        warm(std::max(2 * m.n_slots(), 1)) {}
+      : q(m.n_q()), ref(std::max(m.n_a, 1)), mu(std::max<size_t>(m.pairs.size(), 1)), u(std::max(m.n_a, 1)),
+        warm(std::max(2 * m.n_slots(), 1)) {
+    if (m.formulation == Formulation::anitescu_qp) {
+      anitescu = std::make_unique<AnitescuStepWorkspace<Lane>>(m);
+    } else {
+      halm_posa = std::make_unique<HalmPosaStepWorkspace<Lane>>(m);
+    }
+  }
 };
 
 /// What one thread needs to step any world of the batch: nothing in it survives from one
@@ -64,18 +75,31 @@ struct Workspace {
 /// Why the lane path cannot step this batch (empty when it can).
 std::string lane_path_reason(const WorldBatch& b, const BatchOptions& o) {
   const Model& m = b.model();
-  if (m.formulation != Formulation::anitescu_qp) return "no lane kernel for this formulation yet";
-  if (!m.params.quasi_dynamic) return "no lane kernel for anitescu_qp's quasistatic mode yet";
+  const bool halm_posa =
+      m.formulation == Formulation::halm_posa_lcp || m.formulation == Formulation::perfect_velocity_lcp;
+  if (m.formulation != Formulation::anitescu_qp && !halm_posa) return "no lane kernel for this formulation yet";
+  if (m.formulation == Formulation::anitescu_qp && !m.params.quasi_dynamic)
+    return "no lane kernel for anitescu_qp's quasistatic mode yet";
   if (o.scalar) return "--scalar";
-  const int na = m.n_a;
-  if (m.world.type != WorldType::vertical || !(m.step.h > 0) || m.n_q() == 0 ||
-      (na > 0 && (!m.params.stiffness_Ka || m.params.stiffness_Ka->size() != na ||
-                  !(m.params.stiffness_Ka->minCoeff() > 0))))
-    return "the scalar stepper reports this model's bad input";
+  if (halm_posa) {
+    if (4 * m.n_slots() > kHalmPosaTemplateCapacity)
+      return std::to_string(m.n_slots()) + " contact slots, more than the lane template's " +
+             std::to_string(kHalmPosaTemplateCapacity / 4);
+    if (!halm_posa_template_applies(m)) return "the scalar stepper reports this model's bad input";
+  } else {
+    const int na = m.n_a;
+    if (m.world.type != WorldType::vertical || !(m.step.h > 0) || m.n_q() == 0 ||
+        (na > 0 && (!m.params.stiffness_Ka || m.params.stiffness_Ka->size() != na ||
+                    !(m.params.stiffness_Ka->minCoeff() > 0))))
+      return "the scalar stepper reports this model's bad input";
+  }
   for (int k = 0; k < b.varied_count(); ++k) {
     const ParameterRef& r = b.varied(k);
-    if (r.kind != ParameterRef::Kind::pair_friction && !is_start_parameter(m, r))
-      return "parameter \"" + r.path + "\" varies per world and only friction and start poses run in lanes";
+    const bool in_lanes = r.kind == ParameterRef::Kind::pair_friction || is_start_parameter(m, r) ||
+                          (halm_posa && r.kind == ParameterRef::Kind::model_c);
+    if (!in_lanes)
+      return "parameter \"" + r.path + "\" varies per world and only friction, " +
+             (halm_posa ? "model.c " : "") + "and start poses run in lanes";
   }
   return {};
 }
@@ -94,6 +118,7 @@ struct BatchStepper::Impl {
   bool lane_path = false;
   std::string path;
   std::vector<int> pair_param;  // lane path: the varied parameter of each pair's friction, or -1
+  int c_param = -1;             // lane path (halm_posa): the varied parameter model.c, or -1
   std::atomic<long> fallbacks{0};
 
   Impl(const WorldBatch& b, BatchOptions o)
@@ -106,10 +131,14 @@ struct BatchStepper::Impl {
     const Model& m = *base;
     const std::string why = lane_path_reason(b, o);
     lane_path = why.empty();
-    path = lane_path ? "lanes (" + std::to_string(kLaneWidth) +
-                           " worlds per group: anitescu_qp quasi-dynamic template step, PGS; per-world friction "
-                           "and commands in lanes; a lane PGS does not settle finishes on the scalar fallback)"
-                     : "per-world (one stepper per thread; " + why + ")";
+    const bool anitescu = m.formulation == Formulation::anitescu_qp;
+    path = !lane_path ? "per-world (one stepper per thread; " + why + ")"
+           : anitescu ? "lanes (" + std::to_string(kLaneWidth) +
+                            " worlds per group: anitescu_qp quasi-dynamic template step, PGS; per-world friction "
+                            "and commands in lanes; a lane PGS does not settle finishes on the scalar fallback)"
+                      : "lanes (" + std::to_string(kLaneWidth) + " worlds per group: " + std::string(to_string(m.formulation)) +
+                            " fixed-layout template step, Lemke; per-world friction, c and commands in lanes; a "
+                            "lane Lemke does not solve finishes on the scalar fallback)";
     pair_param.assign(m.pairs.size(), -1);
     for (int k = 0; k < b.varied_count(); ++k) {
       const ParameterRef& r = b.varied(k);
@@ -119,6 +148,8 @@ struct BatchStepper::Impl {
             (m.pairs[p].body_a == r.other && m.pairs[p].body_b == r.index))
           pair_param[p] = k;  // as apply_parameter: the last one naming the pair wins
     }
+    for (int k = 0; k < b.varied_count(); ++k)
+      if (b.varied(k).kind == ParameterRef::Kind::model_c) c_param = k;
     for (int a = 0; a < m.n_a; ++a) commanded_joint.push_back(m.dofs[m.n_u + a].index);
     for (int k = 0; k < b.varied_count(); ++k) {
       const ParameterRef& r = b.varied(k);
@@ -126,8 +157,8 @@ struct BatchStepper::Impl {
     }
   }
 
-  /// One world on the per-world path; fallback_only: AnitescuQp::step_fallback instead of
-  /// step() (a lane whose PGS answer was not accepted).
+  /// One world on the per-world path; fallback_only: the stepper's step_fallback instead of
+  /// step() (a lane whose template step was not accepted).
   void step_world(WorldBatch& b, Workspace& ws, int w, const BatchCommands& c, bool fallback_only = false) {
     if (b.failed(w)) return;
     for (int k : model_parameters) apply_parameter(ws.model, *base, b.varied(k), b.param_value(k)[w]);
@@ -148,8 +179,14 @@ struct BatchStepper::Impl {
     }
     b.load_state(w, ws.state);
     const int step = ws.state.step;
-    const Status st = fallback_only ? static_cast<AnitescuQp&>(*ws.stepper).step_fallback(ws.model, ws.state)
-                                    : ws.stepper->step(ws.model, ws.state);
+    Status st;
+    if (!fallback_only) {
+      st = ws.stepper->step(ws.model, ws.state);
+    } else if (auto* a = dynamic_cast<AnitescuQp*>(ws.stepper.get())) {
+      st = a->step_fallback(ws.model, ws.state);
+    } else {
+      st = static_cast<HalmPosaLcp&>(*ws.stepper).step_fallback(ws.model, ws.state);
+    }
     const StepReport& r = ws.stepper->report();
     if (st != Status::solved) {
       b.set_failure(w, st, step, r.detail);
@@ -213,7 +250,8 @@ struct BatchStepper::Impl {
         if (!live[l]) out.set(l, row[src[l]]);
     };
     for (int i = 0; i < m.n_q(); ++i) gather(b.world_q(i), L.q[i]);
-    for (int a = 0; a < na; ++a) gather(b.world_q_a_ref(a), L.ref[a]);
+    if (b.has_q_a_ref())
+      for (int a = 0; a < na; ++a) gather(b.world_q_a_ref(a), L.ref[a]);
     for (int r = 0; r < b.memory_rows(); ++r) gather(b.world_memory(r), L.warm[r]);
     for (size_t p = 0; p < m.pairs.size(); ++p) {
       if (pair_param[p] >= 0) {
@@ -225,7 +263,11 @@ struct BatchStepper::Impl {
     if (c.velocity)
       for (int a = 0; a < na; ++a)
         for (int l = 0; l < W; ++l) L.u[a].set(l, c.velocity[a * static_cast<size_t>(c.stride) + src[l]]);
-    AnitescuStepWorkspace<Lane>& S = L.step;
+    if (L.halm_posa) {
+      step_halm_posa_group(b, ws, first_world, live, c, t);
+      return;
+    }
+    AnitescuStepWorkspace<Lane>& S = *L.anitescu;
     anitescu_quasi_dynamic_step<Lane>(m, S, L.q.data(), L.ref.data(), L.mu.data(), c.velocity ? L.u.data() : nullptr,
                                       L.warm.data(), t, m.step.h, options.anitescu_pgs);
     // The common case, every lane a live world and accepted: whole-row vector stores, the
@@ -264,6 +306,49 @@ struct BatchStepper::Impl {
       b.world_status()[w] = Status::solved;
       b.world_pivots()[w] += S.pgs_result.iterations[l];
       b.world_max_residual()[w] = std::max(b.world_max_residual()[w], S.kkt[l]);
+    }
+  }
+
+  /// The Halm-Posa template step of a gathered lane group (step_group's inputs in ws.lanes),
+  /// stored as HalmPosaLcp::step stores a world: q, t += h, step, pivots, the residual.
+  void step_halm_posa_group(WorldBatch& b, Workspace& ws, int first_world, const bool* live, const BatchCommands& c,
+                            double t) {
+    constexpr int W = kLaneWidth;
+    const Model& m = *base;
+    LaneWorkspace& L = *ws.lanes;
+    HalmPosaStepWorkspace<Lane>& H = *L.halm_posa;
+    const Lane* c_scale = nullptr;
+    if (c_param >= 0) {
+      const double* row = b.param_value(c_param);
+      int first = 0;
+      while (!live[first]) ++first;
+      for (int l = 0; l < W; ++l) L.c.set(l, row[first_world + (live[l] ? l : first)]);
+      c_scale = &L.c;
+    }
+    halm_posa_template_step<Lane>(m, H, L.q.data(), L.mu.data(), c_scale, c.velocity ? L.u.data() : nullptr, t,
+                                  m.step.h);
+    bool all_ok = true;
+    for (int l = 0; l < W; ++l) all_ok = all_ok && live[l] && H.ok[l];
+    if (all_ok) {
+      for (int i = 0; i < m.n_q(); ++i) H.q_end[i].store(b.world_q(i) + first_world);
+      (Lane::load(b.world_time() + first_world) + Lane(m.step.h)).store(b.world_time() + first_world);  // s.t += h
+    }
+    for (int l = 0; l < W; ++l) {
+      if (!live[l]) continue;
+      const int w = first_world + l;
+      if (!H.ok[l]) {
+        fallbacks.fetch_add(1, std::memory_order_relaxed);
+        step_world(b, ws, w, c, true);
+        continue;
+      }
+      if (!all_ok) {
+        for (int i = 0; i < m.n_q(); ++i) b.world_q(i)[w] = H.q_end[i][l];
+        b.world_time()[w] += m.step.h;  // s.t += h
+      }
+      ++b.world_step()[w];
+      b.world_status()[w] = Status::solved;
+      b.world_pivots()[w] += H.pivots[l];
+      b.world_max_residual()[w] = std::max(b.world_max_residual()[w], H.residual[l]);
     }
   }
 };

@@ -33,9 +33,71 @@ HalmPosaLcp::HalmPosaLcp(const Model& m)
     if (m.bodies[b].kind == BodyKind::free) object_ = static_cast<int>(b);
   if (object_ >= 0)
     for (int k = 0; k < 3; ++k) dof_o_[k] = m.bodies[object_].dof[k];
+  if (halm_posa_template_applies(m)) template_ = std::make_unique<HalmPosaStepWorkspace<double>>(m);
 }
 
 Status HalmPosaLcp::step(const Model& m, State& s) {
+  by_template_ = false;
+  // The template's Model conditions are those of the input check below, so a Model it
+  // applies to is never one step_fallback would refuse; the per-step data (commands) is
+  // checked by both.
+  if (template_ && halm_posa_template_applies(m) && s.q.size() == m.n_q()) {
+    HalmPosaStepWorkspace<double>& w = *template_;
+    halm_posa_template_step<double>(m, w, s.q.data(), nullptr, nullptr, nullptr, s.t, m.step.h);
+    if (w.ok) {
+      record_template_step(s.q);
+      for (int e = 0; e < m.n_q(); ++e) s.q[e] = w.q_end[e];
+      s.t += m.step.h;
+      ++s.step;
+      by_template_ = true;
+      return report_.status = Status::solved;
+    }
+  }
+  return step_fallback(m, s);
+}
+
+void HalmPosaLcp::record_template_step(const Eigen::VectorXd& q0) {
+  const HalmPosaStepWorkspace<double>& w = *template_;
+  report_ = StepReport{};
+  *result_ = Solver::Result{};
+  const int ns = w.ns, n = w.n;
+  int nc = 0;
+  for (int i = 0; i < ns; ++i) {
+    active_[i] = w.active[i];
+    phi_[i] = w.frame[i].phi;
+    p_n_[i] = active_[i] ? w.z[i] : 0.0;
+    p_t_[i] = active_[i] ? w.z[ns + i] - w.z[2 * ns + i] : 0.0;
+    if (active_[i]) slot_[nc++] = i;
+  }
+  // The compacted LCP (lcp_matrix(), lcp_vector(), result()): the template's rows and
+  // columns of the active slots, in the same block order.
+  const int nn = 4 * nc;
+  auto full = [&](int k) { return (k / nc) * ns + slot_[k % nc]; };
+  for (int i = 0; i < nn; ++i) {
+    for (int j = 0; j < nn; ++j) M_(i, j) = w.M[full(i) * n + full(j)];
+    w_[i] = w.q_lcp[full(i)];
+  }
+  size_ = nn;
+  result_->status = Status::solved;
+  result_->z.resize(nn);
+  result_->w.resize(nn);
+  for (int i = 0; i < nn; ++i) {
+    result_->z[i] = w.z[full(i)];
+    result_->w[i] = w.w[full(i)];
+  }
+  result_->stats.iterations = w.pivots[0];
+  result_->stats.residual = w.residual[0];
+  for (int e = 0; e < 3; ++e) dq_o_[e] = w.q_end[dof_o_[e]] - q0[dof_o_[e]];
+  report_.status = Status::solved;
+  report_.contacts = nc;
+  report_.problem_size = nn;
+  report_.pivots = w.pivots[0];
+  report_.complementarity_residual = w.residual[0];
+  report_.linearised_penetration = w.linearised_penetration;
+}
+
+Status HalmPosaLcp::step_fallback(const Model& m, State& s) {
+  by_template_ = false;
   report_ = StepReport{};
   *result_ = Solver::Result{};
   if (m.world.type != WorldType::tabletop || !(m.step.h > 0) || object_ < 0 || dof_o_[2] < 0 ||

@@ -28,6 +28,13 @@
 // (kernels/lcp_enumeration.hpp): a solution, or `infeasible` when every branch is empty,
 // or `not_found` at its node limit.
 //
+// Two solvers. When the Model fits core/halm_posa_step.hpp's fixed slot layout
+// (halm_posa_template_applies: at most 16 slots) step() first runs that template at
+// T = double, the same code the batch engine runs in lanes, so `quasistep run` and a batch
+// give a world bitwise the same trajectory. If it does not accept the step (Lemke's ray, pivot
+// limit or residual), step_fallback() solves the compacted problem described above from the
+// unchanged state; larger Models use step_fallback() only.
+//
 // Re-linearisation (seed 001 sec. 5, model.relinearize = r): after the first solve the
 // problem is rebuilt about the predicted end state q^ and solved again, r times: phi^+ is
 // linearised as phi(q^) + J(q^) (q^+ - q^), A is rotated by theta^.
@@ -37,6 +44,7 @@
 #include <memory>
 
 #include "core/contacts.hpp"
+#include "core/halm_posa_step.hpp"
 #include "core/model.hpp"
 #include "core/step_certificate.hpp"
 #include "core/stepper.hpp"
@@ -56,9 +64,15 @@ class HalmPosaLcp final : public Stepper {
   explicit HalmPosaLcp(const Model& m);
 
   Status step(const Model& m, State& s) override;
+  /// The compacted solve only (Lemke, the certificate, the exact enumeration): the batch
+  /// engine's fallback for a lane the template did not accept, and step()'s.
+  Status step_fallback(const Model& m, State& s);
+  /// The last step was accepted from the fixed-layout template (not step_fallback).
+  bool by_template() const { return by_template_; }
   bool impulses_scaled_by_k() const override { return true; }
 
-  /// The LCP of the last solve (of the last re-linearisation), layout as in the file comment.
+  /// The LCP of the last solve (of the last re-linearisation), layout as in the file comment
+  /// over the active contacts (from the template: its rows of the active slots).
   Eigen::Ref<const Eigen::MatrixXd> lcp_matrix() const { return M_.topLeftCorner(size_, size_); }
   Eigen::Ref<const Eigen::VectorXd> lcp_vector() const { return w_.head(size_); }
   const Solver::Result& result() const { return *result_; }
@@ -69,6 +83,8 @@ class HalmPosaLcp final : public Stepper {
   /// One linearisation: build the LCP about q_lin for a step starting at q0, solve it, and
   /// write the predicted end state into q_end.
   Status solve_about(const Model& m, const Eigen::VectorXd& q0, const Eigen::VectorXd& q_lin, Eigen::VectorXd& q_end);
+  /// Report, outputs and the compacted LCP accessors from an accepted template step.
+  void record_template_step(const Eigen::VectorXd& q0);
 
   bool perfect_;                 // perfect_velocity_lcp: cB = 0
   int object_ = -1;              // the free body
@@ -77,6 +93,8 @@ class HalmPosaLcp final : public Stepper {
   Eigen::MatrixXd cB_;           // (n_a x n_a) c B, zero for perfect velocity
 
   ContactWorkspace ws_;
+  std::unique_ptr<HalmPosaStepWorkspace<double>> template_;  // null when the template does not apply
+  bool by_template_ = false;
   std::unique_ptr<Solver> solver_;
   std::unique_ptr<Solver::Result> result_;
   std::unique_ptr<StepCertifier> certifier_;

@@ -84,6 +84,7 @@
 #include <vector>
 
 #include "core/scalar_math.hpp"
+#include "kernels/lane_access.hpp"
 #include "kernels/status.hpp"
 
 namespace qs {
@@ -100,32 +101,15 @@ struct PgsSettings {
 
 namespace pgs_detail {
 
-/// Lanes in one value of T: T::width for a lane type, 1 for double.
-template <class T>
-constexpr int lane_count() {
-  if constexpr (requires { T::width; }) {
-    return static_cast<int>(T::width);
-  } else {
-    return 1;
-  }
-}
-
+// One lane of a value, written once for double and lane types (kernels/lane_access.hpp).
+using lane_access::lane_count;
 template <class T>
 double lane(const T& x, int i) {
-  if constexpr (std::is_same_v<T, double>) {
-    return x;
-  } else {
-    return x[i];
-  }
+  return lane_access::get(x, i);
 }
-
 template <class M>
 bool lane_mask(const M& m, int i) {
-  if constexpr (std::is_same_v<M, bool>) {
-    return m;
-  } else {
-    return m[i];
-  }
+  return lane_access::get_mask(m, i);
 }
 
 /// q + M_i. z in the fixed order the header states.
