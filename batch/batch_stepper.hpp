@@ -9,14 +9,19 @@
 // split and at any thread count. A world whose step fails is marked (status, step, reason)
 // and is never stepped again; the rest go on.
 //
-// The lane path (anitescu_qp, quasi-dynamic mode): one lane group of kLaneWidth worlds steps
-// at once through the template step of core/anitescu_step.hpp with T = Lane, the code
-// AnitescuQp runs with T = double, so a world's numbers are again those of `quasistep run`.
-// Only lanes that are real, not failed and accepted are stored; a lane whose PGS answer is
-// not accepted is finished by AnitescuQp::step_fallback for that world alone (the same
-// fallback the scalar stepper takes). Per-world friction and commands run in lanes; a batch
-// that varies another Model parameter (mass, scale, a fixed body's pose) uses the per-world
-// path, as does BatchOptions::scalar. path() says which ran.
+// The lane path: one lane group of kLaneWidth worlds steps at once through a template step
+// with T = Lane, the code the scalar stepper runs with T = double, so a world's numbers are
+// again those of `quasistep run`:
+// - anitescu_qp, quasi-dynamic mode: core/anitescu_step.hpp (PGS); its fallback is
+//   AnitescuQp::step_fallback (Lemke, then the dense QP);
+// - halm_posa_lcp and perfect_velocity_lcp with at most 16 contact slots:
+//   core/halm_posa_step.hpp (fixed slot layout, kernels/lemke_lanes.hpp); its fallback is
+//   HalmPosaLcp::step_fallback (the compacted LCP, the certificate, the exact enumeration).
+// Only lanes that are real, not failed and accepted are stored; a lane whose template answer
+// is not accepted is finished by the fallback for that world alone (the same fallback the
+// scalar stepper takes). Per-world friction, commands, start poses (and Halm-Posa's c) run
+// in lanes; a batch that varies another Model parameter (mass, scale, a fixed body's pose,
+// a stiffness) uses the per-world path, as does BatchOptions::scalar. path() says which ran.
 //
 // Steppers that remember the previous step (the MIQP's elastic bound and warm start, the
 // ECP's previous solution) would carry one world's memory into the next world stepped on
