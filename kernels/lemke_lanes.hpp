@@ -31,7 +31,8 @@
 // capacity] for every lane; a non-finite M or q for that lane). z and w are written for the
 // lanes that end with a point (solved, numerical_failure, and a ray's point); other lanes' z
 // and w are left untouched. The residual is lcp_natural_residual's scaled natural residual,
-// over the rows that are not excluded.
+// over the rows that are not excluded, computed in T for all lanes at once when the last
+// lane stops (the degenerate exit computes it on the spot for the lanes that ask).
 //
 // Sizes are fixed at construction; solve() allocates nothing, throws nothing, prints nothing.
 #pragma once
@@ -80,8 +81,8 @@ class LemkeLanes {
         col_(sz(cap_)),
         a_(sz(cap_)),
         ratio_(sz(cap_)),
-        zt_(sz(cap_)),
-        wt_(sz(cap_)),
+        zc_(sz(cap_)),
+        wc_(sz(cap_)),
         basic_(sz(cap_) * kLanes),
         row_of_((2 * sz(cap_) + 1) * kLanes) {}
 
@@ -95,6 +96,7 @@ class LemkeLanes {
     using lane_access::get_mask;
     constexpr double kInf = std::numeric_limits<double>::infinity();
     out.reset();
+    pending_.fill(false);
     n_ = n;
     M_ = M;
     q_ = q;
@@ -146,12 +148,12 @@ class LemkeLanes {
       for (int i = 0; i < n && feasible; ++i)
         feasible = lane_excluded(i, l) || get(xb_[i], l) >= -zero_level_[l];
       if (feasible) {
-        finish_with_point(l, Status::solved, Status::numerical_failure, opt, z, w, out);
+        freeze(l, Status::solved, Status::numerical_failure, z);
       } else {
         any_start = true;
       }
     }
-    if (!any_start) return;
+    if (!any_start) return settle(opt, z, w, out);
 
     // z0 enters (its column B^-1 (-B 1) = -1) at the level that makes x_B >= 0: the row
     // leaving is the lexicographic minimum of [x_B, B^-1] over the negative rows.
@@ -173,14 +175,15 @@ class LemkeLanes {
     while (true) {
       bool any_running = false;
       for (int l = 0; l < kLanes; ++l) any_running = any_running || running_[l];
-      if (!any_running) return;
+      if (!any_running) return settle(opt, z, w, out);
       // z0 at level zero (degenerate): the almost-complementary point may already solve the
       // LCP; the residual check decides (kernels/lemke.hpp, same rule).
+      bool any_degenerate = false;
       for (int l = 0; l < kLanes; ++l) {
-        if (!running_[l]) continue;
-        if (get(xb_[row_of(2 * n, l)], l) <= zero_level_[l])
-          finish_with_point(l, Status::solved, Status::not_run, opt, z, w, out);
+        degenerate_[l] = running_[l] && get(xb_[row_of(2 * n, l)], l) <= zero_level_[l];
+        any_degenerate = any_degenerate || degenerate_[l];
       }
+      if (any_degenerate) try_degenerate_exit(opt, z, w, out);
       // The entering variable is the complement of the one that left; its column of
       // [I, -M] gathered per lane (zero for lanes that have stopped).
       for (int k = 0; k < n; ++k) a_[k] = zero;
@@ -221,7 +224,7 @@ class LemkeLanes {
         const double bl = get(best, l);
         if (bl == kInf) {
           // A secondary ray; if z0 is zero up to roundoff the point may still solve the LCP.
-          finish_with_point(l, Status::solved, Status::not_found, opt, z, w, out);
+          freeze(l, Status::solved, Status::not_found, z);
           continue;
         }
         const int z0_row = row_of(2 * n, l);
@@ -243,7 +246,7 @@ class LemkeLanes {
         if (!running_[l]) continue;
         ++out.pivots[l];
         if (leaving_[l] == 2 * n) {
-          finish_with_point(l, Status::solved, Status::numerical_failure, opt, z, w, out);
+          freeze(l, Status::solved, Status::numerical_failure, z);
         } else if (out.pivots[l] >= limit) {
           out.status[l] = Status::iteration_limit;
           running_[l] = false;
@@ -328,41 +331,83 @@ class LemkeLanes {
     }
   }
 
-  /// Lane l's z from the current basis (z0 dropped), w = M z + q and the scaled natural
-  /// residual. If the residual passes, the lane stops with `pass` and its z, w are written;
-  /// otherwise with `fail` (z, w written too), or it keeps running when fail is not_run.
-  void finish_with_point(int l, Status pass, Status fail, const LemkeOptions& opt, T* z, T* w,
-                         LemkeLanesResult<T>& out) {
-    using lane_access::get;
+  /// Lane l's z from the current basis (z0 dropped, roundoff negatives clamped) into lane l
+  /// of out_z.
+  void basis_point(int l, T* out_z) {
     const int n = n_;
-    for (int j = 0; j < n; ++j) zt_[j] = 0.0;
+    for (int j = 0; j < n; ++j) lane_access::set(out_z[j], l, 0.0);
     for (int i = 0; i < n; ++i) {
       const int var = basic(i, l);
       if (var >= n && var < 2 * n) {
-        const double x = get(xb_[i], l);
-        zt_[var - n] = x > 0.0 ? x : 0.0;
+        const double x = lane_access::get(xb_[i], l);
+        lane_access::set(out_z[var - n], l, x > 0.0 ? x : 0.0);
       }
     }
-    double worst = 0, zmax = 0;
-    for (int i = 0; i < n; ++i) {
-      double v = get(q_[i], l);
-      for (int j = 0; j < n; ++j) v = v + get(M_[i * n + j], l) * zt_[j];
-      wt_[i] = v;
-      if (lane_excluded(i, l)) continue;
-      zmax = std::max(zmax, zt_[i]);
-      worst = std::max(worst, std::abs(std::min(zt_[i], v)));
-    }
-    const double scale = std::max({1.0, get(qmax_, l), get(mmax_, l) * zmax});
-    const double res = worst / scale;
-    const bool ok = res <= opt.tolerance;
-    if (!ok && fail == Status::not_run) return;
-    for (int i = 0; i < n; ++i) {
-      lane_access::set(z[i], l, zt_[i]);
-      lane_access::set(w[i], l, wt_[i]);
-    }
-    out.residual[l] = res;
-    out.status[l] = ok ? pass : fail;
+  }
+
+  /// Lane l stops with its basis point in z; settle() gives it w, the residual and `pass`
+  /// (residual within tolerance) or `fail`.
+  void freeze(int l, Status pass, Status fail, T* z) {
+    basis_point(l, z);
+    pending_[l] = true;
+    pass_[l] = pass;
+    fail_[l] = fail;
     running_[l] = false;
+  }
+
+  /// w = M zc + q into wc and the scaled natural residual max |min(z_i, w_i)| / max(1,
+  /// |q|_inf, |M|_inf |z|_inf) over the rows taken, for every lane at once (whole-T
+  /// arithmetic: a lane's value does not depend on the others').
+  T residual_of(const T* zc, T* wc) const {
+    const int n = n_;
+    const T zero(0.0);
+    T worst = zero, zmax = zero;
+    for (int i = 0; i < n; ++i) {
+      T v = q_[i];
+      for (int j = 0; j < n; ++j) v = v + M_[i * n + j] * zc[j];
+      wc[i] = v;
+      const MaskT out = is_excluded(i);
+      zmax = max(zmax, select(out, zero, zc[i]));
+      worst = max(worst, select(out, zero, abs(min(zc[i], v))));
+    }
+    return worst / max(max(T(1.0), qmax_), mmax_ * zmax);
+  }
+
+  /// The degenerate exit: lanes in degenerate_ whose basis point passes the residual check
+  /// stop as solved; the others keep pivoting.
+  void try_degenerate_exit(const LemkeOptions& opt, T* z, T* w, LemkeLanesResult<T>& out) {
+    const int n = n_;
+    for (int l = 0; l < kLanes; ++l)
+      if (degenerate_[l]) basis_point(l, zc_.data());
+    const T res = residual_of(zc_.data(), wc_.data());
+    for (int l = 0; l < kLanes; ++l) {
+      if (!degenerate_[l]) continue;
+      const double r = lane_access::get(res, l);
+      if (!(r <= opt.tolerance)) continue;
+      for (int i = 0; i < n; ++i) {
+        lane_access::set(z[i], l, lane_access::get(zc_[i], l));
+        lane_access::set(w[i], l, lane_access::get(wc_[i], l));
+      }
+      out.residual[l] = r;
+      out.status[l] = Status::solved;
+      running_[l] = false;
+    }
+  }
+
+  /// Every frozen lane: w, the residual and its status (once, when no lane runs any more).
+  void settle(const LemkeOptions& opt, T* z, T* w, LemkeLanesResult<T>& out) {
+    bool any = false;
+    for (int l = 0; l < kLanes; ++l) any = any || pending_[l];
+    if (!any) return;
+    const T res = residual_of(z, wc_.data());
+    for (int l = 0; l < kLanes; ++l) {
+      if (!pending_[l]) continue;
+      for (int i = 0; i < n_; ++i) lane_access::set(w[i], l, lane_access::get(wc_[i], l));
+      const double r = lane_access::get(res, l);
+      out.residual[l] = r;
+      out.status[l] = r <= opt.tolerance ? pass_[l] : fail_[l];
+      pending_[l] = false;
+    }
   }
 
   int cap_ = 0, n_ = 0;
@@ -371,9 +416,10 @@ class LemkeLanes {
   const MaskT* excl_ = nullptr;
   T qmax_{}, mmax_{};
   std::vector<T> binv_, xb_, col_, a_, ratio_;  // (cap x cap) column-major, then (cap) each
-  std::vector<double> zt_, wt_;                 // (cap) one lane's z and w while it is extracted
+  std::vector<T> zc_, wc_;                      // (cap) candidate points and their w
   std::vector<int> basic_, row_of_;             // (cap x lanes), ((2 cap + 1) x lanes)
-  std::array<bool, kLanes> running_{};
+  std::array<bool, kLanes> running_{}, pending_{}, degenerate_{};
+  std::array<Status, kLanes> pass_{}, fail_{};
   std::array<int, kLanes> pivot_row_{}, entering_{}, leaving_{};
   std::array<double, kLanes> zero_level_{};
 };
