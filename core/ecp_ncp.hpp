@@ -31,6 +31,11 @@ namespace qs {
 
 /// Largest hull (faces) the stepper takes: 18 + faces unknowns on the kernel's capacity 64.
 constexpr int kEcpMaxHullFaces = 46;
+/// The natural residual a step's MNCP solution must meet (Newton aims at 1e-10 and accepts a
+/// point where it stalls only when it is within this).
+constexpr double kEcpAcceptedResidual = 1e-9;
+/// A step no face k solves is retried as 2, 4, ..., this many substeps (EcpNcp::step).
+constexpr int kEcpMaxSubsteps = 8;
 /// Largest point list a body_on_plane hull is computed from.
 constexpr int kEcpMaxHullPoints = 64;
 
@@ -93,7 +98,8 @@ class EcpStepProblem {
 
   /// Fixes the step's data: the state at the start (13-vector q), the step [t, t + h] and
   /// the index k of eq. (13).
-  void setup(const Model& m, const Eigen::Ref<const Eigen::VectorXd>& q, double t, int k);
+  void setup(const Model& m, const Eigen::Ref<const Eigen::VectorXd>& q, double t, int k, double h);
+  void setup(const Model& m, const Eigen::Ref<const Eigen::VectorXd>& q, double t, int k) { setup(m, q, t, k, m.step.h); }
 
   int faces() const { return faces_; }
   int size() const { return kFree + faces_ + 2; }
@@ -141,6 +147,11 @@ class EcpStepProblem {
 /// the contact, which an impact can move across the body within one step). A solution is
 /// accepted when the kernel solved the MNCP (natural residual <= 1e-10) and, defensively,
 /// no hull vertex is below the plane by more than 1e-9 m at the new pose.
+///
+/// When no candidate gives an accepted solution, the step is taken as 2, then 4, then
+/// kEcpMaxSubsteps equal substeps, each solved as above (the same model at a finer step for
+/// that one step; substeps() says how many were used, p_n() is then the impulse summed over
+/// them and ecp() the last substep's). Only if all of those fail does the step fail.
 class EcpNcp : public Stepper {
  public:
   static constexpr int kCapacity = 64;
@@ -162,6 +173,9 @@ class EcpNcp : public Stepper {
   int k_attempts() const { return attempts_; }
   /// The lowest hull vertex height at the new pose (m; >= -1e-9 when solved).
   double lowest_vertex() const { return z_min_; }
+  /// Substeps the last step was taken as: 1 normally, 2, 4 or kEcpMaxSubsteps after the
+  /// whole step found no solution.
+  int substeps() const { return substeps_; }
 
   /// The trajectory CSV's extra columns: `ecp_x,ecp_y,ecp_z,p_n`, i.e. ecp() (world frame,
   /// m) and p_n() (N s) of the step that produced the row (docs/ecp.md, "Trajectory CSV").
@@ -169,6 +183,10 @@ class EcpNcp : public Stepper {
   void extra_values(std::vector<double>& out) const override;
 
  private:
+  /// One solve of the step [t, t + h] from the 13-vector q_state (overwritten when solved):
+  /// the candidates for k, each from the warm and the cold start.
+  Status solve_step(const Model& m, Eigen::VectorXd& q_state, double t, double h);
+
   EcpStepProblem prob_;
   NcpNewton<kCapacity> newton_;
   NcpNewton<kCapacity>::Result res_;
@@ -179,7 +197,8 @@ class EcpNcp : public Stepper {
   std::array<int, kEcpMaxHullFaces> order_{};
   Eigen::Vector3d a1_ = Eigen::Vector3d::Zero(), a2_ = Eigen::Vector3d::Zero();
   double pn_ = 0, pt_ = 0, po_ = 0, pr_ = 0, sigma_ = 0, z_min_ = 0;
-  int k_ = -1, attempts_ = 0;
+  int k_ = -1, attempts_ = 0, substeps_ = 1;
+  Eigen::VectorXd start_q_ = Eigen::VectorXd::Zero(13);  // the state a failed whole step restarts from
 };
 
 /// The planar-sliding reference of issue 8 (after seed 003's ref. [13]): the body stays flat

@@ -34,6 +34,9 @@ struct StepReport {
   /// solved the step's LCP instead; its nodes.
   bool by_enumeration = false;
   long enumeration_nodes = 0;
+  /// The step was taken as this many equal substeps (ecp_ncp's fallback when the whole
+  /// step's MNCP found no solution, core/ecp_ncp.hpp); 1 otherwise.
+  int substeps = 1;
   /// Why the step failed, one line: for `infeasible` the condition that fails and its
   /// verified certificate; for `bad_input` the cause (e.g. capacity). Empty when solved.
   std::string detail;

@@ -81,6 +81,13 @@ void print_summary(const Scene& scene, std::ostream& out) {
       << "\n";
   out << "  contacts  " << m.pairs.size() << " pairs, " << m.n_slots() << " slots, margin "
       << format_number(m.contact_margin) << " m\n";
+  if (m.body3) {
+    const Body3& b = *m.body3;
+    out << "  hull      " << b.hull_normals.size() << " faces, " << b.hull_vertices.size() << " vertices from "
+        << b.given_points << " points";
+    if (b.dropped_points) out << " (" << b.dropped_points << " not extreme: inside the hull or on a face or edge, dropped)";
+    out << "\n";
+  }
   if (m.step.h > 0) out << "  step      h = " << format_number(m.step.h) << " s, " << m.step.steps << " steps\n";
   else out << "  step      (none given)\n";
   if (!scene.overrides.empty()) out << "  overrides " << scene.overrides.size() << " worlds\n";
@@ -252,6 +259,7 @@ int cmd_run(const RunOptions& opt, std::ostream& err) {
   ContactWorkspace ws(m);
   double worst_residual = 0, worst_lin = 0, worst_balance = 0;
   int by_enumeration = 0;  // steps Lemke could not solve and the exact enumeration did
+  int by_substeps = 0;     // ecp_ncp steps taken as substeps (their whole step found no solution)
   double worst_phi = min_phi(m, ws, s.q);
   const double initial_phi = worst_phi;
   int failed_step = 0;
@@ -270,6 +278,7 @@ int cmd_run(const RunOptions& opt, std::ostream& err) {
     }
     worst_residual = std::max(worst_residual, rep.complementarity_residual);
     by_enumeration += rep.by_enumeration;
+    by_substeps += rep.substeps > 1;
     worst_lin = std::min(worst_lin, rep.linearised_penetration);
     worst_balance = std::max(worst_balance, rep.force_balance_residual);
     worst_phi = std::min(worst_phi, min_phi(m, ws, s.q));
@@ -303,7 +312,11 @@ int cmd_run(const RunOptions& opt, std::ostream& err) {
   if (m.world.type == WorldType::vertical) err << ", worst force balance " << format_number(worst_balance) << " N s";
   // A scene that starts in overlap is usually a placement mistake: say so.
   if (initial_phi < -1e-9) err << " (the initial state already overlaps by " << format_number(-initial_phi) << " m)";
+  // A point list that is not a hull is accepted; the run says what the stepper used.
+  if (m.body3 && m.body3->dropped_points)
+    err << ", hull of " << m.body3->given_points << " points (" << m.body3->dropped_points << " not extreme, dropped)";
   if (by_enumeration) err << ", " << by_enumeration << " solved by enumeration after Lemke's ray";
+  if (by_substeps) err << ", " << by_substeps << " taken as substeps (no solution for the whole step)";
   err << ", " << (failed_step ? 1 : 0) << " failed" << (traj ? "; trajectory in " + opt.out : std::string())
       << (forces ? "; forces in " + opt.forces : std::string()) << "\n";
   if (failed_step) {

@@ -192,5 +192,31 @@ TEST_F(EcpRunCliTest, OtherWorldsHaveNoExtraColumns) {
   }
 }
 
+TEST_F(EcpRunCliTest, SummaryNamesDroppedHullPointsAndStepsTakenAsSubsteps) {
+  // The T-bar lists the 16 corners of its two boxes; 4 are not extreme points of its hull.
+  const std::string tbar = std::string(QUASISTEP_SOURCE_DIR) + "/examples/ecp_tbar.json";
+  const test::CliResult v = run_cli({"validate", tbar});
+  ASSERT_EQ(v.code, cli::kOk) << v.err;
+  EXPECT_NE(v.out.find("hull      8 faces, 12 vertices from 16 points (4 not extreme"), std::string::npos) << v.out;
+  const test::CliResult r = run_cli({"run", tbar});
+  ASSERT_EQ(r.code, cli::kOk) << r.err;
+  EXPECT_NE(r.err.find("hull of 16 points (4 not extreme, dropped)"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("substeps"), std::string::npos) << r.err;
+  // A harder tilt: one landing step is taken as substeps (tests/core/ecp_tbar_test.cpp).
+  std::ifstream in(tbar);
+  nlohmann::json j = nlohmann::json::parse(in);
+  nlohmann::json& tq = j["loads"][0]["torque"];
+  tq[0]["breaks"] = tq[1]["breaks"] = {0.0, 0.15, 1.5, 1.65};
+  tq[0]["values"] = {0.0, -7.5, 0.0, 7.5, 0.0};
+  tq[1]["values"] = {0.0, 4.875, 0.0, 4.875, 0.0};
+  const test::CliResult h = run_cli({"run", file("hard.json", j.dump())});
+  ASSERT_EQ(h.code, cli::kOk) << h.err;
+  EXPECT_NE(h.err.find("500 of 500 steps"), std::string::npos) << h.err;
+  EXPECT_NE(h.err.find(", 1 taken as substeps (no solution for the whole step)"), std::string::npos) << h.err;
+  // The desk lists 24 points (legs and top); 16 of them are not extreme.
+  const test::CliResult d = run_cli({"run", kDesk, "--steps", "1"});
+  EXPECT_NE(d.err.find("hull of 24 points (16 not extreme, dropped)"), std::string::npos) << d.err;
+}
+
 }  // namespace
 }  // namespace qs

@@ -1,0 +1,219 @@
+// Seed 003 sec. 5.2 (Figs. 5, 6): the T-shaped bar of examples/ecp_tbar.json. Every step
+// solves its MNCP to 1e-9 with the ECP on the plane and no penetration; the contact mode,
+// read independently from the hull vertices touching the plane at each step's end pose, goes
+// through one-point, two-point and patch contact in both tilting phases, with the ECP at the
+// point, on the segment, inside the patch; phase T2 mirrors T1; the bar ends sliding flat.
+// A harder tilt needs the substep fallback once and still meets the same checks.
+#include <gtest/gtest.h>
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/ecp_ncp.hpp"
+#include "core/scene.hpp"
+
+namespace qs {
+namespace {
+
+using json = nlohmann::json;
+
+json tbar_json() {
+  std::ifstream in(std::string(QUASISTEP_SOURCE_DIR) + "/examples/ecp_tbar.json");
+  return json::parse(in);
+}
+
+enum class Mode { air, point, two_point, patch };
+
+struct StepRecord {
+  double t = 0;  // end of the step
+  Mode mode = Mode::air;
+  std::vector<Eigen::Vector3d> touching;  // hull vertices within 1e-7 m of the plane (world)
+  Eigen::Vector3d ecp = Eigen::Vector3d::Zero();
+  double p_n = 0;
+  int substeps = 1;
+};
+
+/// The hull vertices of the body at pose q (world frame).
+std::vector<Eigen::Vector3d> vertices_at(const Model& m, const Eigen::VectorXd& q) {
+  const Eigen::Vector4d quat = q.segment<4>(3);
+  const Eigen::Matrix3d R = ecp_rotation(quat / quat.norm());
+  std::vector<Eigen::Vector3d> out;
+  for (const Eigen::Vector3d& v : m.body3->hull_vertices) out.push_back(q.head<3>() + R * v);
+  return out;
+}
+
+/// Runs the scene, checking every step (residual, penetration, and with in_contact the
+/// ECP's height and p_n > 0), and records the contact mode of each step's end pose.
+std::vector<StepRecord> run_checked(const json& scene, bool in_contact = true) {
+  const Scene sc = parse_scene(scene.dump(), "test");
+  const Model& m = *sc.model;
+  EcpNcp ecp(m);
+  State s = initial_state(m);
+  std::vector<StepRecord> out;
+  for (int l = 1; l <= m.step.steps; ++l) {
+    const Status st = ecp.step(m, s);
+    EXPECT_EQ(st, Status::solved) << "step " << l << ": " << ecp.report().detail;
+    if (st != Status::solved) break;
+    EXPECT_LE(ecp.report().complementarity_residual, 1e-9) << "step " << l;
+    EXPECT_GE(ecp.lowest_vertex(), -1e-9) << "step " << l;
+    EXPECT_GE(ecp.p_n(), -1e-9) << "step " << l;  // an impulse: >= 0 to the residual
+    if (in_contact) {
+      EXPECT_NEAR(ecp.ecp()[2], 0.0, 1e-9) << "step " << l;  // the ECP's height (Fig. 5d: a_z = 0)
+      EXPECT_GT(ecp.p_n(), 0.0) << "step " << l;              // never airborne (sec. 5.2)
+    }
+    StepRecord r;
+    r.t = s.t;
+    r.ecp = ecp.ecp();
+    r.p_n = ecp.p_n();
+    r.substeps = ecp.substeps();
+    for (const Eigen::Vector3d& p : vertices_at(m, s.q)) {
+      EXPECT_GE(p[2], -1e-9) << "step " << l;
+      if (p[2] < 1e-7) r.touching.push_back(p);
+    }
+    const size_t n = r.touching.size();
+    r.mode = n == 0 ? Mode::air : n == 1 ? Mode::point : n == 2 ? Mode::two_point : Mode::patch;
+    out.push_back(r);
+  }
+  return out;
+}
+
+/// The horizontal point p is in the convex hull of the points (2D, x and y), to tol.
+bool in_convex_hull_2d(const Eigen::Vector2d& p, std::vector<Eigen::Vector2d> pts, double tol) {
+  // Andrew's monotone chain, then p on the inner side of every edge.
+  std::sort(pts.begin(), pts.end(), [](const Eigen::Vector2d& a, const Eigen::Vector2d& b) {
+    return a.x() < b.x() || (a.x() == b.x() && a.y() < b.y());
+  });
+  auto cross = [](const Eigen::Vector2d& o, const Eigen::Vector2d& a, const Eigen::Vector2d& b) {
+    return (a - o).x() * (b - o).y() - (a - o).y() * (b - o).x();
+  };
+  std::vector<Eigen::Vector2d> hull;
+  for (int pass = 0; pass < 2; ++pass) {
+    const size_t base = hull.size();
+    for (const Eigen::Vector2d& q : pts) {
+      while (hull.size() >= base + 2 && cross(hull[hull.size() - 2], hull.back(), q) <= 1e-15) hull.pop_back();
+      hull.push_back(q);
+    }
+    hull.pop_back();
+    std::reverse(pts.begin(), pts.end());
+  }
+  for (size_t i = 0; i < hull.size(); ++i) {
+    const Eigen::Vector2d& a = hull[i];
+    const Eigen::Vector2d& b = hull[(i + 1) % hull.size()];
+    if (cross(a, b, p) < -tol * (b - a).norm()) return false;
+  }
+  return true;
+}
+
+/// The ECP is where the mode says (Fig. 5c, 6): at the touching vertex, on the segment
+/// between two, inside the patch's convex hull.
+void expect_ecp_in_contact_set(const StepRecord& r) {
+  const Eigen::Vector2d e = r.ecp.head<2>();
+  switch (r.mode) {
+    case Mode::point:
+      EXPECT_LE((e - r.touching[0].head<2>()).norm(), 1e-6) << "t = " << r.t;
+      break;
+    case Mode::two_point: {
+      const Eigen::Vector2d a = r.touching[0].head<2>(), b = r.touching[1].head<2>();
+      const double s = std::clamp((e - a).dot(b - a) / (b - a).squaredNorm(), 0.0, 1.0);
+      EXPECT_LE((e - (a + s * (b - a))).norm(), 1e-6) << "t = " << r.t;
+      break;
+    }
+    case Mode::patch: {
+      std::vector<Eigen::Vector2d> pts;
+      for (const Eigen::Vector3d& p : r.touching) pts.push_back(p.head<2>());
+      EXPECT_TRUE(in_convex_hull_2d(e, pts, 1e-6)) << "t = " << r.t << " ecp " << e.transpose();
+      break;
+    }
+    case Mode::air: EXPECT_LE(std::abs(r.p_n), 1e-9) << "airborne at t = " << r.t << " with an impulse";
+  }
+}
+
+std::map<Mode, int> modes_between(const std::vector<StepRecord>& rs, double t0, double t1) {
+  std::map<Mode, int> n;
+  for (const StepRecord& r : rs)
+    if (r.t > t0 && r.t <= t1) ++n[r.mode];
+  return n;
+}
+
+TEST(EcpTbar, EveryStepSolvesOnThePlaneAndTheEcpIsInTheContactSet) {
+  const std::vector<StepRecord> rs = run_checked(tbar_json());
+  ASSERT_EQ(rs.size(), 500u);
+  for (const StepRecord& r : rs) {
+    expect_ecp_in_contact_set(r);
+    EXPECT_EQ(r.substeps, 1) << "t = " << r.t;
+  }
+}
+
+TEST(EcpTbar, BothTiltingPhasesGoThroughPointTwoPointAndPatchContact) {
+  const std::vector<StepRecord> rs = run_checked(tbar_json());
+  for (auto [t0, t1] : {std::pair{0.0, 1.5}, std::pair{1.5, 3.0}}) {
+    std::map<Mode, int> n = modes_between(rs, t0, t1 + 1e-9);
+    EXPECT_GT(n[Mode::point], 0) << "phase from " << t0;
+    EXPECT_GT(n[Mode::two_point], 0) << "phase from " << t0;
+    EXPECT_GT(n[Mode::patch], 0) << "phase from " << t0;
+    EXPECT_EQ(n[Mode::air], 0) << "phase from " << t0;
+  }
+  // T3 (from 3 s): surface contact throughout.
+  std::map<Mode, int> t3 = modes_between(rs, 3.0 + 1e-9, 5.0 + 1e-9);
+  EXPECT_EQ(t3[Mode::patch], 200);
+}
+
+TEST(EcpTbar, PhaseTwoMirrorsPhaseOneAcrossTheSymmetryAxis) {
+  // The bar is symmetric about its x axis and T2's torque is T1's mirror image (tau_x
+  // reversed), so T2 pivots on the other crossbar corner: same modes, ECP y negated.
+  const std::vector<StepRecord> rs = run_checked(tbar_json());
+  const int offset = 150;  // T2 starts 1.5 s = 150 steps after T1
+  for (int k = 0; k < 60; ++k) {
+    const StepRecord& a = rs[k];
+    const StepRecord& b = rs[k + offset];
+    EXPECT_EQ(a.mode, b.mode) << "step " << k + 1;
+    if (a.mode == Mode::point) {
+      // World frame: the pivot corner drifts by < 1e-3 m (T1 leaves the bar turned slightly).
+      EXPECT_NEAR(a.ecp.y(), 0.15, 1e-3);
+      EXPECT_NEAR(b.ecp.y(), -0.15, 1e-3);
+    }
+  }
+}
+
+TEST(EcpTbar, EndsSlidingFlatOnItsFace) {
+  const Scene sc = parse_scene(tbar_json().dump(), "test");
+  const Model& m = *sc.model;
+  EcpNcp ecp(m);
+  State s = initial_state(m);
+  for (int l = 0; l < m.step.steps; ++l) ASSERT_EQ(ecp.step(m, s), Status::solved);
+  EXPECT_NEAR(s.q[2], 0.025, 1e-9);                           // q_z = 0.025 m flat (Fig. 5e)
+  EXPECT_LE(std::max(std::abs(s.q[4]), std::abs(s.q[5])), 1e-9);  // no tilt
+  EXPECT_LE(std::abs(s.q[9]), 1e-9);                          // v_z = 0 while sliding
+  EXPECT_GT(s.q.segment<2>(7).norm(), 0.5);                   // sliding
+  EXPECT_GT(s.q[12], 1.0);                                    // and turning (tau_z > 0)
+}
+
+TEST(EcpTbar, AHarderTiltNeedsSubstepsOnceAndStillMeetsEveryCheck) {
+  // 2.5 times T1's and T2's torques for 0.15 s: the bar is thrown off the plane and rotates
+  // through flat within one landing step, whose whole-step MNCP Newton does not solve;
+  // 2 substeps do.
+  json j = tbar_json();
+  json& tq = j["loads"][0]["torque"];
+  tq[0]["breaks"] = tq[1]["breaks"] = {0.0, 0.15, 1.5, 1.65};
+  tq[0]["values"] = {0.0, -7.5, 0.0, 7.5, 0.0};
+  tq[1]["values"] = {0.0, 4.875, 0.0, 4.875, 0.0};
+  const std::vector<StepRecord> rs = run_checked(j, false);
+  ASSERT_EQ(rs.size(), 500u);
+  int split = 0, air = 0;
+  for (const StepRecord& r : rs) {
+    split += r.substeps > 1;
+    air += r.mode == Mode::air;
+    expect_ecp_in_contact_set(r);
+  }
+  EXPECT_GE(split, 1);
+  EXPECT_GT(air, 0);
+}
+
+}  // namespace
+}  // namespace qs
