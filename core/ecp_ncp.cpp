@@ -73,6 +73,72 @@ Mat3 ecp_rotation(const Quat& q) {
   return R;
 }
 
+// ---- the hull's geometry ----------------------------------------------------------------
+
+int hull_face_count(const Body3& b) { return static_cast<int>(b.hull_normals.size()) + (b.cylinder ? 1 : 0); }
+
+double hull_face_value(const Body3& b, int i, const Vec3& x) {
+  if (i < static_cast<int>(b.hull_normals.size())) return b.hull_normals[i].dot(x) - b.hull_offsets[i];
+  const HullCylinder& cy = *b.cylinder;
+  const Vec3 y = x - cy.center;
+  const Vec3 py = y - y.dot(cy.axis) * cy.axis;
+  return (py.squaredNorm() - cy.radius * cy.radius) / (2 * cy.radius);
+}
+
+Vec3 hull_face_normal(const Body3& b, int i, const Mat3& R, const Vec3& c, const Vec3& p) {
+  if (i < static_cast<int>(b.hull_normals.size())) return R * b.hull_normals[i];
+  const HullCylinder& cy = *b.cylinder;
+  const Vec3 y = R.transpose() * (p - c) - cy.center;
+  const Vec3 py = y - y.dot(cy.axis) * cy.axis;
+  const double n = py.norm();
+  return n > 0 ? Vec3(R * py / n) : Vec3(-Vec3::UnitZ());  // on the axis: any radial direction; say down
+}
+
+double hull_lowest(const Body3& b, const Mat3& R, const Vec3& c, double tol, Vec3* centroid) {
+  if (!b.cylinder) {
+    double z = std::numeric_limits<double>::infinity();
+    for (const Vec3& v : b.hull_vertices) z = std::min(z, c[2] + R.row(2).dot(v));
+    if (centroid) {
+      Vec3 sum = Vec3::Zero();
+      int count = 0;
+      for (const Vec3& v : b.hull_vertices) {
+        const Vec3 p = c + R * v;
+        if (p[2] <= z + tol) sum += p, ++count;
+      }
+      *centroid = sum / count;
+    }
+    return z;
+  }
+  // A cylinder's lowest points lie on its caps' rims, at the rim point below each cap's
+  // centre along d, the downward direction perpendicular to the axis; with the axis vertical
+  // the lower cap is the lowest face (its centre is its centroid).
+  const HullCylinder& cy = *b.cylinder;
+  const Vec3 a = R * cy.axis;
+  const Vec3 d = -Vec3::UnitZ() + a[2] * a;  // -(e_z - (e_z' a) a)
+  const double dn = d.norm();
+  Vec3 rim[2];
+  for (int e = 0; e < 2; ++e) {
+    const Vec3 centre = c + R * (cy.center + (e == 0 ? -cy.half_length : cy.half_length) * cy.axis);
+    rim[e] = dn > 1e-12 ? Vec3(centre + cy.radius * d / dn) : centre;
+  }
+  const double z = std::min(rim[0][2], rim[1][2]);
+  if (centroid) {
+    Vec3 sum = Vec3::Zero();
+    int count = 0;
+    for (const Vec3& p : rim)
+      if (p[2] <= z + tol) sum += p, ++count;
+    *centroid = sum / count;
+  }
+  return z;
+}
+
+double hull_extent(const Body3& b) {
+  if (b.cylinder) return b.cylinder->center.norm() + std::hypot(b.cylinder->half_length, b.cylinder->radius);
+  double r = 0;
+  for (const Vec3& v : b.hull_vertices) r = std::max(r, v.norm());
+  return r;
+}
+
 // ---- hull -----------------------------------------------------------------------------
 
 bool convex_hull_3d(const std::vector<Vec3>& p, Hull3& out, std::string& why) {
@@ -214,32 +280,53 @@ void read_body_on_plane(const json_input::Node& root, Model& m,
   for (int i = 0; i < 7; ++i) body.initial[i] = pose[i];
   for (int i = 0; i < 3; ++i) body.initial[7 + i] = vel[i], body.initial[10 + i] = omega[i];
 
+  // The hull: a point list (its convex hull is computed), or a cylinder.
   const json_input::Node hull = n.at("hull");
-  hull.expect_object({"vertices"});
-  const json_input::Node verts = hull.at("vertices");
-  const size_t count = verts.array(4);
-  if (count > static_cast<size_t>(kEcpMaxHullPoints))
-    verts.fail("at most " + std::to_string(kEcpMaxHullPoints) + " points");
-  std::vector<Vec3> pts;
-  for (size_t i = 0; i < count; ++i) pts.push_back(read_vec3(verts.item(i)));
-  Hull3 h;
-  std::string why;
-  if (!convex_hull_3d(pts, h, why)) verts.fail(why);
-  if (static_cast<int>(h.normals.size()) > kEcpMaxHullFaces)
-    verts.fail("the hull has " + std::to_string(h.normals.size()) + " faces; the ECP stepper takes at most " +
-               std::to_string(kEcpMaxHullFaces));
-  body.hull_vertices = h.vertices;
-  body.hull_normals = h.normals;
-  body.hull_offsets = h.offsets;
-  body.given_points = static_cast<int>(count);
-  body.dropped_points = h.dropped;
+  hull.expect_object({"vertices", "cylinder"});
+  if (hull.has("vertices") == hull.has("cylinder"))
+    hull.fail("give either \"vertices\" (a point list) or \"cylinder\" (radius, length, axis, center)");
+  if (auto cyl = hull.get("cylinder")) {
+    cyl->expect_object({"radius", "length", "axis", "center"});
+    HullCylinder cy;
+    cy.radius = cyl->at("radius").positive();
+    cy.half_length = 0.5 * cyl->at("length").positive();
+    if (auto a = cyl->get("axis")) {
+      cy.axis = read_vec3(*a);
+      // As for quaternions: rounding is normalised away, anything more is a mistake.
+      if (std::abs(cy.axis.norm() - 1) > 1e-6)
+        a->fail("the axis has length " + std::to_string(cy.axis.norm()) + "; it must be a unit vector");
+      cy.axis.normalize();
+    }
+    if (auto c = cyl->get("center")) cy.center = read_vec3(*c);
+    // Its caps are the planes +-axis' (x - center) <= half_length; its side is the last face.
+    body.hull_normals = {cy.axis, -cy.axis};
+    body.hull_offsets = {cy.axis.dot(cy.center) + cy.half_length, -cy.axis.dot(cy.center) + cy.half_length};
+    body.cylinder = cy;
+  } else {
+    const json_input::Node verts = hull.at("vertices");
+    const size_t count = verts.array(4);
+    if (count > static_cast<size_t>(kEcpMaxHullPoints))
+      verts.fail("at most " + std::to_string(kEcpMaxHullPoints) + " points");
+    std::vector<Vec3> pts;
+    for (size_t i = 0; i < count; ++i) pts.push_back(read_vec3(verts.item(i)));
+    Hull3 h;
+    std::string why;
+    if (!convex_hull_3d(pts, h, why)) verts.fail(why);
+    if (static_cast<int>(h.normals.size()) > kEcpMaxHullFaces)
+      verts.fail("the hull has " + std::to_string(h.normals.size()) + " faces; the ECP stepper takes at most " +
+                 std::to_string(kEcpMaxHullFaces));
+    body.hull_vertices = h.vertices;
+    body.hull_normals = h.normals;
+    body.hull_offsets = h.offsets;
+    body.given_points = static_cast<int>(count);
+    body.dropped_points = h.dropped;
+  }
   // The body may start on or above the plane, never below it.
   const Mat3 R = ecp_rotation(Quat(pose[3], pose[4], pose[5], pose[6]));
-  double z_min = std::numeric_limits<double>::infinity();
-  for (const Vec3& v : h.vertices) z_min = std::min(z_min, pose[2] + R.row(2).dot(v));
+  const double z_min = hull_lowest(body, R, Vec3(pose[0], pose[1], pose[2]), 0.0);
   if (z_min < -1e-9) {
     const json_input::Node where = n.has("pose3") ? n.child("pose3") : n.at("hull");
-    where.fail("the body starts below the plane z = 0: its lowest hull vertex is at z = " + std::to_string(z_min) +
+    where.fail("the body starts below the plane z = 0: its lowest hull point is at z = " + std::to_string(z_min) +
                " m");
   }
   m.bodies.push_back(b);
@@ -305,7 +392,14 @@ Eigen::Matrix<double, 6, 1> ecp_external_impulse(const Model& m, const Eigen::Re
 
 void EcpStepProblem::setup(const Model& m, const Eigen::Ref<const Eigen::VectorXd>& q, double t, int k, double h) {
   body_ = &*m.body3;
-  faces_ = static_cast<int>(body_->hull_normals.size());
+  planes_ = static_cast<int>(body_->hull_normals.size());
+  side_ = body_->cylinder.has_value();
+  faces_ = planes_ + (side_ ? 1 : 0);
+  if (side_) {
+    axis_ = body_->cylinder->axis;
+    center_ = body_->cylinder->center;
+    radius_ = body_->cylinder->radius;
+  }
   k_ = k;
   h_ = h;
   mass_ = m.bodies[body_->body].mass;
@@ -321,7 +415,7 @@ void EcpStepProblem::setup(const Model& m, const Eigen::Ref<const Eigen::VectorX
   // Seed 003 eq. (18) uses M^u: the world inertia at the start of the step.
   Iw_ = R0 * body_->inertia * R0.transpose();
   p_ext_ = ecp_external_impulse(m, q, t, h_);
-  for (int i = 0; i < faces_; ++i) {
+  for (int i = 0; i < planes_; ++i) {
     nb_[i] = body_->hull_normals[i];
     d_[i] = body_->hull_offsets[i];
   }
@@ -337,7 +431,7 @@ double EcpStepProblem::face_value(const Eigen::Ref<const Eigen::VectorXd>& x, in
   Vec3 c;
   Quat q;
   end_pose(x, c, q);
-  return (ecp_rotation(q) * nb_[i]).dot(p - c) - d_[i];
+  return hull_face_value(*body_, i, ecp_rotation(q).transpose() * (p - c));
 }
 
 void EcpStepProblem::cold_start(Eigen::Ref<Eigen::VectorXd> x) const {
@@ -354,20 +448,13 @@ void EcpStepProblem::cold_start(Eigen::Ref<Eigen::VectorXd> x) const {
   const Vec3 c_free = c0_ + h_ * v_free;
   Quat q_free = advance_quaternion(q0_, w_free, h_);
   const Mat3 R1 = ecp_rotation(q_free / q_free.norm());
-  double z_low = std::numeric_limits<double>::infinity();
-  for (const Vec3& v : body_->hull_vertices) z_low = std::min(z_low, c_free[2] + R1.row(2).dot(v));
-  Vec3 low = Vec3::Zero();
-  int count = 0;
-  for (const Vec3& v : body_->hull_vertices) {
-    const Vec3 p = c_free + R1 * v;
-    if (p[2] <= z_low + 1e-6) low += p, ++count;
-  }
-  low /= count;
+  Vec3 low;
+  hull_lowest(*body_, R1, c_free, 1e-6, &low);
+  const Vec3 low_free = low;
   low[2] = std::max(low[2], 0.0);
-  const Mat3 R0 = ecp_rotation(q0_);
   x.segment<3>(kA1) = low;
   x.segment<3>(kA2) = Vec3(low[0], low[1], 0);
-  const double nkz = (R0 * nb_[k_])[2];
+  const double nkz = hull_face_normal(*body_, k_, ecp_rotation(q0_), c0_, low_free)[2];
   // Eq. (14) with only face k: n_k + l_2 e_z = 0 in its vertical part.
   x[l2()] = std::max(-nkz, 1e-3);
   // Eq. (13) when separated: a1 - a2 = l_k l_2 e_z (vertically).
@@ -399,14 +486,32 @@ bool EcpStepProblem::operator()(const Eigen::Ref<const Eigen::VectorXd>& x, Eige
   if (!(qn > 1e-12) || !std::isfinite(qn)) return false;
   const Mat3 R = ecp_rotation(Q / qn);
   const Mat3 Jth = rotation_jacobian(q0_, Q, h_);
-  std::array<Vec3, kEcpMaxHullFaces> nw;
-  for (int i = 0; i < faces_; ++i) nw[i] = R * nb_[i];
-  // grad C(F, a1) of eqs. (13)-(14): n_k + sum_{i != k} l_i n_i (the faces are planes, so the
-  // gradients do not depend on a1).
-  Vec3 gradC = nw[k_];
-  for (int i = 0; i < faces_; ++i)
-    if (i != k_) gradC += x[l1(i)] * nw[i];
   const Vec3 r = a1 - c;
+  // Each face's gradient at a1 (world frame): a plane's normal R n_i; the cylinder side's
+  // g = R P (R'r - center) / radius (unit on the side), whose derivative in a1 is
+  // H = R P R' / radius and which also turns with the body. f_i(a1) for eq. (19).
+  std::array<Vec3, kEcpMaxHullFaces> grad;
+  std::array<double, kEcpMaxHullFaces> fval;
+  for (int i = 0; i < planes_; ++i) {
+    grad[i] = R * nb_[i];
+    fval[i] = grad[i].dot(r) - d_[i];
+  }
+  Mat3 H = Mat3::Zero();
+  if (side_) {
+    const Vec3 y = R.transpose() * r - center_;
+    const Vec3 py = y - y.dot(axis_) * axis_;
+    grad[planes_] = R * py / radius_;
+    fval[planes_] = (py.squaredNorm() - radius_ * radius_) / (2 * radius_);
+    const Vec3 aw = R * axis_;
+    H = (Mat3::Identity() - aw * aw.transpose()) / radius_;
+  }
+  // grad C(F, a1) of eqs. (13)-(14): grad f_k + sum_{i != k} l_i grad f_i.
+  Vec3 gradC = grad[k_];
+  for (int i = 0; i < faces_; ++i)
+    if (i != k_) gradC += x[l1(i)] * grad[i];
+  // The weight of the side's gradient in grad C (1 when it is face k): its share of the
+  // a1-, v- and w-derivatives beyond the rigid turn of every gradient.
+  const double side_weight = !side_ ? 0.0 : k_ == planes_ ? 1.0 : x[l1(planes_)];
   const Vec3 Fc(pt, po, p_n);  // contact impulse in the world frame: t = e_x, o = e_y, n = e_z
   const Mat3 I3 = Mat3::Identity();
 
@@ -425,21 +530,29 @@ bool EcpStepProblem::operator()(const Eigen::Ref<const Eigen::VectorXd>& x, Eige
   J.block<3, 1>(3, pn()) = Vec3(r[1], -r[0], 0);
   J(5, kPr) = 1;
 
+  // d grad C: every gradient turns with the body (-[grad C]x Jth); the side's also moves with
+  // a1 relative to the body (H, and through r = a1 - c also with v and the turn).
+  const Mat3 dgradC_da1 = side_weight * H;
+  const Mat3 dgradC_dv = -h_ * dgradC_da1;
+  const Mat3 dgradC_dw = (-skew(gradC) + dgradC_da1 * skew(r)) * Jth;
+
   // Eq. (13): a1 - a2 + l_k grad C = 0.
   F.segment<3>(6) = a1 - a2 + lk * gradC;
-  J.block<3, 3>(6, kA1) = I3;
+  J.block<3, 3>(6, kA1) = I3 + lk * dgradC_da1;
   J.block<3, 3>(6, kA2) = -I3;
+  J.block<3, 3>(6, kV) = lk * dgradC_dv;
   J.block<3, 1>(6, l1(k_)) = gradC;
   for (int i = 0; i < faces_; ++i)
-    if (i != k_) J.block<3, 1>(6, l1(i)) = lk * nw[i];
-  const Mat3 dgradC_dw = -skew(gradC) * Jth;  // every normal turns with the body
+    if (i != k_) J.block<3, 1>(6, l1(i)) = lk * grad[i];
   J.block<3, 3>(6, kW) = lk * dgradC_dw;
 
   // Eq. (14): grad C + l_2 grad g(a2) = 0, grad g = e_z.
   F.segment<3>(9) = gradC + Vec3(0, 0, lam2);
   for (int i = 0; i < faces_; ++i)
-    if (i != k_) J.block<3, 1>(9, l1(i)) = nw[i];
+    if (i != k_) J.block<3, 1>(9, l1(i)) = grad[i];
   J(11, l2()) = 1;
+  J.block<3, 3>(9, kA1) = dgradC_da1;
+  J.block<3, 3>(9, kV) = dgradC_dv;
   J.block<3, 3>(9, kW) = dgradC_dw;
 
   // Eq. (8): e^2 mu p_n W'v + p sigma = 0, W'v the ECP's velocity u = v + w x r (t, o
@@ -466,13 +579,14 @@ bool EcpStepProblem::operator()(const Eigen::Ref<const Eigen::VectorXd>& x, Eige
   J(14, kPr) = sig;
   J(14, sigma()) = pr;
 
-  // Eq. (19): 0 <= l_i _|_ -f_i(a1) >= 0.
+  // Eq. (19): 0 <= l_i _|_ -f_i(a1) >= 0 (f_k(a1) = 0 for face k). For a plane and for the
+  // side alike, df_i = grad_i' (da1 - h dv) + (grad_i x r)' Jth dw.
   for (int i = 0; i < faces_; ++i) {
     const int e = l1(i);
-    F[e] = -(nw[i].dot(r) - d_[i]);
-    J.block<1, 3>(e, kA1) = -nw[i].transpose();
-    J.block<1, 3>(e, kV) = h_ * nw[i].transpose();
-    J.block<1, 3>(e, kW) = -(nw[i].cross(r)).transpose() * Jth;
+    F[e] = -fval[i];
+    J.block<1, 3>(e, kA1) = -grad[i].transpose();
+    J.block<1, 3>(e, kV) = h_ * grad[i].transpose();
+    J.block<1, 3>(e, kW) = -(grad[i].cross(r)).transpose() * Jth;
   }
   // 0 <= l_2 _|_ -g(a2) >= 0.
   F[l2()] = -a2[2];
@@ -507,7 +621,7 @@ Status EcpNcp::step(const Model& m, State& s) {
   if (!m.body3 || m.world.type != WorldType::body_on_plane || s.q.size() != 13)
     return fail(Status::bad_input, "the ECP stepper needs a body_on_plane world (one 3D body, a 13-entry state)");
   const Body3& b = *m.body3;
-  const int faces = static_cast<int>(b.hull_normals.size());
+  const int faces = hull_face_count(b);
   if (faces < 1 || faces > kEcpMaxHullFaces || !(m.step.h > 0) || !(m.params.ellipsoid_e_r > 0))
     return fail(Status::bad_input, "the body's hull, step.h or model.e_r is out of range");
   if (!s.q.allFinite()) return fail(Status::bad_input, "the state is not finite");
@@ -562,25 +676,22 @@ Status EcpNcp::solve_step(const Model& m, Eigen::VectorXd& q_state, double t, do
   report_ = StepReport{};
   attempts_ = 0;
   const Body3& b = *m.body3;
-  const int faces = static_cast<int>(b.hull_normals.size());
-  // Candidates for k (see the class comment): faces touching the lowest vertex at the start
-  // of the step, then the other downward faces; each group most downward first.
+  const int faces = hull_face_count(b);
+  // Candidates for k (see the class comment): faces touching the lowest point at the start
+  // of the step, then the other downward faces; each group most downward first (a face's
+  // normal taken at that point: for a cylinder's side, the radial direction there).
   const Mat3 R0 = ecp_rotation(state_quaternion(q_state));
   const Vec3 c0 = state_position(q_state);
-  Vec3 low = c0 + R0 * b.hull_vertices[0];
-  for (const Vec3& v : b.hull_vertices) {
-    const Vec3 p = c0 + R0 * v;
-    if (p[2] < low[2]) low = p;
-  }
+  Vec3 low;
+  hull_lowest(b, R0, c0, 0.0, &low);
   const Vec3 low_body = R0.transpose() * (low - c0);
-  double scale = 0;
-  for (const Vec3& v : b.hull_vertices) scale = std::max(scale, v.norm());
+  const double scale = hull_extent(b);
   int count = 0;
   std::array<double, kEcpMaxHullFaces> key{};
   for (int i = 0; i < faces; ++i) {
-    const double nz = (R0 * b.hull_normals[i])[2];
+    const double nz = hull_face_normal(b, i, R0, c0, low)[2];
     if (!(nz < -1e-12)) continue;
-    const bool touches = std::abs(b.hull_normals[i].dot(low_body) - b.hull_offsets[i]) <= 1e-9 * (1 + scale);
+    const bool touches = std::abs(hull_face_value(b, i, low_body)) <= 1e-9 * (1 + scale);
     key[i] = (touches ? -2.0 : 0.0) + nz;
     order_[count++] = i;
   }
@@ -637,9 +748,7 @@ Status EcpNcp::solve_step(const Model& m, Eigen::VectorXd& q_state, double t, do
       Vec3 c;
       Quat q;
       prob_.end_pose(res_.x, c, q);
-      const Mat3 R = ecp_rotation(q);
-      double z_min = std::numeric_limits<double>::infinity();
-      for (const Vec3& v : b.hull_vertices) z_min = std::min(z_min, c[2] + R.row(2).dot(v));
+      const double z_min = hull_lowest(b, ecp_rotation(q), c, 0.0);
       if (z_min >= -1e-9) {
         accepted = true;
         z_min_ = z_min;

@@ -58,6 +58,26 @@ bool convex_hull_3d(const std::vector<Eigen::Vector3d>& points, Hull3& out, std:
 void read_body_on_plane(const json_input::Node& root, Model& m,
                         const std::function<Schedule(const json_input::Node&)>& read_schedule);
 
+// ---- the hull's geometry (planes, and the side of a cylinder hull) ---------------------
+
+/// Faces of a body_on_plane hull: its planes, then the side of a cylinder hull.
+int hull_face_count(const Body3& b);
+/// f_i at the body-frame point x: n_i' x - d_i for a plane; (|P (x - center)|^2 - radius^2) /
+/// (2 radius) for a cylinder's side (P removes the axis component): 0 on the side, where its
+/// gradient has unit length, < 0 inside.
+double hull_face_value(const Body3& b, int i, const Eigen::Vector3d& x);
+/// The outward unit normal (world frame) of face i at the world point p, body at (R, c).
+Eigen::Vector3d hull_face_normal(const Body3& b, int i, const Eigen::Matrix3d& R, const Eigen::Vector3d& c,
+                                 const Eigen::Vector3d& p);
+/// The height of the hull's lowest points with the body at (R, c), and (when centroid is
+/// given) the centroid of the points within tol of it: a vertex, an edge's or a face's
+/// centroid; for a cylinder a point of a cap's rim, the midpoint of its lowest line when it
+/// lies level, or a cap's centre when it stands on it.
+double hull_lowest(const Body3& b, const Eigen::Matrix3d& R, const Eigen::Vector3d& c, double tol,
+                   Eigen::Vector3d* centroid = nullptr);
+/// The hull's largest distance from the body origin (m): a length scale for tolerances.
+double hull_extent(const Body3& b);
+
 /// Unit quaternion [w, x, y, z] -> rotation matrix (body to world).
 Eigen::Matrix3d ecp_rotation(const Eigen::Vector4d& q);
 
@@ -123,7 +143,10 @@ class EcpStepProblem {
   void cold_start(Eigen::Ref<Eigen::VectorXd> x) const;
 
  private:
-  int faces_ = 0, k_ = 0;
+  int faces_ = 0, planes_ = 0, k_ = 0;  // faces = planes + the cylinder's side, if any
+  bool side_ = false;                   // face planes_ is a cylinder's curved side
+  Eigen::Vector3d axis_ = Eigen::Vector3d::UnitX(), center_ = Eigen::Vector3d::Zero();
+  double radius_ = 0;
   double h_ = 0, mass_ = 0, mu_ = 0, et_ = 1, eo_ = 1, er_ = 1;
   Eigen::Vector3d c0_, v0_, w0_;
   Eigen::Vector4d q0_;

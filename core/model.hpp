@@ -191,7 +191,14 @@ struct Load3 {
 ///        vx, vy, vz (m/s, world) | wx, wy, wz (rad/s, world)],
 /// a dynamic world carrying its velocity (n_u = 13, n_a = 0, no joints). The stepper uses the
 /// convex hull of the given points (seed 003 sec. 4, Conv(F)) as the planes
-/// hull_normals[i]' x <= hull_offsets[i] in the body frame.
+/// hull_normals[i]' x <= hull_offsets[i] in the body frame, or a cylinder: its two caps as
+/// those planes and its curved side (HullCylinder) as one more, non-planar face.
+struct HullCylinder {
+  Eigen::Vector3d axis = Eigen::Vector3d::UnitX();     // unit, body frame
+  Eigen::Vector3d center = Eigen::Vector3d::Zero();    // m, body frame
+  double radius = 0, half_length = 0;                  // m
+};
+
 struct Body3 {
   int body = -1;  // its entry in Model::bodies (name, mass)
   Eigen::Matrix3d inertia = Eigen::Matrix3d::Identity();  // kg m^2, body frame, about the CM
@@ -199,6 +206,8 @@ struct Body3 {
   std::vector<Eigen::Vector3d> hull_vertices;  // extreme points of the hull (body frame)
   std::vector<Eigen::Vector3d> hull_normals;   // outward unit normals (body frame)
   std::vector<double> hull_offsets;            // m
+  std::optional<HullCylinder> cylinder;        // a cylinder hull: hull_normals are its caps, its side is face
+                                               // hull_normals.size(); hull_vertices is empty
   int given_points = 0;                        // points the scene listed
   int dropped_points = 0;                      // of them, not extreme points of their hull
   std::vector<Load3> loads;

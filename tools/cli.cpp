@@ -83,10 +83,15 @@ void print_summary(const Scene& scene, std::ostream& out) {
       << format_number(m.contact_margin) << " m\n";
   if (m.body3) {
     const Body3& b = *m.body3;
-    out << "  hull      " << b.hull_normals.size() << " faces, " << b.hull_vertices.size() << " vertices from "
-        << b.given_points << " points";
-    if (b.dropped_points) out << " (" << b.dropped_points << " not extreme: inside the hull or on a face or edge, dropped)";
-    out << "\n";
+    if (b.cylinder) {
+      out << "  hull      cylinder, radius " << format_number(b.cylinder->radius) << " m, length "
+          << format_number(2 * b.cylinder->half_length) << " m (3 faces: 2 caps and the side)\n";
+    } else {
+      out << "  hull      " << b.hull_normals.size() << " faces, " << b.hull_vertices.size() << " vertices from "
+          << b.given_points << " points";
+      if (b.dropped_points) out << " (" << b.dropped_points << " not extreme: inside the hull or on a face or edge, dropped)";
+      out << "\n";
+    }
   }
   if (m.step.h > 0) out << "  step      h = " << format_number(m.step.h) << " s, " << m.step.steps << " steps\n";
   else out << "  step      (none given)\n";

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <Eigen/Geometry>
+
 #include <cmath>
 #include <fstream>
 #include <iterator>
@@ -130,6 +132,99 @@ TEST(EcpStepProblem, JacobianMatchesFiniteDifferences) {
   q2.segment<4>(3) = Eigen::Vector4d(0.9, 0.3, -0.2, 0.25).normalized();
   q2[2] = 0.2;
   for (int k = 0; k < 6; ++k) expect_jacobian_matches(*m, q2, k, 10 + k);
+}
+
+/// A 1 kg cylinder (radius 0.05 m, length 0.2 m along body axis `axis`, its centre offset
+/// from the CM by `center`) on the plane.
+json cylinder_scene(const json& pose3, const json& axis = {1, 0, 0}, const json& center = {0, 0, 0}) {
+  json s = box_scene(pose3);
+  s["bodies"][0]["hull"] = {{"cylinder", {{"radius", 0.05}, {"length", 0.2}, {"axis", axis}, {"center", center}}}};
+  return s;
+}
+
+TEST(EcpStepProblem, JacobianMatchesFiniteDifferencesOnACylinderSide) {
+  // The side's gradient depends on a1 and turns with the body: both terms are checked, with
+  // the side as face k and as one of the other faces (caps as k), at generic poses.
+  const double s2 = std::sqrt(0.5);
+  json s = cylinder_scene({0, 0, 0.05, 1, 0, 0, 0}, {s2, s2, 0}, {0.01, -0.02, 0.005});
+  s["bodies"][0]["velocity"] = {0.3, -0.1, 0.05};
+  s["bodies"][0]["angular_velocity"] = {0.2, -0.4, 1.0};
+  s["loads"] = {{{"body", "box"}, {"force", {1, 2, 3}}, {"torque", {0.1, -0.2, 0.3}}}};
+  const std::shared_ptr<const Model> m = model_of(s);
+  ASSERT_TRUE(m->body3->cylinder);
+  EXPECT_EQ(hull_face_count(*m->body3), 3);
+  Eigen::VectorXd q = initial_state(*m).q;
+  q[2] = 0.3;  // off the plane: a generic point for every term
+  for (int k = 0; k < 3; ++k) expect_jacobian_matches(*m, q, k, 20 + k);
+  q.segment<4>(3) = Eigen::Vector4d(0.9, 0.3, -0.2, 0.25).normalized();
+  for (int k = 0; k < 3; ++k) expect_jacobian_matches(*m, q, k, 30 + k);
+}
+
+TEST(EcpHull, CylinderFacesAndLowestPoints) {
+  const json s = cylinder_scene({0, 0, 0.05, 1, 0, 0, 0});
+  const std::shared_ptr<const Model> m = model_of(s);
+  const Body3& b = *m->body3;
+  // Caps x = +-0.1 and the side |(y, z)| = 0.05; f is the signed distance's first-order
+  // equivalent on the side: 0 on it, negative inside, gradient of unit length on it.
+  EXPECT_NEAR(hull_face_value(b, 0, Eigen::Vector3d(0.1, 0, 0)), 0, 1e-15);
+  EXPECT_NEAR(hull_face_value(b, 1, Eigen::Vector3d(-0.1, 0, 0)), 0, 1e-15);
+  EXPECT_NEAR(hull_face_value(b, 2, Eigen::Vector3d(0.03, 0, -0.05)), 0, 1e-15);
+  EXPECT_LT(hull_face_value(b, 2, Eigen::Vector3d(0, 0.01, 0.01)), 0);
+  const Eigen::Matrix3d I = Eigen::Matrix3d::Identity();
+  const Eigen::Vector3d c(0, 0, 0.05);
+  EXPECT_TRUE(hull_face_normal(b, 2, I, c, Eigen::Vector3d(0.03, 0, 0)).isApprox(Eigen::Vector3d(0, 0, -1)));
+  // Lying level: the lowest points are the line under the axis; centroid at its middle.
+  Eigen::Vector3d low;
+  EXPECT_NEAR(hull_lowest(b, I, c, 1e-9, &low), 0, 1e-15);
+  EXPECT_TRUE(low.isApprox(Eigen::Vector3d(0, 0, 0), 1e-12) || low.norm() < 1e-15) << low.transpose();
+  // Standing on its -x cap (axis up): the cap's centre; tilted: a rim point of the lower cap.
+  const double th = 0.3;
+  Eigen::Matrix3d Ry;  // body x toward world z, then tilted by th
+  Ry = Eigen::AngleAxisd(-M_PI / 2 + th, Eigen::Vector3d::UnitY());
+  const Eigen::Vector3d lower_centre = c + Ry * Eigen::Vector3d(-0.1, 0, 0);
+  const double z = hull_lowest(b, Ry, c, 1e-9, &low);
+  const Eigen::Vector3d axis_w = Ry * Eigen::Vector3d::UnitX();
+  EXPECT_NEAR(z, lower_centre[2] - 0.05 * std::sqrt(1 - axis_w[2] * axis_w[2]), 1e-15);
+  EXPECT_NEAR((low - lower_centre).norm(), 0.05, 1e-15);        // on the rim
+  EXPECT_NEAR((low - lower_centre).dot(axis_w), 0, 1e-15);      // in the cap's plane
+  Ry = Eigen::AngleAxisd(-M_PI / 2, Eigen::Vector3d::UnitY());
+  hull_lowest(b, Ry, c, 1e-9, &low);
+  EXPECT_TRUE(low.isApprox(c + Ry * Eigen::Vector3d(-0.1, 0, 0)));
+}
+
+TEST(EcpScene, CylinderHullInputIsChecked) {
+  EXPECT_NO_THROW(model_of(cylinder_scene({0, 0, 0.05, 1, 0, 0, 0})));
+  json both = cylinder_scene({0, 0, 0.05, 1, 0, 0, 0});
+  both["bodies"][0]["hull"]["vertices"] = box_points(0.1, 0.05, 0.05);
+  EXPECT_THROW(model_of(both), SceneError);
+  EXPECT_THROW(model_of(cylinder_scene({0, 0, 0.05, 1, 0, 0, 0}, {1, 1, 0})), SceneError);  // not unit
+  json r0 = cylinder_scene({0, 0, 0.05, 1, 0, 0, 0});
+  r0["bodies"][0]["hull"]["cylinder"]["radius"] = 0;
+  EXPECT_THROW(model_of(r0), SceneError);
+  EXPECT_THROW(model_of(cylinder_scene({0, 0, 0.04, 1, 0, 0, 0})), SceneError);  // starts 1 cm into the plane
+  json extra = cylinder_scene({0, 0, 0.05, 1, 0, 0, 0});
+  extra["bodies"][0]["hull"]["cylinder"]["height"] = 1;
+  EXPECT_THROW(model_of(extra), SceneError);
+}
+
+TEST(EcpCylinder, RollsWithItsAxisLevelAndItsCentreAtTheRadius) {
+  // Lying on its side with a spin about its axis and a push across it: it rolls (line
+  // contact, the ECP on the line under the axis) with the CM height equal to the radius.
+  json s = cylinder_scene({0, 0, 0.05, 1, 0, 0, 0});
+  s["bodies"][0]["velocity"] = {0, 0.5, 0};
+  s["bodies"][0]["angular_velocity"] = {-10, 0, 0};  // rolling without slip: w_x = -v_y / r
+  const std::shared_ptr<const Model> m = model_of(s);
+  EcpNcp ecp(*m);
+  State st = initial_state(*m);
+  for (int l = 1; l <= 100; ++l) {
+    ASSERT_EQ(ecp.step(*m, st), Status::solved) << l << ": " << ecp.report().detail;
+    EXPECT_LE(ecp.report().complementarity_residual, 1e-9) << l;
+    EXPECT_NEAR(st.q[2], 0.05, 1e-9) << l;               // CM height = radius
+    EXPECT_NEAR(ecp.ecp()[2], 0, 1e-9) << l;
+    EXPECT_NEAR(ecp.ecp()[1], st.q[1], 1e-9) << l;       // the contact line is under the axis
+    EXPECT_GE(ecp.lowest_vertex(), -1e-9) << l;
+  }
+  EXPECT_GT(st.q[1], 0.2);  // it rolled on in y (0.5 m/s, slowed only by rolling friction: none)
 }
 
 // ---- the desk of sec. 5.1 ---------------------------------------------------------------
