@@ -213,6 +213,13 @@ TEST_F(EcpRunCliTest, SummaryNamesDroppedHullPointsAndStepsTakenAsSubsteps) {
   ASSERT_EQ(h.code, cli::kOk) << h.err;
   EXPECT_NE(h.err.find("500 of 500 steps"), std::string::npos) << h.err;
   EXPECT_NE(h.err.find(", 1 taken as substeps (no solution for the whole step)"), std::string::npos) << h.err;
+  // A cylinder hull is named as such.
+  const test::CliResult c =
+      run_cli({"validate", std::string(QUASISTEP_SOURCE_DIR) + "/examples/ecp_dumbbell.json"});
+  ASSERT_EQ(c.code, cli::kOk) << c.err;
+  EXPECT_NE(c.out.find("hull      cylinder, radius 0.1 m, length 0.3 m (3 faces: 2 caps and the side)"),
+            std::string::npos)
+      << c.out;
   // The desk lists 24 points (legs and top); 16 of them are not extreme.
   const test::CliResult d = run_cli({"run", kDesk, "--steps", "1"});
   EXPECT_NE(d.err.find("hull of 24 points (16 not extreme, dropped)"), std::string::npos) << d.err;
