@@ -27,10 +27,9 @@ std::string batch_unsupported_reason(const Model& m) {
     // The MIQP's branch-and-bound runs its parallel rounds inside this_task_arena::isolate
     // (kernels/branch_and_bound.hpp), so a thread waiting there never starts another world
     // on the same stepper; its only memory between steps is in State::memory.
-    case Formulation::pang_tedrake_miqp: return {};
-    case Formulation::ecp_ncp:
-      return "the ecp_ncp stepper warm-starts from the previous step's solution, which the batch does not store "
-             "per world yet";
+    case Formulation::pang_tedrake_miqp:
+    // The ECP stepper's warm start (its last solution and face k) is in State::memory.
+    case Formulation::ecp_ncp: return {};
     case Formulation::ucp: return "ucp is an instantaneous problem, not a time-stepping model";
   }
   return "unknown formulation";

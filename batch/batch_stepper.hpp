@@ -23,10 +23,9 @@
 // in lanes; a batch that varies another Model parameter (mass, scale, a fixed body's pose,
 // a stiffness) uses the per-world path, as does BatchOptions::scalar. path() says which ran.
 //
-// Steppers that remember the previous step (the MIQP's elastic bound and warm start, the
-// ECP's previous solution) would carry one world's memory into the next world stepped on
-// the same thread, so their formulations are refused here until that memory lives in the
-// batch.
+// What a stepper carries from one step to the next (the Anitescu PGS warm start, the MIQP's
+// elastic bound, the ECP stepper's last solution) lives in State::memory, a row per value in
+// the batch, so a world continues the same whichever thread's stepper takes its next step.
 #pragma once
 
 #include <memory>

@@ -628,12 +628,29 @@ Status EcpNcp::step(const Model& m, State& s) {
 
   const double h = m.step.h, t0 = s.t;
   start_q_ = s.q;
-  Status st = solve_step(m, s.q, t0, h);
-  if (st == Status::solved) {
+  // The warm start travels with the State (State::memory: [valid, k, x]), so a world stepped
+  // by any stepper object (a batch's thread) continues exactly as alone. A State without it
+  // (sized otherwise) starts cold.
+  const int n = EcpStepProblem::kFree + faces + 2;
+  const bool has_memory = s.memory.size() == 2 + n;
+  have_prev_ = has_memory && s.memory[0] == 1.0;
+  if (have_prev_) {
+    prev_k_ = static_cast<int>(s.memory[1]);
+    prev_.resize(n);
+    prev_ = s.memory.segment(2, n);
+  }
+  auto accept = [&] {
     s.t += h;
     s.step += 1;
+    if (has_memory) {
+      s.memory[0] = 1.0;
+      s.memory[1] = prev_k_;
+      s.memory.segment(2, n) = prev_;
+    }
     return report_.status = Status::solved;
-  }
+  };
+  Status st = solve_step(m, s.q, t0, h);
+  if (st == Status::solved) return accept();
   // Fallback: the same step as 2, 4, then 8 equal substeps (each a full solve_step from the
   // previous substep's end), when no face k gave an accepted solution for the whole step.
   // Seen at hard landings of a rocking body (a T-bar rotating through flat within one step,
@@ -659,9 +676,7 @@ Status EcpNcp::step(const Model& m, State& s) {
       report_.pivots = pivots;
       attempts_ = attempts;
       report_.contacts = pn_ > 0 ? 1 : 0;
-      s.t += h;
-      s.step += 1;
-      return report_.status = Status::solved;
+      return accept();
     }
   }
   s.q = start_q_;
@@ -700,8 +715,6 @@ Status EcpNcp::solve_step(const Model& m, Eigen::VectorXd& q_state, double t, do
   for (int j = 0; j < count; ++j)
     if (order_[j] == prev_k_) std::rotate(order_.begin(), order_.begin() + j, order_.begin() + j + 1);
   if (count == 0) return fail(Status::numerical_failure, "no face of the hull faces the plane");
-  // A new State (a different world, or a rewound one) does not continue the last step.
-  if (have_prev_ && !(q_state == last_q_)) have_prev_ = false;
 
   NcpNewtonOptions opt;
   opt.tolerance = 1e-10;
@@ -715,7 +728,7 @@ Status EcpNcp::solve_step(const Model& m, Eigen::VectorXd& q_state, double t, do
     if (tried[k]) continue;
     tried[k] = 1;
     bool accepted = false;
-    // From the previous step's solution (when the State is the one that step produced),
+    // From the previous step's solution (State::memory),
     // then from the cold start.
     for (int start_kind = 0; start_kind < 2 && !accepted; ++start_kind) {
       if (start_kind == 0 && !have_prev_) continue;
@@ -780,7 +793,6 @@ Status EcpNcp::solve_step(const Model& m, Eigen::VectorXd& q_state, double t, do
     q_state.segment<4>(3) = q;
     q_state.segment<3>(7) = res_.x.segment<3>(EcpStepProblem::kV);
     q_state.segment<3>(10) = res_.x.segment<3>(EcpStepProblem::kW);
-    last_q_ = q_state;
     report_.status = Status::solved;
     report_.contacts = pn_ > 0 ? 1 : 0;
     report_.problem_size = n;

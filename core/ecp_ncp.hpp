@@ -163,9 +163,9 @@ class EcpStepProblem {
 /// which is not known beforehand (EcpStepProblem makes f_k(a1) = 0 an equation, so a wrong
 /// k has no solution rather than a wrong one). Candidates are tried in this order, each a
 /// full Newton solve: the previous step's k; the faces of the hull that touch its lowest
-/// vertex at the start of the step, most downward-facing first; every other downward-facing
+/// point at the start of the step, most downward-facing first; every other downward-facing
 /// face, most downward first. Each candidate is solved from the previous step's solution
-/// (when the State is the one that step produced), then, if that fails, from a cold start
+/// (carried in State::memory with its k), then, if that fails, from a cold start
 /// at the lowest vertices of the contact-free pose (the face, edge or vertex about to carry
 /// the contact, which an impact can move across the body within one step). A solution is
 /// accepted when the kernel solved the MNCP (natural residual <= 1e-10) and, defensively,
@@ -214,8 +214,7 @@ class EcpNcp : public Stepper {
   NcpNewton<kCapacity> newton_;
   NcpNewton<kCapacity>::Result res_;
   Eigen::Matrix<double, Eigen::Dynamic, 1, Eigen::ColMajor, kCapacity, 1> x0_, prev_;
-  bool have_prev_ = false;  // prev_ solved the step that ended in last_q_
-  Eigen::Matrix<double, 13, 1> last_q_ = Eigen::Matrix<double, 13, 1>::Constant(NAN);
+  bool have_prev_ = false;  // prev_ and prev_k_ solved the step that ended in the state being stepped
   int prev_k_ = -1;
   std::array<int, kEcpMaxHullFaces> order_{};
   Eigen::Vector3d a1_ = Eigen::Vector3d::Zero(), a2_ = Eigen::Vector3d::Zero();

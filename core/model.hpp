@@ -264,7 +264,9 @@ struct State {
   ///   start (a cold start);
   /// - pang_tedrake_miqp with elastic_bound = previous (n_slots): each slot's hypothetical
   ///   penetration phi_bar of the last solved step, the next step's elastic bound (seed 000
-  ///   sec. V.B); +inf at the start and where the slot was inactive (no bound).
+  ///   sec. V.B); +inf at the start and where the slot was inactive (no bound);
+  /// - ecp_ncp (2 + 18 + hull faces): [1 when the rest is valid, the face k of the last step,
+  ///   that step's MNCP solution], the next step's warm start; zeros at the start (cold).
   Eigen::VectorXd memory;
 };
 

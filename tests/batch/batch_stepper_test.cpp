@@ -119,10 +119,11 @@ TEST(WorldBatch, FromSceneCyclesTheOverrideEntries) {
 }
 
 TEST(BatchStepper, RefusesFormulationsItCannotStepYet) {
-  const Scene ecp = load("examples/ecp_box_tip.json");
-  WorldBatch b(ecp.model, 2);
+  // ucp is an instantaneous problem, not a time-stepping model.
+  const Scene ucp = load("tests/scenes/two_link_arms.json");
+  WorldBatch b(ucp.model, 2);
   const std::string e = error_of([&] { BatchStepper st(b); });
-  EXPECT_NE(e.find("cannot step formulation ecp_ncp"), std::string::npos) << e;
+  EXPECT_NE(e.find("cannot step formulation ucp"), std::string::npos) << e;
   const Scene push = load("examples/halm_posa_push.json");
   WorldBatch ok(push.model, 2);
   EXPECT_NE(error_of([&] { BatchStepper st(ok, {.threads = -1}); }).find("threads"), std::string::npos);
@@ -199,6 +200,45 @@ TEST(BatchStepper, MiqpWorldsAreBitwiseTheSingleWorldRunInBothElasticModes) {
       EXPECT_EQ(b.hash(), hash) << mode;
     }
   }
+}
+
+TEST(BatchStepper, EcpWorldsAreBitwiseTheSingleWorldRunWithTheirWarmStartInTheState) {
+  // The T-bar of seed 003 sec. 5.2 with a different initial spin per world. The ECP stepper's
+  // warm start is in State::memory: worlds interleaved on shared steppers, and a single world
+  // stepped by two stepper objects in turn, give the one-stepper run's bits.
+  const Scene s = load("examples/ecp_tbar.json");
+  const Model& m = *s.model;
+  const int n = 5, steps = 60;
+  auto spin = [](int w) { return 0.1 * w; };  // w_z, rad/s
+  std::vector<State> single;
+  for (int w = 0; w < n; ++w) {
+    State st = initial_state(m);
+    st.q[12] = spin(w);
+    auto a = make_stepper(m), b = make_stepper(m);
+    for (int k = 0; k < steps; ++k) ASSERT_EQ((k % 2 ? a : b)->step(m, st), Status::solved) << w << " " << k;
+    single.push_back(st);
+  }
+  {
+    // The same world with one stepper: the memory makes the alternation invisible.
+    State st = initial_state(m);
+    st.q[12] = spin(3);
+    auto a = make_stepper(m);
+    for (int k = 0; k < steps; ++k) ASSERT_EQ(a->step(m, st), Status::solved);
+    for (int i = 0; i < m.n_q(); ++i) EXPECT_TRUE(same_bits(st.q[i], single[3].q[i])) << i;
+  }
+  for (int threads : {1, 2}) {
+    WorldBatch b(s.model, n);
+    for (int w = 0; w < n; ++w) b.world_q(12)[w] = spin(w);
+    BatchStepper st(b, {.threads = threads});
+    st.run(b, steps);
+    for (int w = 0; w < n; ++w) {
+      EXPECT_EQ(b.world_status()[w], Status::solved);
+      for (int i = 0; i < m.n_q(); ++i)
+        EXPECT_TRUE(same_bits(b.world_q(i)[w], single[w].q[i])) << "threads " << threads << " world " << w << " dof " << i;
+      for (int r = 0; r < b.memory_rows(); ++r) EXPECT_TRUE(same_bits(b.world_memory(r)[w], single[w].memory[r]));
+    }
+  }
+  EXPECT_NE(single[0].q[12], single[4].q[12]);  // the worlds really differ
 }
 
 TEST(BatchStepper, PerWorldGainsEqualScenesWithThoseGains) {

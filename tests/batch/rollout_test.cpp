@@ -149,8 +149,8 @@ TEST(Rollout, BadInputIsRefused) {
   std::vector<State> bad = states;
   bad[1].q.resize(3);
   EXPECT_NE(error_of([&] { r.propagate(bad, actions, m.step.h, 5); }).find("state 1 does not fit"), std::string::npos);
-  const Scene ecp = load("ecp_box_tip.json");
-  EXPECT_NE(error_of([&] { Rollout x(ecp.model); }).find("ecp_ncp"), std::string::npos);
+  const Scene ucp = load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/tests/scenes/two_link_arms.json");
+  EXPECT_NE(error_of([&] { Rollout x(ucp.model); }).find("cannot step formulation ucp"), std::string::npos);
   // Zero steps: the states come back unchanged.
   const RolloutResult& none = r.propagate(states, {}, m.step.h, 0);
   EXPECT_EQ(none.next[0].q, states[0].q);

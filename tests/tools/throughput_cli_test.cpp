@@ -84,10 +84,10 @@ TEST(ThroughputCli, BadInputIsOneLineAndExitsOne) {
   EXPECT_EQ(qs::test::count_lines(huge.err), 1) << huge.err;
   EXPECT_NE(huge.err.find("2000000000 worlds need"), std::string::npos) << huge.err;
   EXPECT_TRUE(huge.out.empty());
-  const Result ecp = run({"throughput", std::string(QUASISTEP_SOURCE_DIR) + "/examples/ecp_box_tip.json",
+  const Result ucp = run({"throughput", std::string(QUASISTEP_SOURCE_DIR) + "/tests/scenes/two_link_arms.json",
                           "--worlds", "2", "--steps", "1"});
-  EXPECT_EQ(ecp.code, kInputError);
-  EXPECT_NE(ecp.err.find("cannot step formulation ecp_ncp"), std::string::npos) << ecp.err;
+  EXPECT_EQ(ucp.code, kInputError);
+  EXPECT_NE(ucp.err.find("cannot step formulation ucp"), std::string::npos) << ucp.err;
   const Result missing = run({"throughput", "/nonexistent.json"});
   EXPECT_EQ(missing.code, kInputError);
   EXPECT_EQ(qs::test::count_lines(missing.err), 1) << missing.err;
