@@ -1,8 +1,8 @@
 // Per-step time and Newton iterations of seed 003's ECP stepper (core/ecp_ncp.hpp) and of
 // the planar-sliding reference, one world, one core. As in bench_steppers.cpp the state is
 // reset (outside the timed region) at the end of the scene's horizon, so each figure is the
-// mean over the whole example; a reset state starts cold (the stepper notices it is not the
-// state its last step produced), as the example's own first step does.
+// mean over the whole example; a reset state starts cold (its State::memory holds no warm
+// start), as the example's own first step does.
 #include <benchmark/benchmark.h>
 
 #include <memory>
@@ -47,6 +47,15 @@ BENCHMARK(BM_EcpDeskStep)->Unit(benchmark::kMicrosecond);
 // restarts of k.
 void BM_EcpBoxTipStep(benchmark::State& state) { ecp_example(state, "ecp_box_tip"); }
 BENCHMARK(BM_EcpBoxTipStep)->Unit(benchmark::kMicrosecond);
+
+// Seed 003 sec. 5.2: the T-bar (8 hull faces, an MNCP of 26): tilting, rocking, sliding.
+void BM_EcpTbarStep(benchmark::State& state) { ecp_example(state, "ecp_tbar"); }
+BENCHMARK(BM_EcpTbarStep)->Unit(benchmark::kMicrosecond);
+
+// Seed 003 sec. 5.3: the dumbbell (a cylinder hull: 2 caps and the side, an MNCP of 21):
+// toppling, then rolling.
+void BM_EcpDumbbellStep(benchmark::State& state) { ecp_example(state, "ecp_dumbbell"); }
+BENCHMARK(BM_EcpDumbbellStep)->Unit(benchmark::kMicrosecond);
 
 // The planar-sliding reference on the desk: an MNCP of 7 (target <= 2 us; the paper's
 // sliding-only model: 2.2 ms).
