@@ -55,6 +55,7 @@
 #include <Eigen/Core>
 #include <Eigen/LU>
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -169,14 +170,25 @@ class NcpNewton {
       const double merit_before = merit;
       // 1. Newton.
       bool accepted = false;
-      lu_.compute(H_);
       // Eigen's rcond() estimate costs several triangular solves (a third of a small step);
       // U's pivot ratio bounds it from above (cond(H) >= max |u_ii| / min |u_ii|) and is free,
       // so the estimate is asked for only when the pivots are not comfortably apart from zero.
-      const auto pivots = lu_.matrixLU().diagonal().cwiseAbs();
-      const bool well_pivoted = pivots.minCoeff() > kPivotRatioTrusted * pivots.maxCoeff();
-      if (well_pivoted || lu_.rcond() > opt.rcond_min) {
-        d_.noalias() = lu_.solve(-phi_);
+      // Small systems (the sliding reference's 7) are factorised by small_lu_direction(),
+      // whose plain loops beat Eigen's general LU there by its call overhead.
+      bool have_direction = false;
+      if (n_ <= kSmallLu) {
+        have_direction = small_lu_direction();
+      }
+      if (!have_direction) {
+        lu_.compute(H_);
+        const auto pivots = lu_.matrixLU().diagonal().cwiseAbs();
+        const bool well_pivoted = pivots.minCoeff() > kPivotRatioTrusted * pivots.maxCoeff();
+        if (well_pivoted || lu_.rcond() > opt.rcond_min) {
+          d_.noalias() = lu_.solve(-phi_);
+          have_direction = true;
+        }
+      }
+      if (have_direction) {
         const double gd = grad_.dot(d_);
         if (d_.allFinite() && gd <= -opt.descent_rho * std::pow(d_.norm(), opt.descent_p)) {
           accepted = line_search(eval, opt, merit, gd, out);
@@ -276,6 +288,49 @@ class NcpNewton {
     return out.status = st;
   }
 
+  /// d = -H^-1 phi by LU with partial pivoting on a copy of H (Doolittle, row swaps), for
+  /// n <= kSmallLu. False (nothing decided) when the pivots are not kPivotRatioTrusted apart
+  /// from zero: the caller then asks Eigen's LU and its rcond() estimate.
+  bool small_lu_direction() {
+    const int n = n_;
+    double* a = small_a_.data();  // column-major, leading dimension kSmallLu
+    auto A = [&](int i, int j) -> double& { return a[j * kSmallLu + i]; };
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) A(i, j) = H_(i, j);
+    double pmin = std::numeric_limits<double>::infinity(), pmax = 0;
+    for (int k = 0; k < n; ++k) {
+      int p = k;
+      for (int i = k + 1; i < n; ++i)
+        if (std::abs(A(i, k)) > std::abs(A(p, k))) p = i;
+      small_perm_[k] = p;
+      if (p != k)
+        for (int j = 0; j < n; ++j) std::swap(A(k, j), A(p, j));
+      const double piv = A(k, k);
+      pmin = std::min(pmin, std::abs(piv));
+      pmax = std::max(pmax, std::abs(piv));
+      if (piv == 0.0) return false;
+      for (int i = k + 1; i < n; ++i) A(i, k) /= piv;
+      for (int j = k + 1; j < n; ++j) {
+        const double akj = A(k, j);
+        for (int i = k + 1; i < n; ++i) A(i, j) -= A(i, k) * akj;
+      }
+    }
+    if (!(pmin > kPivotRatioTrusted * pmax)) return false;
+    d_.resize(n);
+    for (int i = 0; i < n; ++i) d_[i] = -phi_[i];
+    for (int k = 0; k < n; ++k) std::swap(d_[k], d_[small_perm_[k]]);
+    for (int k = 0; k < n; ++k)
+      for (int i = k + 1; i < n; ++i) d_[i] -= A(i, k) * d_[k];
+    for (int k = n - 1; k >= 0; --k) {
+      d_[k] /= A(k, k);
+      for (int i = 0; i < k; ++i) d_[i] -= A(i, k) * d_[k];
+    }
+    return true;
+  }
+
+  static constexpr int kSmallLu = N < 12 ? N : 12;
+  std::array<double, static_cast<size_t>(kSmallLu) * kSmallLu> small_a_{};
+  std::array<int, kSmallLu> small_perm_{};
   int n_ = 0, n_free_ = 0;
   Vector x_, F_, phi_, grad_, d_, xt_, Ft_;
   Matrix J_, H_, Jt_, hth_;
