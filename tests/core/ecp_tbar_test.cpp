@@ -17,6 +17,7 @@
 
 #include "core/ecp_ncp.hpp"
 #include "core/scene.hpp"
+#include "tests/support/ecp_step_checks.hpp"
 
 namespace qs {
 namespace {
@@ -60,13 +61,8 @@ std::vector<StepRecord> run_checked(const json& scene, bool in_contact = true) {
     const Status st = ecp.step(m, s);
     EXPECT_EQ(st, Status::solved) << "step " << l << ": " << ecp.report().detail;
     if (st != Status::solved) break;
-    EXPECT_LE(ecp.report().complementarity_residual, 1e-9) << "step " << l;
-    EXPECT_GE(ecp.lowest_vertex(), -1e-9) << "step " << l;
-    EXPECT_GE(ecp.p_n(), -1e-9) << "step " << l;  // an impulse: >= 0 to the residual
-    if (in_contact) {
-      EXPECT_NEAR(ecp.ecp()[2], 0.0, 1e-9) << "step " << l;  // the ECP's height (Fig. 5d: a_z = 0)
-      EXPECT_GT(ecp.p_n(), 0.0) << "step " << l;              // never airborne (sec. 5.2)
-    }
+    // In contact: never airborne (sec. 5.2), the ECP on the plane (Fig. 5d: a_z = 0).
+    test::expect_valid_ecp_step(ecp, l, in_contact);
     StepRecord r;
     r.t = s.t;
     r.ecp = ecp.ecp();
