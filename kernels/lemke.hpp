@@ -40,6 +40,7 @@
 #include <Eigen/QR>
 #include <array>
 #include <cmath>
+#include <experimental/simd>
 #include <limits>
 
 #include "kernels/status.hpp"
@@ -59,9 +60,10 @@ double lcp_natural_residual(const Eigen::Ref<const Eigen::MatrixXd>& M, const Ei
                             const Eigen::Ref<const Eigen::VectorXd>& z);
 
 /// Status::bad_input unless M is n x n, q has n entries, 1 <= n <= capacity, all finite;
-/// otherwise Status::solved, with max |M_ij| in *m_abs_max when given (one pass over M).
+/// otherwise Status::solved, with max |M_ij| in *m_abs_max and max |q_i| in *q_abs_max when
+/// given (one pass over M and q).
 Status check_lcp_input(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::Ref<const Eigen::VectorXd>& q,
-                       int capacity, double* m_abs_max = nullptr);
+                       int capacity, double* m_abs_max = nullptr, double* q_abs_max = nullptr);
 
 template <int N>
 class Lemke {
@@ -96,7 +98,7 @@ class Lemke {
   Status solve(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::Ref<const Eigen::VectorXd>& q, Result& out,
                const Basis* warm = nullptr, const LemkeOptions& opt = {}) {
     out = Result{};
-    const Status in = check_lcp_input(M, q, N, &m_abs_max_);
+    const Status in = check_lcp_input(M, q, N, &m_abs_max_, &q_abs_max_);
     if (in != Status::solved) return out.status = in;
     const int n = static_cast<int>(q.size());
     const int limit = opt.max_pivots > 0 ? opt.max_pivots : 1000 + 100 * n;
@@ -220,28 +222,57 @@ class Lemke {
 
  private:
   // Variables: w_j = j, z_j = n + j, z0 = 2n.
+  //
+  // Row loops are written on explicit vectors (GCC's <experimental/simd>, the native width:
+  // 8 doubles with AVX-512): the build passes -fno-tree-vectorize, so plain loops stay scalar.
+  // Only element-wise + - * / and comparisons are used (-ffp-contract=off: no fused
+  // multiply-add), each entry's terms in the same order as a scalar loop, so every number is
+  // bitwise what the scalar code computes.
+  using Simd = std::experimental::native_simd<double>;
+  static constexpr int kW = static_cast<int>(Simd::size());
+  static constexpr int kLd = (N + kW - 1) / kW * kW;  // column stride of B^-1: whole vectors
+  static Simd load(const double* p) { return Simd(p, std::experimental::element_aligned); }
+  static void store(const Simd& v, double* p) { v.copy_to(p, std::experimental::element_aligned); }
+  /// m ? a : b lane by lane.
+  static Simd select(const typename Simd::mask_type& m, const Simd& a, const Simd& b) {
+    Simd out = b;
+    where(m, out) = a;
+    return out;
+  }
+  /// Lanes 0, 1, ..., kW - 1: lane_index() == i - i0 selects row i in the vector at row i0.
+  /// Single entries of a vector are changed this way, in registers: a scalar store followed
+  /// by a vector load of the same bytes stalls (no store-to-load forwarding).
+  static Simd lane_index() { return Simd([](auto l) { return static_cast<double>(static_cast<int>(l)); }); }
+
   int n_ = 0;
-  int padded_ = 0;  // n rounded up to a multiple of 4, at most N; N itself for small N
-  // Small capacities sweep all N rows (the extra ones are zero): a compile-time trip count
-  // the compiler unrolls.
+  bool cold_ = false;  // B = I (start_from(nullptr)): x_B = q needs no product
+  int padded_ = 0;     // n rounded up to whole vectors, at most kLd; kLd itself for small N
+  // Small capacities sweep all kLd rows (the extra ones are zero): a compile-time trip count,
+  // so the pivot column lives in registers.
   static constexpr int kFixedRows = 16;
-  int rows() const { return N <= kFixedRows ? N : padded_; }
+  int rows() const { return N <= kFixedRows ? kLd : padded_; }
 
   /// Sets the starting basis (warm: the given complementary basis, cold: all w) and the
   /// z0 column -B 1. Returns false when the warm basis is singular.
   bool start_from(const Eigen::Ref<const Eigen::MatrixXd>& M, const Basis* warm) {
     n_ = static_cast<int>(M.rows());
     const int n = n_;
-    // Loops over rows run to n rounded up to a multiple of 4 (the rows beyond n are kept at
-    // zero in B^-1, x_B and every column), so they vectorise without remainder handling.
-    padded_ = N <= kFixedRows ? N : std::min(N, (n + 3) / 4 * 4);
-    for (int i = n; i < padded_; ++i) xb_[i] = col_[i] = 0.0;
+    cold_ = !warm;
+    // Loops over rows run to n rounded up to whole vectors (the rows beyond n are kept at
+    // zero in B^-1, x_B and every column), so they need no remainder handling.
+    padded_ = N <= kFixedRows ? kLd : std::min(kLd, (n + kW - 1) / kW * kW);
     for (int i = 0; i < 2 * n + 1; ++i) row_of_[i] = -1;
     if (!warm) {
+      // Column j of I is kUnit[kLd - j + i], i = 0 .. padded_ - 1: whole-vector copies.
+      static constexpr std::array<double, 2 * kLd> kUnit = [] {
+        std::array<double, 2 * kLd> u{};
+        u[kLd] = 1.0;
+        return u;
+      }();
+      const int np = padded_;
       for (int j = 0; j < n; ++j) {
         double* b = binv_col(j);
-        for (int i = 0; i < padded_; ++i) b[i] = 0.0;
-        b[j] = 1.0;
+        for (int i0 = 0; i0 < np; i0 += kW) store(load(&kUnit[kLd - j + i0]), b + i0);
         basic_[j] = j;
         row_of_[j] = j;
         z0_col_[j] = -1.0;
@@ -252,6 +283,12 @@ class Lemke {
     if (!(lu_.rcond() > 1e-12)) return false;
     inv_.resize(n, n);
     inv_ = lu_.inverse();
+    // Eigen's rcond() is an estimate and can pass an exactly singular basis (a zero pivot,
+    // rcond() 4.5e-6: halm_posa_disk_lcp(4, 7, 1e-4) solved, then warm-started from its
+    // basis with q' = 1.01 q + 1e-3 e_0): the inverse is then not finite. Such a run often
+    // still ends on a basis that the refinement in extract() turns into a checked solution,
+    // so it is not refused here; where x_B is NaN and no row can leave, pivot_loop() returns
+    // numerical_failure (the cold start follows) instead of indexing with r = -1.
     for (int j = 0; j < n; ++j)
       for (int i = n; i < padded_; ++i) binv(i, j) = 0.0;
     for (int i = 0; i < n; ++i) {
@@ -264,9 +301,9 @@ class Lemke {
     return true;
   }
 
-  // B^-1 is stored column-major, so that both O(n^2) loops of a pivot (the entering column
-  // and the update) are contiguous axpy loops the compiler vectorises without reassociating
-  // any sum: each entry still accumulates its terms in index order.
+  // B^-1 is stored column-major (stride kLd), so that both O(n^2) loops of a pivot (the
+  // entering column and the update) are contiguous axpy loops over whole vectors, without
+  // reassociating any sum: each entry still accumulates its terms in index order.
   /// basis_ = the columns of a complementary basis (-M_j for basic z_j, e_j for basic w_j),
   /// LU-factorised into lu_.
   void factor_complementary_basis(const Eigen::Ref<const Eigen::MatrixXd>& M, const Basis& b) {
@@ -283,8 +320,8 @@ class Lemke {
     lu_.compute(basis_);
   }
 
-  double& binv(int i, int j) { return binv_[static_cast<size_t>(j) * N + i]; }
-  double* binv_col(int j) { return &binv_[static_cast<size_t>(j) * N]; }
+  double& binv(int i, int j) { return binv_[static_cast<size_t>(j) * kLd + i]; }
+  double* binv_col(int j) { return &binv_[static_cast<size_t>(j) * kLd]; }
 
   /// c = B^-1 (column of variable `var` in [I, -M, z0_col]).
   void entering_column(const Eigen::Ref<const Eigen::MatrixXd>& M, int var) {
@@ -292,16 +329,32 @@ class Lemke {
     const int np = rows();
     if (var < n) {
       const double* b = binv_col(var);
-      for (int i = 0; i < np; ++i) col_[i] = b[i];
+      for (int i = 0; i < np; i += kW) store(load(b + i), &col_[i]);
       return;
     }
-    for (int i = 0; i < np; ++i) col_[i] = 0.0;
     const double* m = var < 2 * n ? M.data() + (var - n) * M.outerStride() : nullptr;  // column j of M (contiguous)
-    for (int k = 0; k < n; ++k) {
-      const double a = m ? -m[k] : z0_col_[k];
-      if (a == 0.0) continue;  // contact LCPs are sparse
-      const double* b = binv_col(k);
-      for (int i = 0; i < np; ++i) col_[i] += b[i] * a;
+    if constexpr (N <= kFixedRows) {
+      // The column accumulates in registers.
+      constexpr int kV = kLd / kW;
+      Simd acc[kV];
+      for (int v = 0; v < kV; ++v) acc[v] = 0.0;
+      for (int k = 0; k < n; ++k) {
+        const double a = m ? -m[k] : z0_col_[k];
+        if (a == 0.0) continue;  // contact LCPs are sparse
+        const double* b = binv_col(k);
+        const Simd av(a);
+        for (int v = 0; v < kV; ++v) acc[v] += load(b + v * kW) * av;
+      }
+      for (int v = 0; v < kV; ++v) store(acc[v], &col_[v * kW]);
+    } else {
+      for (int i = 0; i < np; i += kW) store(Simd(0.0), &col_[i]);
+      for (int k = 0; k < n; ++k) {
+        const double a = m ? -m[k] : z0_col_[k];
+        if (a == 0.0) continue;  // contact LCPs are sparse
+        const double* b = binv_col(k);
+        const Simd av(a);
+        for (int i = 0; i < np; i += kW) store(load(&col_[i]) + load(b + i) * av, &col_[i]);
+      }
     }
   }
 
@@ -329,23 +382,94 @@ class Lemke {
   }
   static bool ties(double a, double b) { return std::abs(a - b) <= 1e-12 * std::max({1.0, std::abs(a), std::abs(b)}); }
 
-  void pivot(int r, int entering) {
+  /// Pivots on row r (`entering` becomes basic there) and leaves in col_ the entering column
+  /// of variable `next` for the new basis (none when next < 0).
+  void pivot(const Eigen::Ref<const Eigen::MatrixXd>& M, int r, int entering, int next) {
     const int n = n_, np = rows();
     const double p = col_[r];
-    xb_[r] /= p;
-    // The pivot row's own factor is set to 0 for the sweeps, so one unsplit loop over all
-    // rows leaves row r exactly as it is (x - 0 * y == x) and vectorises cleanly.
-    col_[r] = 0.0;
-    const double xr = xb_[r];
-    for (int i = 0; i < np; ++i) xb_[i] -= col_[i] * xr;
-    for (int k = 0; k < n; ++k) {
-      double* b = binv_col(k);
-      b[r] /= p;
-      const double brk = b[r];
-      if (brk == 0.0) continue;
-      for (int i = 0; i < np; ++i) b[i] -= col_[i] * brk;
+    const Simd xr(xb_[r] / p), pv(p), lanes = lane_index();
+    // Row r of B^-1 over p, kW quotients at a time (the same correctly rounded quotients as
+    // one by one; binv_ has kLd columns, so whole vectors of the row stay in bounds).
+    for (int k0 = 0; k0 < n; k0 += kW) {
+      const Simd row([&](auto l) { return binv_[static_cast<size_t>(k0 + static_cast<int>(l)) * kLd + r]; });
+      store(row / pv, &prow_[k0]);
     }
-    col_[r] = p;
+    // The pivot row's own factor is set to 0 for the sweeps, so one unsplit loop over all
+    // rows leaves row r as it is (x - 0 * y == x) after it was given its new value.
+    if constexpr (N <= kFixedRows) {
+      constexpr int kV = kLd / kW;
+      Simd c[kV];
+      typename Simd::mask_type at_r[kV];
+      for (int v = 0; v < kV; ++v) {
+        at_r[v] = lanes == Simd(static_cast<double>(r - v * kW));
+        c[v] = load(&col_[v * kW]);
+        where(at_r[v], c[v]) = 0.0;
+        Simd x = load(&xb_[v * kW]);
+        where(at_r[v], x) = xr;
+        store(x - c[v] * xr, &xb_[v * kW]);
+      }
+      // A column of -M entering next is accumulated from each new column of B^-1 while it
+      // is in registers (the terms in entering_column's order and with its zero skips).
+      const double* m = next >= n && next < 2 * n ? M.data() + (next - n) * M.outerStride() : nullptr;
+      Simd acc[kV];
+      for (int v = 0; v < kV; ++v) acc[v] = 0.0;
+      for (int k = 0; k < n; ++k) {
+        double* b = binv_col(k);
+        const double brk = prow_[k];
+        const Simd bv(brk);
+        Simd x[kV];
+        if (brk == 0.0) {
+          for (int v = 0; v < kV; ++v) x[v] = load(b + v * kW);
+        } else {
+          for (int v = 0; v < kV; ++v) x[v] = load(b + v * kW) - c[v] * bv;
+        }
+        for (int v = 0; v < kV; ++v) {
+          where(at_r[v], x[v]) = bv;
+          store(x[v], b + v * kW);
+        }
+        if (m) {
+          const double a = -m[k];
+          if (a == 0.0) continue;
+          const Simd av(a);
+          for (int v = 0; v < kV; ++v) acc[v] += x[v] * av;
+        }
+      }
+      col_[r] = p;
+      if (m) {
+        for (int v = 0; v < kV; ++v) store(acc[v], &col_[v * kW]);
+      } else if (next >= 0) {
+        entering_column(M, next);
+      }
+    } else {
+      const int rc = r / kW * kW;  // the vector holding row r
+      const auto at_r = lanes == Simd(static_cast<double>(r - rc));
+      Simd c = load(&col_[rc]);
+      where(at_r, c) = 0.0;
+      store(c, &col_[rc]);
+      for (int i = 0; i < np; i += kW) {
+        Simd x = load(&xb_[i]);
+        if (i == rc) where(at_r, x) = xr;
+        store(x - load(&col_[i]) * xr, &xb_[i]);
+      }
+      for (int k = 0; k < n; ++k) {
+        double* b = binv_col(k);
+        const double brk = prow_[k];
+        if (brk == 0.0) {
+          b[r] = brk;
+          continue;
+        }
+        const Simd bv(brk);
+        for (int i = 0; i < np; i += kW) {
+          Simd x = load(b + i) - load(&col_[i]) * bv;
+          if (i == rc) where(at_r, x) = bv;
+          store(x, b + i);
+        }
+      }
+    }
+    if constexpr (N > kFixedRows) {
+      col_[r] = p;
+      if (next >= 0) entering_column(M, next);
+    }
     row_of_[basic_[r]] = -1;
     basic_[r] = entering;
     row_of_[entering] = r;
@@ -354,16 +478,24 @@ class Lemke {
   /// Runs Lemke from the basis set by start_from(); `pivots` receives the count.
   Status pivot_loop(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::Ref<const Eigen::VectorXd>& q, int limit,
                     const LemkeOptions& opt, Result& out, int& pivots) {
-    const int n = n_;
-    for (int i = 0; i < n; ++i) xb_[i] = 0.0;
-    for (int k = 0; k < n; ++k) {
-      const double* b = binv_col(k);
-      for (int i = 0; i < n; ++i) xb_[i] += b[i] * q[k];
+    const int n = n_, np = rows();
+    for (int i0 = 0; i0 < np; i0 += kW) {
+      Simd x(0.0);
+      if (cold_) {
+        // B^-1 = I: the product below would give 0 + q_i (every other term is +-0).
+        x = Simd([&](auto l) {
+          const int i = i0 + static_cast<int>(l);
+          return i < n ? 0.0 + q[i] : 0.0;
+        });
+      } else {
+        for (int k = 0; k < n; ++k) x += load(binv_col(k) + i0) * Simd(q[k]);
+      }
+      store(x, &xb_[i0]);  // rows beyond n: 0
     }
     pivots = 0;
     // Roundoff-level negatives (e.g. a warm basis that is still optimal) count as feasible;
     // extract() clamps them and the residual check decides.
-    const double zero = 1e-13 * std::max(1.0, q.cwiseAbs().maxCoeff());
+    const double zero = 1e-13 * std::max(1.0, q_abs_max_);
     bool feasible = true;
     for (int i = 0; i < n; ++i) feasible = feasible && xb_[i] >= -zero;
     if (!feasible) {
@@ -373,8 +505,9 @@ class Lemke {
       int r = -1;
       for (int i = 0; i < n; ++i)
         if (xb_[i] < 0 && (r < 0 || lex_less(i, 1.0, r, 1.0))) r = i;
+      if (r < 0) return Status::numerical_failure;  // x_B not a number (see start_from)
       int leaving = basic_[r];
-      pivot(r, 2 * n);
+      pivot(M, r, 2 * n, leaving < n ? leaving + n : leaving - n);
       ++pivots;
       while (true) {
         // z0 at level zero (degenerate): the almost-complementary point already solves the
@@ -382,18 +515,50 @@ class Lemke {
         // q'z = 0 for some z in SOL(0, M), where a lexicographic ray can follow it.
         if (xb_[row_of_[2 * n]] <= zero && extract(M, q, opt, out) == Status::solved) return Status::solved;
         const int entering = leaving < n ? leaving + n : leaving - n;  // the complement
-        entering_column(M, entering);
-        double cmax = 0;
-        for (int i = 0; i < n; ++i) cmax = std::max(cmax, std::abs(col_[i]));
+        // col_ holds its column (pivot() computed it).
+        constexpr double inf = std::numeric_limits<double>::infinity();
+        // The max and min below keep std::max / std::min's choice lane by lane (where(a < b):
+        // a NaN never enters), so they give the scalar loops' values (rows beyond n: column 0,
+        // ratio inf); the lanes are then combined in a tree (hmax, hmin), which for numbers
+        // that are not NaN gives the same value in any order (up to the sign of a zero
+        // ratio, which no comparison below can tell).
+        //
+        // tol = pivot_tolerance * max(1, |c|_inf) needs a reduction over c, and the ratio
+        // test then needs another; to keep the second off the first's latency, the rows are
+        // first screened with the lower bound pivot_tolerance (tol itself whenever
+        // |c|_inf <= 1), and the screen is exact unless some entry lies in (bound, tol]: then
+        // (rarely) the ratios are taken again with tol.
+        const double bound = opt.pivot_tolerance;
+        const Simd boundv(bound);
+        Simd cm(0.0), bestv(inf), cmin(inf);
+        for (int i = 0; i < np; i += kW) {
+          const Simd c = load(&col_[i]);
+          const Simd a = std::experimental::abs(c);
+          where(cm < a, cm) = a;
+          const auto blocks = c > boundv;
+          where(blocks && c < cmin, cmin) = c;
+          Simd ratio = load(&xb_[i]) / c;
+          where(!blocks, ratio) = inf;
+          store(ratio, &ratio_[i]);
+          where(ratio < bestv, bestv) = ratio;
+        }
+        const double cmax = hmax(cm);
         const double tol = opt.pivot_tolerance * std::max(1.0, cmax);
-        // Minimum ratio over the rows that block (entry > tol), each ratio computed once.
+        if (hmin(cmin) <= tol) {
+          // Minimum ratio over the rows that block (entry > tol), each ratio computed once.
+          const Simd tolv(tol);
+          bestv = inf;
+          for (int i = 0; i < np; i += kW) {
+            const Simd c = load(&col_[i]);
+            Simd ratio = load(&xb_[i]) / c;
+            where(!(c > tolv), ratio) = inf;
+            store(ratio, &ratio_[i]);
+            where(ratio < bestv, bestv) = ratio;
+          }
+        }
         r = -1;
         const int z0_row = row_of_[2 * n];
-        double best = std::numeric_limits<double>::infinity();
-        for (int i = 0; i < n; ++i) {
-          ratio_[i] = col_[i] > tol ? xb_[i] / col_[i] : std::numeric_limits<double>::infinity();
-          best = std::min(best, ratio_[i]);
-        }
+        const double best = hmin(bestv);
         if (best == std::numeric_limits<double>::infinity()) {
           // A secondary ray. If z0 is zero up to roundoff (degenerate; seen with nearly
           // singular M), the point without z0 may already be a solution: only the residual
@@ -405,14 +570,21 @@ class Lemke {
           r = z0_row;  // z0 leaves: a solution
         } else {
           // Among the rows tied at the minimum, the lexicographically smallest row of
-          // B^-1 divided by its pivot entry (CPS 4.4.6-4.4.9): never cycles.
-          for (int i = 0; i < n; ++i)
-            if (ratio_[i] != std::numeric_limits<double>::infinity() && ties(ratio_[i], best) &&
-                (r < 0 || lex_less_rows(i, r)))
-              r = i;
+          // B^-1 divided by its pivot entry (CPS 4.4.6-4.4.9): never cycles. The tie test
+          // is ties() on whole vectors; rows are then visited in increasing order.
+          const Simd bv(best), scale_b = std::experimental::max(Simd(1.0), Simd(std::abs(best)));
+          for (int i0 = 0; i0 < np; i0 += kW) {
+            const Simd ratio = load(&ratio_[i0]);
+            const auto tied = ratio != Simd(inf) && std::experimental::abs(ratio - bv) <=
+                                                        Simd(1e-12) * std::experimental::max(scale_b, std::experimental::abs(ratio));
+            if (none_of(tied)) continue;
+            for (int l = 0; l < kW; ++l)
+              if (tied[l] && (r < 0 || lex_less_rows(i0 + l, r))) r = i0 + l;
+          }
         }
+        if (r < 0) return Status::numerical_failure;  // x_B not a number (see start_from)
         leaving = basic_[r];
-        pivot(r, entering);
+        pivot(M, r, entering, leaving == 2 * n ? -1 : leaving < n ? leaving + n : leaving - n);
         if (++pivots >= limit && leaving != 2 * n) return Status::iteration_limit;
         if (leaving == 2 * n) break;
       }
@@ -453,24 +625,65 @@ class Lemke {
   double residual_of(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::Ref<const Eigen::VectorXd>& q,
                      Result& out) {
     const int n = n_;
-    out.w = q;
+    const int nv = n / kW * kW;  // whole vectors, then a scalar tail
+    const double* z = out.z.data();
     double zmax = 0;
-    for (int j = 0; j < n; ++j) {
-      const double zj = out.z[j];
-      if (zj == 0.0) continue;
-      zmax = std::max(zmax, zj);
-      const double* m = M.data() + j * M.outerStride();
-      for (int i = 0; i < n; ++i) out.w[i] += m[i] * zj;
+    if constexpr (kLd == kW) {
+      // w_i = q_i + sum_j M_ij z_j in the order of j, skipping z_j = 0: with one vector of
+      // rows (and a scalar tail), accumulated in a register rather than through memory.
+      out.w.resize(n);
+      double* w = out.w.data();
+      for (int j = 0; j < n; ++j) zmax = std::max(zmax, z[j]);  // z >= 0
+      const double* md = M.data();
+      const Eigen::Index ld = M.outerStride();
+      for (int i = 0; i < nv; i += kW) {
+        Simd acc = load(q.data() + i);
+        for (int j = 0; j < n; ++j) {
+          if (z[j] == 0.0) continue;
+          acc += load(md + j * ld + i) * Simd(z[j]);
+        }
+        store(acc, w + i);
+      }
+      for (int i = nv; i < n; ++i) {
+        double acc = q[i];
+        for (int j = 0; j < n; ++j)
+          if (z[j] != 0.0) acc += md[j * ld + i] * z[j];
+        w[i] = acc;
+      }
+    } else {
+      // The same sums, one pass over z: w accumulates in memory, column by column.
+      out.w = q;
+      double* w = out.w.data();
+      for (int j = 0; j < n; ++j) {
+        const double zj = z[j];
+        if (zj == 0.0) continue;
+        zmax = std::max(zmax, zj);
+        const double* m = M.data() + j * M.outerStride();
+        const Simd zv(zj);
+        for (int i = 0; i < nv; i += kW) store(load(w + i) + load(m + i) * zv, w + i);
+        for (int i = nv; i < n; ++i) w[i] += m[i] * zj;
+      }
     }
-    double worst = 0;
-    for (int i = 0; i < n; ++i) worst = std::max(worst, std::abs(std::min(out.z[i], out.w[i])));
-    const double scale = std::max({1.0, q.cwiseAbs().maxCoeff(), m_abs_max_ * zmax});
+    const double* w = out.w.data();
+    // max_i |min(z_i, w_i)|: the lane-wise std::min choice (w < z ? w : z), then a max over
+    // numbers that are not NaN, which any order gives alike.
+    Simd worst_v(0.0);
+    for (int i = 0; i < nv; i += kW) {
+      const Simd zi = load(z + i), wi = load(w + i);
+      const Simd a = std::experimental::abs(select(wi < zi, wi, zi));
+      where(worst_v < a, worst_v) = a;
+    }
+    double worst = hmax(worst_v);
+    for (int i = nv; i < n; ++i) worst = std::max(worst, std::abs(std::min(out.z[i], out.w[i])));
+    const double scale = std::max({1.0, q_abs_max_, m_abs_max_ * zmax});
     return worst / scale;
   }
 
-  double m_abs_max_ = 0;  // |M|_inf of the problem being solved (set by solve)
-  std::array<double, static_cast<size_t>(N) * N> binv_{};  // B^-1, column-major
-  std::array<double, N> xb_{}, col_{}, z0_col_{}, ratio_{};
+  double m_abs_max_ = 0;  // max |M_ij| of the problem being solved (set by solve)
+  double q_abs_max_ = 0;  // max |q_i| of the problem being solved (set by solve)
+  alignas(64) std::array<double, static_cast<size_t>(kLd) * kLd> binv_{};  // B^-1, column-major, stride kLd
+  alignas(64) std::array<double, kLd> xb_{}, col_{}, ratio_{}, prow_{};
+  std::array<double, N> z0_col_{};
   std::array<int, N> basic_{};            // variable basic in each row
   std::array<int, 2 * N + 1> row_of_{};   // row of each basic variable, -1 when nonbasic
   // Factorisations and the mixed-LCP reduction (fixed capacity: no allocation).

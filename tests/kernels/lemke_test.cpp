@@ -273,6 +273,37 @@ TEST_F(LemkeTest, WarmStartFromAStaleBasisStillSolves) {
   }
 }
 
+// A warm basis can be exactly singular and still pass the rcond() estimate (here a zero
+// pivot with rcond() 4.5e-6): x_B is then NaN and no row can leave. This once indexed row
+// -1; now the warm run reports numerical_failure and the cold start solves.
+TEST_F(LemkeTest, WarmStartFromASingularBasisFallsBackToTheColdStart) {
+  const test::LcpInstance p = test::halm_posa_disk_lcp(4, 7, 1e-4);
+  ASSERT_EQ(solver->solve(p.M, p.q, r), Status::solved);
+  const Solver::Basis basis = r.basis;
+  Eigen::VectorXd q2 = 1.01 * p.q;
+  q2[0] += 1e-3;
+  ASSERT_EQ(solver->solve(p.M, q2, r, &basis), Status::solved);
+  expect_solution(p.M, q2, r);
+  // The warm run stopped (the old code indexed row -1 and reported its 1-pivot run as used).
+  EXPECT_FALSE(r.warm_start_used);
+  // Neighbouring perturbations (some have no solution Lemke can reach): the warm start
+  // solves whatever the cold start solves, and every `solved` is checked.
+  int solved = 0;
+  for (int i = 0; i < p.q.size(); ++i)
+    for (const double d : {-1e-3, 1e-6, 1e-3}) {
+      Eigen::VectorXd q3 = 1.01 * p.q;
+      q3[i] += d;
+      const Status cold = solver->solve(p.M, q3, r);
+      const Status warm = solver->solve(p.M, q3, r, &basis);
+      if (cold == Status::solved) EXPECT_EQ(warm, Status::solved) << i << " " << d;
+      if (warm == Status::solved) {
+        expect_solution(p.M, q3, r);
+        ++solved;
+      }
+    }
+  EXPECT_GT(solved, 20);
+}
+
 TEST_F(LemkeTest, BadInputIsReportedNotThrown) {
   Eigen::MatrixXd M = Eigen::MatrixXd::Identity(3, 3);
   Eigen::VectorXd q = -Eigen::VectorXd::Ones(3);
