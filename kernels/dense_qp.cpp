@@ -1164,13 +1164,18 @@ bool DenseQp::repair(int id) {
       // be held by W itself, so it takes the place of the inequality of W it depends on
       // most (x does not move). Otherwise the inequality with mu_k delta > 0 of largest
       // |mu_k| |a_k| leaves, to let a'x move toward b.
+      // After degenerate_steps_before_bland zero-length steps the smallest index among the
+      // candidates leaves instead (Bland's rule: the walk is a simplex on the target's
+      // violation and cannot cycle then).
       int best = -1;
-      double best_v = opt_.dependency_tol * normal_norm(id);
+      const double floor_v = opt_.dependency_tol * normal_norm(id);
+      double best_v = floor_v;
+      const bool bland = degenerate_steps_ >= opt_.degenerate_steps_before_bland;
       for (int k = 0; k < t_; ++k) {
         const int wid = work_[k];
         if (is_equality(wid) || wid >= first_temp()) continue;
         const double v = satisfied || lam_[k] * delta > 0 ? std::abs(lam_[k]) * normal_norm(wid) : 0.0;
-        if (v > best_v) {
+        if (bland ? v > floor_v && (best < 0 || wid < work_[best]) : v > best_v) {
           best = k;
           best_v = v;
         }
@@ -1189,6 +1194,14 @@ bool DenseQp::repair(int id) {
         return false;
       }
       delete_constraint(best);
+      if (satisfied) {
+        // The equality takes the freed place where x stands. (Moving on instead, toward a
+        // residual of rounding size and arbitrary sign, stepped back into the deleted
+        // constraint at zero length, re-added it and deleted it again until the step
+        // limit: a third of the MIQP's warm starts ended in a cold start that way.)
+        in_w_[id] = 0;
+        return add_constraint(id, false);
+      }
       continue;
     }
     // The least-norm move in the null space of W that makes a'x = b: d = Z w delta / |w|^2.

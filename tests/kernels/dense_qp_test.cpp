@@ -15,6 +15,7 @@
 #include <memory>
 #include <numbers>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "kernels/dense_lp.hpp"
@@ -852,6 +853,46 @@ TEST(DenseQpWarmStart, SemidefiniteOptimumWithTemporaryConstraints) {
   EXPECT_LE(s.stats().iterations, 2);
   expect_kkt(qp, s);
   EXPECT_NEAR(s.objective(), obj, 1e-9 * (1 + std::abs(obj)));
+}
+
+TEST(DenseQpWarmStart, RepairOfAnEqualityAlreadyHeldIsNotAWalk) {
+  // A node of the seed 000 cylinder grasp's MIQP (examples/pang_tedrake_grasp.json, stage
+  // 1), exact to the bit: its new fixing upper_14 = 0 makes Gamma of contact 0 a fixed
+  // variable, at 1e-3 in the parent's point.
+  // The repair walk reaches it at rounding level while it depends on the working set; it
+  // used to step back into the inequality it had just given up, re-add it and give it up
+  // again until the step limit, then start cold (a third of the MIQP's warm starts).
+  const auto sparse = [](int rows, int cols, std::initializer_list<std::tuple<int, int, double>> entries) {
+    Eigen::MatrixXd M = Eigen::MatrixXd::Zero(rows, cols);
+    for (const auto& [i, j, v] : entries) M(i, j) = v;
+    return M;
+  };
+  Qp qp;
+  qp.H = sparse(17, 17, {{2, 2, 0x1p+1}, {3, 3, 0x1p+1}, {4, 4, 0x1p+1}});
+  qp.c = vec({0x0p+0,0x0p+0,-0x1.0624dd2f1a9fcp-9,0x1.0624dd2f1a9fcp-9,-0x1.0624dd2f1a9fcp-9,0x0p+0,0x0p+0,0x0p+0,0x0p+0,0x0p+0,0x0p+0,0x0p+0,0x0p+0,0x0p+0,0x0p+0,0x0p+0,0x0p+0});
+  qp.A_eq = sparse(2, 17, {{0, 5, 0x1p+0}, {0, 6, -0x1p+0}, {0, 10, -0x1p+0}, {0, 13, 0x1p+0}, {1, 7, 0x1p+0}, {1, 8, 0x1p+0}, {1, 9, -0x1p+0}, {1, 11, -0x1p+0}, {1, 12, 0x1p+0}});
+  qp.b_eq = vec({-0x0p+0,0x1.91d14e3bcd35bp-4});
+  qp.A_in = sparse(15, 17, {{0, 0, 0x1p+0}, {0, 2, -0x1p+0}, {1, 0, -0x1p+0}, {1, 3, 0x1p+0}, {2, 1, 0x1p+0}, {3, 1, 0x1p+0}, {3, 4, -0x1p+0}, {3, 14, 0x1p+0}, {4, 1, -0x1p+0}, {4, 4, 0x1p+0}, {4, 15, 0x1p+0}, {5, 0, -0x1p+0}, {5, 16, 0x1p+0}, {6, 1, -0x1p+0}, {6, 4, 0x1p+0}, {6, 14, 0x1p+0}, {7, 1, 0x1p+0}, {7, 4, -0x1p+0}, {7, 15, 0x1p+0}, {8, 0, 0x1p+0}, {8, 16, 0x1p+0}, {9, 5, 0x1p-1}, {9, 8, -0x1p+0}, {9, 11, -0x1p+0}, {10, 6, 0x1p-1}, {10, 9, -0x1p+0}, {10, 12, -0x1p+0}, {11, 7, 0x1p-1}, {11, 10, -0x1p+0}, {11, 13, -0x1p+0}, {12, 0, 0x1p+0}, {12, 5, 0x1.47ae147ae147bp-7}, {13, 0, -0x1p+0}, {13, 6, 0x1.47ae147ae147bp-7}, {14, 1, 0x1p+0}, {14, 7, 0x1.47ae147ae147bp-7}});
+  qp.b_in = vec({-0x0p+0,-0x0p+0,-0x0p+0,0x0p+0,0x0p+0,0x0p+0,0x0p+0,0x0p+0,0x0p+0,0x0p+0,0x0p+0,0x0p+0,0x1.0624dd2f1a9fcp-10,0x1.0624dd2f1a9fcp-10,-0x0p+0});
+  qp.lo = vec({-kInf,-kInf,-kInf,-kInf,-kInf,0x0p+0,0x0p+0,0x0p+0,0x0p+0,0x0p+0,0x0p+0,0x0p+0,0x0p+0,0x0p+0,0x0p+0,0x0p+0,0x0p+0});
+  qp.up = vec({kInf,kInf,kInf,kInf,kInf,kInf,kInf,kInf,kInf,kInf,kInf,kInf,kInf,kInf,0x0p+0,kInf,kInf});
+  // The parent's answer: its point and working set.
+  QpWorkingSet ws(15, 17);
+  const std::vector<int> active = {1,1,0,1,0,0,0,1,0,0,0,0,1,1,0};
+  const std::vector<int> bound = {0,0,0,0,0,0,0,0,1,1,1,1,1,1,0,0,1};
+  for (int i = 0; i < 15; ++i) ws.active[i] = static_cast<std::uint8_t>(active[i]);
+  for (int j = 0; j < 17; ++j) ws.bound[j] = static_cast<QpBoundState>(bound[j]);
+  ws.x = vec({0x0p+0,0x0p+0,0x0p+0,0x0p+0,0x1.0624dd2f1a9fdp-10,0x1.999999999999ap-4,0x1.999999999999ap-4,0x1.91d14e3bcd35bp-4,0x0p+0,0x0p+0,0x0p+0,0x0p+0,0x0p+0,0x0p+0,0x1.0624dd2f1a9fdp-10,0x1.0624dd2f1a9fcp-10,0x0p+0});
+  ws.has_point = true;
+
+  DenseQp s(DenseQpCapacity{17, 2, 15});
+  ASSERT_EQ(s.solve(qp.view()), Status::solved);
+  const double cold = s.objective();
+  ASSERT_EQ(s.solve(qp.view(), ws), Status::solved);
+  EXPECT_EQ(s.warm_start(), QpWarmStart::accepted);
+  EXPECT_EQ(s.phase1_pivots(), 0);
+  expect_kkt(qp, s);
+  EXPECT_NEAR(s.objective(), cold, 1e-12);
 }
 
 // ---- random problems ----------------------------------------------------------------------------
