@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <experimental/simd>
 #include <limits>
 
 #include "kernels/input_checks.hpp"
@@ -26,6 +27,41 @@ constexpr int kMaxTemporaryRounds = 3;
 
 using detail::bounds_ok;
 using detail::max_abs;
+
+// The O(n) loops of the factor updates on explicit vectors (GCC's <experimental/simd>, the
+// native width): the build passes -fno-tree-vectorize, so plain loops stay scalar. Only
+// element-wise operations, each entry computed by the plain loop's expression, so the
+// results are bitwise those of the scalar loops and do not depend on alignment (the
+// branch-and-bound's answer must not depend on which workspace solved a node).
+using Simd = std::experimental::native_simd<double>;
+constexpr int kW = static_cast<int>(Simd::size());
+
+/// (x_i, y_i) <- (p x_i + q y_i, r x_i + t y_i), i < n: a plane rotation of two columns.
+void rotate(double* x, double* y, int n, double p, double q, double r, double t) {
+  namespace stdx = std::experimental;
+  const Simd pv(p), qv(q), rv(r), tv(t);
+  int i = 0;
+  for (; i + kW <= n; i += kW) {
+    const Simd a(x + i, stdx::element_aligned), b(y + i, stdx::element_aligned);
+    (pv * a + qv * b).copy_to(x + i, stdx::element_aligned);
+    (rv * a + tv * b).copy_to(y + i, stdx::element_aligned);
+  }
+  for (; i < n; ++i) {
+    const double a = x[i], b = y[i];
+    x[i] = p * a + q * b;
+    y[i] = r * a + t * b;
+  }
+}
+
+/// y_i += f x_i, i < n.
+void axpy(double f, const double* x, double* y, int n) {
+  namespace stdx = std::experimental;
+  const Simd fv(f);
+  int i = 0;
+  for (; i + kW <= n; i += kW)
+    (Simd(y + i, stdx::element_aligned) + fv * Simd(x + i, stdx::element_aligned)).copy_to(y + i, stdx::element_aligned);
+  for (; i < n; ++i) y[i] += f * x[i];
+}
 
 bool sizes_ok(const DenseQpProblem& p) {
   const Eigen::Index n = p.c.size();
@@ -493,13 +529,8 @@ bool DenseQp::add_constraint(int id, bool update_l) {
     const double c = b / h, s = a / h;
     w_[r] = 0.0;
     w_[r + 1] = h;
-    double* qa = Q_.col(zcol(r)).data();
-    double* qb = Q_.col(zcol(r + 1)).data();
-    for (int i = 0; i < n; ++i) {
-      const double x = qa[i], y = qb[i];
-      qa[i] = c * x - s * y;
-      qb[i] = s * x + c * y;
-    }
+    // (c x - s y, s x + c y): c x + (-s) y is the same number, to the sign of a zero sum.
+    rotate(Q_.col(zcol(r)).data(), Q_.col(zcol(r + 1)).data(), n, c, -s, s, c);
     if (!update_l) continue;
     for (int k = 0; k <= r + 1; ++k) {
       const double x = L_(r, k), y = L_(r + 1, k);
@@ -551,13 +582,7 @@ void DenseQp::delete_constraint(int pos) {
       R_(j + 1, k) = -s * x + c * y;
     }
     R_(j + 1, j) = 0.0;
-    double* qa = Q_.col(j).data();
-    double* qb = Q_.col(j + 1).data();
-    for (int i = 0; i < n_; ++i) {
-      const double x = qa[i], y = qb[i];
-      qa[i] = c * x + s * y;
-      qb[i] = -s * x + c * y;
-    }
+    rotate(Q_.col(j).data(), Q_.col(j + 1).data(), n_, c, s, -s, c);
   }
   for (int k = 0; k < t; ++k) R_(t - 1, k) = 0.0;
   --t_;
@@ -693,8 +718,7 @@ bool DenseQp::factor_reduced_hessian(bool allow_temporaries) {
       for (int j = 0; j < rank; ++j) {
         const double f = -u_[j];
         if (f == 0.0) continue;
-        const double* zj = Q_.col(zcol(j)).data();
-        for (int i = 0; i < n_; ++i) d[i] += f * zj[i];
+        axpy(f, Q_.col(zcol(j)).data(), d, n_);
       }
       double norm = 0.0;
       for (int i = 0; i < n_; ++i) norm += d[i] * d[i];
@@ -1097,8 +1121,7 @@ bool DenseQp::try_warm_start(const QpWorkingSet& ws) {
   }
   for (int k = 0; k < t_; ++k) {
     const double f = lam_[k];
-    const double* y = Q_.col(k).data();
-    for (int i = 0; i < n; ++i) x_[i] += f * y[i];
+    axpy(f, Q_.col(k).data(), x_.data(), n);
   }
   if (!x_.head(n).allFinite() || !factor_reduced_hessian(true)) return false;
   changes_since_refactor_ = 0;
@@ -1209,8 +1232,7 @@ bool DenseQp::repair(int id) {
     for (int r = 0; r < nz_; ++r) {
       const double f = u_[zcol(r)] * delta / ww;
       if (f == 0.0) continue;
-      const double* z = Q_.col(zcol(r)).data();
-      for (int i = 0; i < n_; ++i) step_[i] += f * z[i];
+      axpy(f, Q_.col(zcol(r)).data(), step_.data(), n_);
     }
     const Ratio r = ratio_test(1.0);
     take_step(r);
