@@ -521,8 +521,34 @@ bool DenseQp::add_constraint(int id, bool update_l) {
   }
   rho = std::sqrt(rho);
   if (!(rho > opt_.dependency_tol * normal_norm(id))) return false;
+  if (!update_l) {
+    // No L to keep in step (a working set being built): Z's column order is free, so
+    // w is rotated from each nonzero entry onto the next and then swapped into last place.
+    // With sparse normals (bounds, contact rows) that is a few rotations instead of one
+    // per column after the first nonzero.
+    int prev = -1;
+    for (int r = 0; r < nz_; ++r) {
+      if (w_[r] == 0.0) continue;
+      if (prev >= 0) {
+        const double a = w_[prev], b = w_[r];
+        const double h = std::sqrt(a * a + b * b);
+        const double c = b / h, s = a / h;
+        w_[prev] = 0.0;
+        w_[r] = h;
+        rotate(Q_.col(zcol(prev)).data(), Q_.col(zcol(r)).data(), n, c, -s, s, c);
+      }
+      prev = r;
+    }
+    if (prev != nz_ - 1) {
+      double* qa = Q_.col(zcol(prev)).data();
+      double* qb = Q_.col(zcol(nz_ - 1)).data();
+      std::swap_ranges(qa, qa + n, qb);
+      w_[nz_ - 1] = w_[prev];
+      w_[prev] = 0.0;
+    }
+  }
   // Rotate w onto its last entry: Z <- Z G, and L <- G'L K (K restores the triangle).
-  for (int r = 0; r + 1 < nz_; ++r) {
+  for (int r = 0; update_l && r + 1 < nz_; ++r) {
     const double a = w_[r], b = w_[r + 1];
     if (a == 0.0) continue;
     const double h = std::sqrt(a * a + b * b);
@@ -531,7 +557,6 @@ bool DenseQp::add_constraint(int id, bool update_l) {
     w_[r + 1] = h;
     // (c x - s y, s x + c y): c x + (-s) y is the same number, to the sign of a zero sum.
     rotate(Q_.col(zcol(r)).data(), Q_.col(zcol(r + 1)).data(), n, c, -s, s, c);
-    if (!update_l) continue;
     for (int k = 0; k <= r + 1; ++k) {
       const double x = L_(r, k), y = L_(r + 1, k);
       L_(r, k) = c * x - s * y;
