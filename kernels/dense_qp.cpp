@@ -943,10 +943,11 @@ void DenseQp::compute_multipliers() {
   // R lambda = Y'g.
   const int t = t_;
   lam_.head(t).noalias() = Q_.topLeftCorner(n_, t).transpose() * g_.head(n_);
+  // Back substitution by columns of R (contiguous, column-major): each solved lambda_k is
+  // taken out of the rows above it at once.
   for (int k = t - 1; k >= 0; --k) {
-    double s = lam_[k];
-    for (int j = k + 1; j < t; ++j) s -= R_(k, j) * lam_[j];
-    lam_[k] = s / R_(k, k);
+    lam_[k] /= R_(k, k);
+    axpy(-lam_[k], R_.col(k).data(), lam_.data(), k);
   }
 }
 
@@ -1104,11 +1105,17 @@ bool DenseQp::try_warm_start(const QpWorkingSet& ws) {
   // test) until the repair below makes them active; listed constraints it does not hold
   // active are stale and left out.
   const double tol = opt_.feasibility_tol * primal_scale(p, x_.head(n), max_a_);
+  // The rows' a'x - b at the given point, in one product (x does not move before the
+  // repair below; ratio_test() reuses res_ only after that).
+  const int rows = me_ + mi_;
+  res_.head(rows).noalias() = N_.topLeftCorner(n, rows).transpose() * x_.head(n);
+  res_.head(rows) -= b_all_.head(rows);
+  const auto residual_here = [&](int id) { return is_row(id) ? res_[id] : residual(id); };
   const auto violated = [&](int id) {
-    const double r = residual(id);
+    const double r = residual_here(id);
     return is_equality(id) ? std::abs(r) > tol : r < -tol;
   };
-  const auto usable = [&](int id) { return !ws.has_point || std::abs(residual(id)) <= tol; };
+  const auto usable = [&](int id) { return !ws.has_point || std::abs(residual_here(id)) <= tol; };
   if (ws.has_point) {
     for (int id = 0; id < first_temp(); ++id) {
       if (id >= first_lower()) {
@@ -1197,7 +1204,7 @@ bool DenseQp::repair(int id) {
     const double delta = -residual(id);
     // u = Q'a, w = Z'a.
     load_normal(id, v_.data());
-    for (int k = 0; k < n_; ++k) u_[k] = Q_.col(k).head(n_).dot(v_.head(n_));
+    u_.head(n_).noalias() = Q_.topLeftCorner(n_, n_).transpose() * v_.head(n_);
     double ww = 0.0;
     for (int r = 0; r < nz_; ++r) ww += u_[zcol(r)] * u_[zcol(r)];
     if (!(std::sqrt(ww) > opt_.dependency_tol * normal_norm(id))) {
