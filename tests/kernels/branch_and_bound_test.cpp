@@ -156,6 +156,29 @@ TEST(BranchAndBound, AnswerIsTheSameForEveryRoundWidthAndThreadCount) {
   }
 }
 
+TEST(BranchAndBound, DroppingDominatedNodesChangesNothingButTheNodeCount) {
+  // Integer data: many optimal leaves tie, which is where domination applies.
+  long dominated = 0;
+  for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+    const Knapsack k = random_knapsack(8 + static_cast<int>(seed % 8), 200 + seed, true);
+    BnbOptions keep;
+    keep.prune_dominated = false;
+    BranchAndBound<Knapsack> with(k), without(k, keep, 4096);
+    const auto& a = with.solve(k);
+    const auto& b = without.solve(k);
+    ASSERT_EQ(a.status, Status::solved) << seed;
+    ASSERT_EQ(b.status, Status::solved) << seed;
+    EXPECT_EQ(a.fixings, b.fixings) << seed;
+    EXPECT_EQ(a.solution, b.solution) << seed;
+    EXPECT_EQ(a.cost, b.cost) << seed;
+    EXPECT_EQ(b.stats.dominated, 0);
+    EXPECT_LE(a.stats.nodes, b.stats.nodes) << seed;
+    EXPECT_EQ(a.stats.nodes < b.stats.nodes, a.stats.dominated > 0) << seed;
+    dominated += a.stats.dominated;
+  }
+  EXPECT_GT(dominated, 0);
+}
+
 TEST(BranchAndBound, StatisticsAreTheSameOnAnyThreadCount) {
   const Knapsack k = random_knapsack(16, 7, true);
   BnbStats reference{};
@@ -170,6 +193,7 @@ TEST(BranchAndBound, StatisticsAreTheSameOnAnyThreadCount) {
     EXPECT_EQ(s.nodes, reference.nodes);
     EXPECT_EQ(s.leaves, reference.leaves);
     EXPECT_EQ(s.pruned, reference.pruned);
+    EXPECT_EQ(s.dominated, reference.dominated);
     EXPECT_EQ(s.rounds, reference.rounds);
     EXPECT_EQ(s.max_depth, reference.max_depth);
     EXPECT_EQ(s.branched, reference.branched);
@@ -231,9 +255,12 @@ TEST(BranchAndBound, TooManyTiedLeavesForTheCandidatePoolIsReportedNotDropped) {
   k.n = 12;
   for (int i = 0; i < k.n; ++i) k.value[i] = k.weight[i] = 1;
   k.capacity = 6.5;
-  BranchAndBound<Knapsack> small(k, {}, 2);
+  // Dominated nodes are kept, or the search would never hold more than a few candidates.
+  BnbOptions o;
+  o.prune_dominated = false;
+  BranchAndBound<Knapsack> small(k, o, 2);
   const Status s = small.solve(k).status;
-  BranchAndBound<Knapsack> big(k, {}, 4096);
+  BranchAndBound<Knapsack> big(k, o, 4096);
   const auto& r = big.solve(k);
   ASSERT_EQ(r.status, Status::solved);
   EXPECT_EQ(r.cost, -6);
