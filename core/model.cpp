@@ -4,6 +4,7 @@
 
 #include "core/contacts.hpp"
 #include "core/kinematics.hpp"
+#include "core/pang_tedrake_miqp.hpp"
 
 namespace qs {
 
@@ -85,7 +86,7 @@ std::string Model::pair_name(int pair) const {
 
 int step_memory_size(const Model& m) {
   if (m.formulation == Formulation::anitescu_qp && m.params.quasi_dynamic) return 2 * m.n_slots();
-  if (m.formulation == Formulation::pang_tedrake_miqp && m.params.elastic_bound_previous) return m.n_slots();
+  if (m.formulation == Formulation::pang_tedrake_miqp) return PangTedrakeMiqp::memory_size(m);
   // ecp_ncp: [valid, k, the last step's MNCP solution (18 + hull faces)] (core/ecp_ncp.hpp).
   if (m.formulation == Formulation::ecp_ncp && m.body3)
     return 2 + 18 + static_cast<int>(m.body3->hull_normals.size()) + (m.body3->cylinder ? 1 : 0);

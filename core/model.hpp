@@ -262,9 +262,10 @@ struct State {
   /// - anitescu_qp quasi-dynamic (2 n_slots): the previous step's dual impulses beta in the
   ///   fixed slot layout (core/anitescu_step.hpp), the next PGS's warm start; zeros at the
   ///   start (a cold start);
-  /// - pang_tedrake_miqp with elastic_bound = previous (n_slots): each slot's hypothetical
-  ///   penetration phi_bar of the last solved step, the next step's elastic bound (seed 000
-  ///   sec. V.B); +inf at the start and where the slot was inactive (no bound);
+  /// - pang_tedrake_miqp (PangTedrakeMiqp::memory_size): each slot's hypothetical
+  ///   penetration phi_bar of the last solved step, the next step's elastic bound under
+  ///   elastic_bound = previous (seed 000 sec. V.B), +inf where the slot was inactive; then
+  ///   the last step's stage-1 answer, the next root's warm start; all +inf at the start;
   /// - ecp_ncp (2 + 18 + hull faces): [1 when the rest is valid, the face k of the last step,
   ///   that step's MNCP solution], the next step's warm start; zeros at the start (cold).
   Eigen::VectorXd memory;

@@ -52,6 +52,14 @@ class PangTedrakeMiqp final : public Stepper {
     o.max_nodes = 10000;
     return o;
   }
+  /// State::memory of a pang_tedrake_miqp model: [phi_bar (n_slots) | the root warm start].
+  /// phi_bar is each slot's hypothetical penetration of the last step (read under
+  /// elastic_bound = previous). The root warm start is the last step's stage-1 answer as a
+  /// QP working set: [nc, the nc slots (K entries), row flags (5 K), bound states (n_q + 4 K),
+  /// the point (n_q + 4 K)], K = min(kMaxContacts, n_slots). Every entry starts at +inf
+  /// (none), as initial_state() gives it.
+  static int memory_size(const Model& m);
+
   explicit PangTedrakeMiqp(const Model& m, const BnbOptions& options = default_options());
   ~PangTedrakeMiqp() override;
 
@@ -115,6 +123,12 @@ class PangTedrakeMiqp final : public Stepper {
   Eigen::VectorXd dqa_bar_;   // (n_a) the commanded displacement of the step
   Eigen::VectorXd dqa_star_;  // (n_a) stage 1's optimal dq_a
   QpWorkingSet stage1_answer_;  // stage 1's answer, stage 2's root warm start
+  QpWorkingSet root_warm_;      // the last step's stage-1 answer, from State::memory
+  /// Decodes the root warm start of s.memory into root_warm_: false when there is none or
+  /// it belongs to other contacts (another count or other slots).
+  bool load_root_warm(const Model& m, const State& s);
+  /// Writes stage1_answer_ (and phi_bar) into s.memory for the next step.
+  void store_memory(const Model& m, State& s) const;
 };
 
 }  // namespace qs

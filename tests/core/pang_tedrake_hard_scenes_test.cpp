@@ -250,7 +250,9 @@ TEST(PangTedrakeHardScenes, Box72KeepsEighteenContactsWhileTurningTheBox) {
   for (const StepRecord& s : r.steps) most = std::max(most, s.contacts);
   EXPECT_EQ(most, PangTedrakeMiqp::kMaxContacts);
   for (int l = 4; l <= 6; ++l) EXPECT_EQ(r.steps[l - 1].contacts, 16) << "step " << l;
-  EXPECT_TRUE(r.steps[6].contacts == 14 || r.steps[6].contacts == 16) << r.steps[6].contacts;  // step 7: the tie
+  // Step 7, the tie: two slots leave with gaps at the margin to rounding (the trajectory is
+  // the same to 1e-14 however the MIQP's ties are broken), so one, both or neither counts.
+  EXPECT_TRUE(r.steps[6].contacts >= 14 && r.steps[6].contacts <= 16) << r.steps[6].contacts;
   for (int l = 8; l <= 15; ++l) EXPECT_EQ(r.steps[l - 1].contacts, 14) << "step " << l;
   for (int l = 18; l <= 70; ++l) EXPECT_EQ(r.steps[l - 1].contacts, 18) << "step " << l;
   expect_lifted_and_turned(r);
