@@ -127,6 +127,12 @@ struct PangTedrakeMiqp::Probe {
   Problem::Workspace ws;
 };
 
+struct PangTedrakeMiqp::RootProbe {
+  Problem::Workspace ws;
+  Problem::Warm warm;
+  Problem::Solution solution;
+};
+
 PangTedrakeMiqp::PangTedrakeMiqp(const Model& m, const BnbOptions& options)
     : Stepper(m), problem_(std::make_unique<Problem>()), ws_(m), options_(options), slot_(m.n_slots()),
       phi_bar_(m.n_slots(), std::numeric_limits<double>::infinity()),
@@ -154,6 +160,8 @@ PangTedrakeMiqp::PangTedrakeMiqp(const Model& m, const BnbOptions& options)
   p.upper = Eigen::VectorXd::Zero(p.max_n);
   x_ = Eigen::VectorXd::Zero(p.max_n);
   bnb_ = std::make_unique<BranchAndBound<Problem>>(p, options_);
+  root_probe_ = std::make_unique<RootProbe>(RootProbe{p.make_workspace(), p.make_warm(), p.make_solution()});
+  free_fixings_.assign(static_cast<size_t>(p.disjunctions()), Side::free);
 }
 
 PangTedrakeMiqp::~PangTedrakeMiqp() = default;
@@ -295,24 +303,39 @@ int PangTedrakeMiqp::memory_size(const Model& m) {
 bool PangTedrakeMiqp::load_root_warm(const Model& m, const State& s) {
   const Problem& p = *problem_;
   if (s.memory.size() != memory_size(m) || p.nc == 0) return false;
-  const int k = std::min(kMaxContacts, m.n_slots()), cap = m.n_q() + 4 * k;
+  const int k = std::min(kMaxContacts, m.n_slots()), cap = m.n_q() + 4 * k, nd = m.n_u + m.n_a;
   const double* w = s.memory.data() + m.n_slots();
-  if (w[0] != static_cast<double>(p.nc)) return false;  // none (+inf), or another count
-  for (int c = 0; c < p.nc; ++c)
-    if (w[1 + c] != static_cast<double>(slot_[c])) return false;
+  if (!(w[0] >= 1 && w[0] <= k)) return false;  // none (+inf)
+  const int prev_nc = static_cast<int>(w[0]);
   const double* active = w + 1 + k;
   const double* bound = active + 5 * k;
   const double* x = bound + cap;
+  const auto state = [](double v) { return static_cast<QpBoundState>(static_cast<int>(v)); };
+  // Mapped by slot: a contact of both steps takes its rows, bounds and impulses from the
+  // last step; a new one starts with its rows inactive and its impulses at zero.
   QpWorkingSet& ws = root_warm_;
   ws.rows = p.m_in;
   ws.cols = p.n;
-  for (int i = 0; i < p.m_in; ++i) ws.active[i] = active[i] != 0.0;
-  for (int j = 0; j < p.n; ++j) {
-    ws.bound[j] = static_cast<QpBoundState>(static_cast<int>(bound[j]));
+  for (int j = 0; j < nd; ++j) {
+    ws.bound[j] = state(bound[j]);
     ws.x[j] = x[j];
   }
+  int shared = 0;
+  for (int c = 0; c < p.nc; ++c) {
+    int pc = -1;
+    for (int d = 0; d < prev_nc && pc < 0; ++d)
+      if (w[1 + d] == static_cast<double>(slot_[c])) pc = d;
+    for (int t = 0; t < 4; ++t) {
+      const int var = p.pair_var(c, t), prev_var = nd + t * prev_nc + pc;
+      ws.active[p.pair_row(c, t)] = pc >= 0 && active[t * prev_nc + pc] != 0.0;
+      ws.bound[var] = pc >= 0 ? state(bound[prev_var]) : QpBoundState::at_lower;
+      ws.x[var] = pc >= 0 ? x[prev_var] : 0.0;
+    }
+    ws.active[4 * p.nc + c] = pc >= 0 && active[4 * prev_nc + pc] != 0.0;  // elastic bound
+    shared += pc >= 0;
+  }
   ws.has_point = true;
-  return true;
+  return shared > 0;
 }
 
 void PangTedrakeMiqp::store_memory(const Model& m, State& s) const {
@@ -353,13 +376,27 @@ Status PangTedrakeMiqp::step(const Model& m, State& s) {
   const int nu = m.n_u, na = m.n_a, nc = p.nc, n = p.n;
   // Costs are m^2 (|dqa_bar|^2 ~ 1e-6 for the gripper): ties within 1e-9 of that scale.
   bnb_->set_tolerance(1e-9 * std::max(p.constant, 1e-12), 1e-9);
-  // The root starts from the last step's stage-1 answer when the contacts are the same
-  // (kept in State::memory, so a batch keeps it per world): mostly the contact mode goes on,
-  // and the root is then a leaf (the 36-pair box: 1.9 instead of 20 nodes per step).
-  const bool warm = load_root_warm(m, s);
-  const auto& r1 = bnb_->solve(p, warm ? &root_warm_ : nullptr);
-  stage1_ = r1.stats;
-  if (r1.status != Status::solved) {
+  // First the root warm-started from the last step's stage-1 answer (kept in State::memory,
+  // so a batch keeps it per world; mapped onto this step's contacts by slot). Mostly the
+  // contact mode goes on and that root is a leaf: it is then the whole tree, and the answer
+  // (the 36-pair box: 1.9 instead of 20 nodes per step). Otherwise the search starts from a
+  // cold root, whose tree is mostly the smaller one (a warm root that is not a leaf took 38
+  // nodes on the 72-pair box where the cold one took 2).
+  bool root_leaf = false;
+  if (load_root_warm(m, s)) {
+    RootProbe& rp = *root_probe_;
+    const BnbEvaluation e = p.evaluate(free_fixings_.data(), &root_warm_, rp.ws, rp.warm, rp.solution);
+    root_leaf = e.status == Status::solved && e.branch < 0;
+    if (root_leaf) {
+      stage1_ = BnbStats{};
+      stage1_.nodes = stage1_.leaves = 1;
+      stage1_.rounds = 1;
+      cost_ = e.bound;
+    }
+  }
+  const auto& r1 = root_leaf ? bnb_->result() : bnb_->solve(p);
+  if (!root_leaf) stage1_ = r1.stats;
+  if (!root_leaf && r1.status != Status::solved) {
     if (r1.status == Status::infeasible)
       return fail(Status::infeasible, "the step's MIQP has no feasible point: branch-and-bound closed all " +
                                           std::to_string(r1.stats.nodes) + " nodes, each by an infeasible QP");
@@ -374,8 +411,9 @@ Status PangTedrakeMiqp::step(const Model& m, State& s) {
     what += " after " + std::to_string(r1.stats.nodes) + " nodes";
     return fail(r1.status == Status::iteration_limit ? Status::numerical_failure : r1.status, what);
   }
-  cost_ = r1.cost;
-  dqa_star_ = r1.solution.x.segment(nu, na);
+  if (!root_leaf) cost_ = r1.cost;
+  const Problem::Solution& answer1 = root_leaf ? root_probe_->solution : r1.solution;
+  dqa_star_ = answer1.x.segment(nu, na);
   const Eigen::VectorXd& dqa_star = dqa_star_;
 
   // Stage 2: dq_a = dq_a*, minimise sum P_n (H = 0).
@@ -399,7 +437,7 @@ Status PangTedrakeMiqp::step(const Model& m, State& s) {
   }
   bnb_->set_tolerance(1e-12, 1e-9);
   // The root starts from stage 1's answer (copied: the search overwrites its result).
-  stage1_answer_ = r1.solution.ws;
+  stage1_answer_ = answer1.ws;
   const auto& r2 = bnb_->solve(p, &stage1_answer_);
   stage2_ = r2.stats;
   if (r2.status != Status::solved) {
@@ -410,7 +448,7 @@ Status PangTedrakeMiqp::step(const Model& m, State& s) {
     return fail(node_limit ? Status::iteration_limit : Status::numerical_failure, what);
   }
   x_.head(n) = r2.solution.x.head(n);
-  report_.pivots = static_cast<int>(r1.stats.nodes + r2.stats.nodes);
+  report_.pivots = static_cast<int>(stage1_.nodes + stage2_.nodes);
   report_.complementarity_residual = p.complementarity(x_);
   if (report_.complementarity_residual > 1e-9) return fail(Status::numerical_failure, "the answer failed its complementarity check");
 

@@ -124,8 +124,11 @@ class PangTedrakeMiqp final : public Stepper {
   Eigen::VectorXd dqa_star_;  // (n_a) stage 1's optimal dq_a
   QpWorkingSet stage1_answer_;  // stage 1's answer, stage 2's root warm start
   QpWorkingSet root_warm_;      // the last step's stage-1 answer, from State::memory
-  /// Decodes the root warm start of s.memory into root_warm_: false when there is none or
-  /// it belongs to other contacts (another count or other slots).
+  struct RootProbe;             // the warm root's own evaluation (workspace, warm, solution)
+  std::unique_ptr<RootProbe> root_probe_;
+  std::vector<Side> free_fixings_;  // (4 n_slots) all free: the root
+  /// Decodes the root warm start of s.memory into root_warm_, mapped onto this step's
+  /// contacts by slot: false when there is none or no contact is shared.
   bool load_root_warm(const Model& m, const State& s);
   /// Writes stage1_answer_ (and phi_bar) into s.memory for the next step.
   void store_memory(const Model& m, State& s) const;
