@@ -274,6 +274,20 @@ TEST(PangTedrakeHardScenes, Box36WithTheCurrentElasticBound) {
   expect_lifted_and_turned(r2);
 }
 
+// A stiffer grip (K = 5e4 N/m, 2.5x the example's) in both elastic modes: under `current`
+// a node QP once ended at its iteration limit at step 37 (before the DenseQp repair fix of
+// an equality already held at rounding level).
+TEST(PangTedrakeHardScenes, Box36WithAStifferGrip) {
+  for (const char* bound : {"previous", "current"}) {
+    json s = example("pang_tedrake_box_36.json");
+    s["model"]["stiffness"] = 5e4;
+    s["model"]["elastic_bound"] = bound;
+    const Trajectory r = run(s, 70);
+    ASSERT_EQ(r.steps.size(), 70u) << bound;
+    expect_lifted_and_turned(r);
+  }
+}
+
 TEST(PangTedrakeHardScenes, Box72WithTheCurrentElasticBound) {
   json s = example("pang_tedrake_box_72.json");
   s["model"]["elastic_bound"] = "current";
