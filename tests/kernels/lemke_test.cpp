@@ -295,7 +295,9 @@ TEST_F(LemkeTest, WarmStartFromASingularBasisFallsBackToTheColdStart) {
       q3[i] += d;
       const Status cold = solver->solve(p.M, q3, r);
       const Status warm = solver->solve(p.M, q3, r, &basis);
-      if (cold == Status::solved) EXPECT_EQ(warm, Status::solved) << i << " " << d;
+      if (cold == Status::solved) {
+        EXPECT_EQ(warm, Status::solved) << i << " " << d;
+      }
       if (warm == Status::solved) {
         expect_solution(p.M, q3, r);
         ++solved;
