@@ -1041,6 +1041,7 @@ Status DenseQp::run(const DenseQpProblem& p, const QpWorkingSet* warm) {
 
 Status DenseQp::cold_start() {
   const int n = n_, me = me_, mi = mi_, m = me + mi, cols = n + mi;
+  degenerate_steps_ = 0;  // an abandoned warm start's count would start phase 2 under Bland's rule
   const DenseQpProblem& p = *p_;
   auto A = A_lp_.topLeftCorner(m, cols);
   A.setZero();
@@ -1253,9 +1254,12 @@ bool DenseQp::repair(int id) {
         // The equality takes the freed place where x stands. (Moving on instead, toward a
         // residual of rounding size and arbitrary sign, stepped back into the deleted
         // constraint at zero length, re-added it and deleted it again until the step
-        // limit: a third of the MIQP's warm starts ended in a cold start that way.)
+        // limit: a third of the MIQP's warm starts ended in a cold start that way.) Should
+        // it still depend on W (what is left of a_k off the others' span can be below the
+        // dependency tolerance), it stays pending and the walk goes on.
         in_w_[id] = 0;
-        return add_constraint(id, false);
+        if (add_constraint(id, false)) return true;
+        in_w_[id] = 2;
       }
       continue;
     }
