@@ -95,6 +95,40 @@ TEST(PangTedrakeMiqp, EveryStepsOptimumEqualsBruteForceOverAllPatterns) {
   }
 }
 
+TEST(PangTedrakeMiqp, TheRootStartsFromTheLastStepsAnswerWithoutChangingTheOptimum) {
+  // Each step twice from the same state: with the last step's answer in State::memory (the
+  // warm root) and with it cleared (a cold search). Same optimum (stage 1's tracking cost,
+  // stage 2's least grip); the warm root settles most steps at the root.
+  const Scene scene = parse_scene(grasp_scene().dump());
+  const Model& m = *scene.model;
+  PangTedrakeMiqp warm(m), cold(m);
+  State st = initial_state(m);
+  ASSERT_EQ(st.memory.size(), PangTedrakeMiqp::memory_size(m));
+  long warm_nodes = 0, cold_nodes = 0;
+  int settled_at_root = 0;
+  for (int l = 1; l <= m.step.steps; ++l) {
+    State c = st;
+    c.memory.tail(c.memory.size() - m.n_slots()).setConstant(std::numeric_limits<double>::infinity());
+    ASSERT_EQ(cold.step(m, c), Status::solved) << l;
+    ASSERT_EQ(warm.step(m, st), Status::solved) << l;
+    EXPECT_NEAR(warm.tracking_cost(), cold.tracking_cost(), 1e-15) << "step " << l;
+    double grip_w = 0, grip_c = 0;
+    for (int i = 0; i < 2; ++i) {  // slots 0 and 1: the fingers
+      grip_w += warm.normal_impulse()[i];
+      grip_c += cold.normal_impulse()[i];
+    }
+    EXPECT_NEAR(grip_w, grip_c, 1e-12) << "step " << l;
+    EXPECT_LT((st.q - c.q).cwiseAbs().maxCoeff(), 1e-12) << "step " << l;
+    warm_nodes += warm.stage1_stats().nodes;
+    cold_nodes += cold.stage1_stats().nodes;
+    settled_at_root += l > 1 && warm.stage1_stats().nodes == 1;
+    // The next step's warm start: this step's stage-1 answer, for these three contacts.
+    EXPECT_EQ(st.memory[m.n_slots()], 3.0) << l;
+  }
+  EXPECT_GE(settled_at_root, 50);
+  EXPECT_LT(warm_nodes, cold_nodes);
+}
+
 TEST(PangTedrakeMiqp, PreviousStepElasticBoundLiftsOneStepLater) {
   // Seed 000 sec. V.B: the bound from the previous step's phi_bar delays the grip by one
   // step; the grasp then lifts as before.
