@@ -26,6 +26,7 @@ constexpr int kMaxCheckRefactors = 3;
 constexpr int kMaxTemporaryRounds = 3;
 
 using detail::bounds_ok;
+using detail::finite_max_abs;
 using detail::max_abs;
 
 // The O(n) loops of the factor updates on explicit vectors (GCC's <experimental/simd>, the
@@ -63,6 +64,19 @@ void axpy(double f, const double* x, double* y, int n) {
   for (; i < n; ++i) y[i] += f * x[i];
 }
 
+/// x'y, i < n: lane-wise partial sums, then the lanes in order (a fixed order for a given n,
+/// whatever the alignment).
+double dot(const double* x, const double* y, int n) {
+  namespace stdx = std::experimental;
+  Simd acc(0.0);
+  int i = 0;
+  for (; i + kW <= n; i += kW) acc += Simd(x + i, stdx::element_aligned) * Simd(y + i, stdx::element_aligned);
+  double s = 0.0;
+  for (int l = 0; l < kW; ++l) s += acc[l];
+  for (; i < n; ++i) s += x[i] * y[i];
+  return s;
+}
+
 bool sizes_ok(const DenseQpProblem& p) {
   const Eigen::Index n = p.c.size();
   if (n <= 0 || p.H.rows() != n || p.H.cols() != n) return false;
@@ -95,27 +109,6 @@ double primal_scale(const DenseQpProblem& p, const Eigen::Ref<const Eigen::Vecto
     if (std::isfinite(p.upper[j])) b = std::max(b, std::abs(p.upper[j]));
   }
   return 1.0 + b + (1.0 + max_a) * max_abs(x);
-}
-
-/// The largest primal violation of x (unscaled).
-double primal_violation(const DenseQpProblem& p, const Eigen::Ref<const Eigen::VectorXd>& x) {
-  const Eigen::Index n = x.size();
-  double worst = 0.0;
-  for (Eigen::Index i = 0; i < p.A_eq.rows(); ++i) {
-    double r = -p.b_eq[i];
-    for (Eigen::Index j = 0; j < n; ++j) r += p.A_eq(i, j) * x[j];
-    worst = std::max(worst, std::abs(r));
-  }
-  for (Eigen::Index i = 0; i < p.A_in.rows(); ++i) {
-    double r = -p.b_in[i];
-    for (Eigen::Index j = 0; j < n; ++j) r += p.A_in(i, j) * x[j];
-    worst = std::max(worst, -r);
-  }
-  for (Eigen::Index j = 0; j < n; ++j) {
-    worst = std::max(worst, lower_of(p, j) - x[j]);
-    worst = std::max(worst, x[j] - upper_of(p, j));
-  }
-  return worst;
 }
 
 /// In-place diagonally pivoted Cholesky of the symmetric k x k block of A (both triangles
@@ -319,6 +312,8 @@ DenseQp::DenseQp(const DenseQpCapacity& capacity, const DenseQpOptions& options)
   ZS_.setZero(n, n);
   row_norm_.setZero(rows);
   row_l1_.setZero(rows);
+  row_nz_.assign(static_cast<std::size_t>(rows) * static_cast<std::size_t>(n), 0);
+  row_nnz_.assign(rows, 0);
   b_all_.setZero(rows);
   res_.setZero(rows);
   s_.setZero(rows);
@@ -367,13 +362,17 @@ bool DenseQp::is_equality(int id) const {
   return false;
 }
 
+double DenseQp::row_dot(int i, const double* v) const {
+  const double* a = N_.col(i).data();
+  if (!row_sparse(i)) return dot(a, v, n_);
+  const int* nz = row_nz_.data() + static_cast<std::size_t>(i) * cap_.vars;
+  double s = 0.0;
+  for (int k = 0, e = row_nnz_[i]; k < e; ++k) s += a[nz[k]] * v[nz[k]];
+  return s;
+}
+
 double DenseQp::dot_normal(int id, const double* v) const {
-  if (is_row(id)) {
-    const double* a = N_.col(id).data();
-    double s = 0.0;
-    for (int j = 0; j < n_; ++j) s += a[j] * v[j];
-    return s;
-  }
+  if (is_row(id)) return row_dot(id, v);
   if (id < first_upper()) return v[id - first_lower()];
   if (id < first_temp()) return -v[id - first_upper()];
   const double* a = T_.col(id - first_temp()).data();
@@ -405,6 +404,90 @@ double DenseQp::normal_norm(int id) const { return is_row(id) ? row_norm_[id] : 
 
 double DenseQp::residual(int id) const { return dot_normal(id, x_.data()) - rhs(id); }
 
+double DenseQp::primal_scale_at(const double* x) const {
+  double xmax = 0.0;
+  for (int j = 0; j < n_; ++j) xmax = std::max(xmax, std::abs(x[j]));
+  return 1.0 + std::max(max_b_, max_bound_) + (1.0 + max_a_) * xmax;
+}
+
+double DenseQp::primal_violation_at(const double* x) const {
+  double worst = 0.0;
+  for (int i = 0; i < me_ + mi_; ++i) {
+    const double r = row_dot(i, x) - b_all_[i];
+    worst = std::max(worst, i < me_ ? std::abs(r) : -r);
+  }
+  for (int j = 0; j < n_; ++j) worst = std::max({worst, lower_[j] - x[j], x[j] - upper_[j]});
+  return worst;
+}
+
+double DenseQp::kkt_residual_of_outputs() {
+  // The definition of qp_kkt_residual (dense_qp.hpp), evaluated on the copy begin() made of
+  // the rows (their nonzeros alone) with the scales check_problem() took: the same numbers
+  // to rounding, at a fraction of the cost of the general function on strided views.
+  const int n = n_, me = me_, mi = mi_;
+  const double *x = x_out_.data(), *y = y_out_.data(), *z = z_out_.data(), *w = w_out_.data();
+  double xmax = 0.0, mmax = 0.0, wmax = 0.0;
+  for (int j = 0; j < n; ++j) {
+    if (!std::isfinite(x[j]) || !std::isfinite(w[j])) return kInf;
+    xmax = std::max(xmax, std::abs(x[j]));
+    wmax = std::max(wmax, std::abs(w[j]));
+  }
+  for (int i = 0; i < me + mi; ++i) {
+    const double m = i < me ? y[i] : z[i - me];
+    if (!std::isfinite(m)) return kInf;
+    mmax = std::max(mmax, std::abs(m));
+  }
+  const double s_p = 1.0 + std::max(max_b_, max_bound_) + (1.0 + max_a_) * xmax;
+  const double s_d = 1.0 + max_c_ + max_h_ * xmax + max_a_ * mmax + wmax;
+  // Stationarity H x + c - A_eq'y - A_in'z - w, accumulated in v_ (H by columns, over the
+  // nonzero x_k; the rows over their nonzeros).
+  double* r = v_.data();
+  for (int j = 0; j < n; ++j) r[j] = p_->c[j] - w[j];
+  for (int k = 0; k < n; ++k) {
+    if (x[k] == 0.0) continue;
+    const auto h = p_->H.col(k);
+    for (int j = 0; j < n; ++j) r[j] += h[j] * x[k];
+  }
+  double primal = 0.0, sign = 0.0, comp = 0.0;
+  for (int i = 0; i < me + mi; ++i) {
+    const double* a = N_.col(i).data();
+    const int* nz = row_nz_.data() + static_cast<std::size_t>(i) * cap_.vars;
+    const int e = row_nnz_[i];
+    const double m = i < me ? y[i] : z[i - me];
+    // Primal feasibility row by row, each against its own terms (a scale from |x|_inf
+    // would let one huge entry hide an O(1) violation elsewhere).
+    double res = -b_all_[i], sc = 1.0 + std::abs(b_all_[i]);
+    for (int l = 0; l < e; ++l) {
+      const double t = a[nz[l]] * x[nz[l]];
+      res += t;
+      sc += std::abs(t);
+      r[nz[l]] -= a[nz[l]] * m;
+    }
+    if (i < me) {
+      primal = std::max(primal, std::abs(res) / sc);
+    } else {
+      primal = std::max(primal, -res / sc);
+      sign = std::max(sign, -m);
+      if (m != 0) comp = std::max(comp, std::abs(m * res));
+    }
+  }
+  double stat = 0.0;
+  for (int j = 0; j < n; ++j) {
+    stat = std::max(stat, std::abs(r[j]));
+    const double lo = lower_[j], up = upper_[j];
+    if (lo > -kInf) primal = std::max(primal, (lo - x[j]) / (1.0 + std::abs(lo)));
+    if (up < kInf) primal = std::max(primal, (x[j] - up) / (1.0 + std::abs(up)));
+    if (w[j] > 0) {
+      if (lo == -kInf) sign = std::max(sign, w[j]);
+      else comp = std::max(comp, w[j] * std::abs(x[j] - lo));
+    } else if (w[j] < 0) {
+      if (up == kInf) sign = std::max(sign, -w[j]);
+      else comp = std::max(comp, -w[j] * std::abs(up - x[j]));
+    }
+  }
+  return std::max({primal, stat / s_d, sign / s_d, comp / (s_p * s_d)});
+}
+
 // ---- input and setup ----------------------------------------------------------------------------
 
 Status DenseQp::check_problem(const DenseQpProblem& p) {
@@ -412,15 +495,17 @@ Status DenseQp::check_problem(const DenseQpProblem& p) {
   const Eigen::Index n = p.c.size();
   if (n > cap_.vars || p.A_eq.rows() > cap_.eq_rows || p.A_in.rows() > cap_.in_rows)
     return Status::bad_input;
-  if (!p.H.allFinite() || !p.c.allFinite() || !p.b_eq.allFinite() || !p.b_in.allFinite())
+  // Finite data, and its scales for the tolerances (one pass each).
+  double b_eq = 0, b_in = 0, a_eq = 0, a_in = 0;
+  if (!finite_max_abs(p.H, max_h_) || !finite_max_abs(p.c, max_c_) || !finite_max_abs(p.b_eq, b_eq) ||
+      !finite_max_abs(p.b_in, b_in) || !finite_max_abs(p.A_eq, a_eq) || !finite_max_abs(p.A_in, a_in))
     return Status::bad_input;
-  if ((p.A_eq.rows() && !p.A_eq.allFinite()) || (p.A_in.rows() && !p.A_in.allFinite()))
-    return Status::bad_input;
+  max_b_ = std::max(b_eq, b_in);
+  max_a_ = std::max(a_eq, a_in);
   if (p.lower.size() && !bounds_ok(p.lower, p.upper)) return Status::bad_input;
-  const double hmax = max_abs(p.H);
   for (Eigen::Index j = 0; j < n; ++j)
     for (Eigen::Index i = j + 1; i < n; ++i)
-      if (std::abs(p.H(i, j) - p.H(j, i)) > kSymmetryTol * hmax) return Status::bad_input;
+      if (std::abs(p.H(i, j) - p.H(j, i)) > kSymmetryTol * max_h_) return Status::bad_input;
   return Status::solved;
 }
 
@@ -431,19 +516,26 @@ void DenseQp::begin(const DenseQpProblem& p) {
   mi_ = static_cast<int>(p.A_in.rows());
   for (int i = 0; i < me_ + mi_; ++i) {
     double s = 0.0, l1 = 0.0;
+    int* nz = row_nz_.data() + static_cast<std::size_t>(i) * cap_.vars;
+    int k = 0;
     for (int j = 0; j < n_; ++j) {
       const double a = i < me_ ? p.A_eq(i, j) : p.A_in(i - me_, j);
       N_(j, i) = a;
+      if (a != 0.0) nz[k++] = j;
       s += a * a;
       l1 += std::abs(a);
     }
+    row_nnz_[i] = k;
     row_norm_[i] = std::sqrt(s);
     row_l1_[i] = l1;
     b_all_[i] = i < me_ ? p.b_eq[i] : p.b_in[i - me_];
   }
+  max_bound_ = 0.0;
   for (int j = 0; j < n_; ++j) {
     lower_[j] = lower_of(p, j);
     upper_[j] = upper_of(p, j);
+    if (lower_[j] > -kInf) max_bound_ = std::max(max_bound_, std::abs(lower_[j]));
+    if (upper_[j] < kInf) max_bound_ = std::max(max_bound_, std::abs(upper_[j]));
   }
   // The variables H touches, and H on them.
   hk_ = 0;
@@ -454,8 +546,6 @@ void DenseQp::begin(const DenseQpProblem& p) {
   }
   for (int b = 0; b < hk_; ++b)
     for (int a = 0; a < hk_; ++a) Hs_(a, b) = p.H(hidx_[a], hidx_[b]);
-  max_a_ = max_abs_a(p);
-  max_h_ = max_abs(p.H);
   trace_h_ = 0.0;
   for (int j = 0; j < n_; ++j) trace_h_ += std::max(p.H(j, j), 0.0);
   zero_curv_ = opt_.curvature_tol * trace_h_;
@@ -509,9 +599,21 @@ bool DenseQp::add_constraint(int id, bool update_l) {
     const int j = id < first_upper() ? id - first_lower() : id - first_upper();
     const double sgn = id < first_upper() ? 1.0 : -1.0;
     for (int k = 0; k < n; ++k) u_[k] = sgn * Q_(j, k);
+  } else if (is_row(id) && row_sparse(id)) {
+    const double* a = N_.col(id).data();
+    const int* nz = row_nz_.data() + static_cast<std::size_t>(id) * cap_.vars;
+    const int e = row_nnz_[id];
+    for (int k = 0; k < n; ++k) {
+      const double* q = Q_.col(k).data();
+      double s = 0.0;
+      for (int l = 0; l < e; ++l) s += a[nz[l]] * q[nz[l]];
+      u_[k] = s;
+    }
   } else {
-    load_normal(id, v_.data());
-    u_.head(n).noalias() = Q_.topLeftCorner(n, n).transpose() * v_.head(n);
+    const double* a = v_.data();
+    if (is_row(id)) a = N_.col(id).data();
+    else load_normal(id, v_.data());
+    for (int k = 0; k < n; ++k) u_[k] = dot(Q_.col(k).data(), a, n);
   }
   // w_r = z_r'a (reduced index r <-> column n-1-r), into w_.
   double rho = 0.0;
@@ -845,10 +947,11 @@ void DenseQp::zero_curvature_direction(int deleted_id) {
 
 DenseQp::Ratio DenseQp::ratio_test(double cap) {
   const int rows = me_ + mi_;
-  s_.head(rows).noalias() = N_.topLeftCorner(n_, rows).transpose() * step_.head(n_);
-  // a'x - b afresh (not updated step by step: long steps would carry their rounding).
-  res_.head(rows).noalias() = N_.topLeftCorner(n_, rows).transpose() * x_.head(n_);
-  res_.head(rows) -= b_all_.head(rows);
+  // a'p, and a'x - b afresh (not updated step by step: long steps would carry their rounding).
+  for (int i = 0; i < rows; ++i) {
+    s_[i] = row_dot(i, step_.data());
+    res_[i] = row_dot(i, x_.data()) - b_all_[i];
+  }
   const double pnorm = step_.head(n_).norm();
   const double xmax = max_abs(x_.head(n_));
   const double delta = kHarrisFraction * opt_.feasibility_tol * (1.0 + max_b_ + (1.0 + max_a_) * xmax);
@@ -992,7 +1095,6 @@ Status DenseQp::run(const DenseQpProblem& p, const QpWorkingSet* warm) {
   status_ = check_problem(p);
   if (status_ == Status::solved) {
     begin(p);
-    max_b_ = std::max(max_abs(p.b_eq), max_abs(p.b_in));
     if (opt_.check_psd && !psd_ok()) status_ = Status::bad_input;
   }
   if (status_ == Status::bad_input) {
@@ -1098,19 +1200,16 @@ Status DenseQp::cold_start() {
 
 bool DenseQp::try_warm_start(const QpWorkingSet& ws) {
   const int n = n_, me = me_;
-  const DenseQpProblem& p = *p_;
   reset_factors();
   if (ws.has_point) x_.head(n) = ws.x.head(n);
   else x_.head(n).setZero();
   // With a point: the constraints it violates are "pending" (in_w_ = 2: out of every ratio
   // test) until the repair below makes them active; listed constraints it does not hold
   // active are stale and left out.
-  const double tol = opt_.feasibility_tol * primal_scale(p, x_.head(n), max_a_);
-  // The rows' a'x - b at the given point, in one product (x does not move before the
-  // repair below; ratio_test() reuses res_ only after that).
-  const int rows = me_ + mi_;
-  res_.head(rows).noalias() = N_.topLeftCorner(n, rows).transpose() * x_.head(n);
-  res_.head(rows) -= b_all_.head(rows);
+  const double tol = opt_.feasibility_tol * primal_scale_at(x_.data());
+  // The rows' a'x - b at the given point, once (x does not move before the repair below;
+  // ratio_test() reuses res_ only after that).
+  for (int i = 0; i < me_ + mi_; ++i) res_[i] = row_dot(i, x_.data()) - b_all_[i];
   const auto residual_here = [&](int id) { return is_row(id) ? res_[id] : residual(id); };
   const auto violated = [&](int id) {
     const double r = residual_here(id);
@@ -1159,14 +1258,13 @@ bool DenseQp::try_warm_start(const QpWorkingSet& ws) {
   if (!x_.head(n).allFinite() || !factor_reduced_hessian(true)) return false;
   changes_since_refactor_ = 0;
   degenerate_steps_ = 0;
-  const double tol2 = opt_.feasibility_tol * primal_scale(p, x_.head(n), max_a_);
-  const bool here_feasible = primal_violation(p, x_.head(n)) <= tol2;
+  const bool here_feasible = primal_violation_at(x_.data()) <= opt_.feasibility_tol * primal_scale_at(x_.data());
   // The minimizer on W (with its temporaries) if it is feasible, else this point.
   compute_gradient();
   newton_step();
   for (int i = 0; i < n; ++i) v_[i] = x_[i] + step_[i];
   if (v_.head(n).allFinite() &&
-      primal_violation(p, v_.head(n)) <= opt_.feasibility_tol * primal_scale(p, v_.head(n), max_a_)) {
+      primal_violation_at(v_.data()) <= opt_.feasibility_tol * primal_scale_at(v_.data())) {
     x_.head(n) = v_.head(n);
     at_minimizer_ = true;
   } else if (here_feasible) {
@@ -1395,8 +1493,7 @@ void DenseQp::write_outputs(bool multipliers) {
 
 Status DenseQp::finish_optimal(bool& retry) {
   write_outputs(true);
-  stats_.residual = qp_kkt_residual(*p_, x_out_.head(n_), y_out_.head(me_), z_out_.head(mi_),
-                                    w_out_.head(n_));
+  stats_.residual = kkt_residual_of_outputs();
   if (stats_.residual <= opt_.kkt_tol) return Status::solved;
   // Refactorize from scratch and iterate on (the caller bounds how often).
   retry = refactor(true);
@@ -1408,10 +1505,8 @@ Status DenseQp::finish_unbounded() {
   write_outputs(false);
   const double d = max_abs(step_.head(n_));
   for (int j = 0; j < n_; ++j) ray_[j] = step_[j] / d;
-  const DenseQpProblem& p = *p_;
-  const bool feasible =
-      primal_violation(p, x_.head(n_)) <= opt_.kkt_tol * primal_scale(p, x_.head(n_), max_a_);
-  return feasible && verify_qp_ray(p, ray_.head(n_)) ? Status::unbounded : Status::numerical_failure;
+  const bool feasible = primal_violation_at(x_.data()) <= opt_.kkt_tol * primal_scale_at(x_.data());
+  return feasible && verify_qp_ray(*p_, ray_.head(n_)) ? Status::unbounded : Status::numerical_failure;
 }
 
 }  // namespace qs

@@ -335,6 +335,12 @@ class DenseQp {
   double rhs(int id) const;
   double normal_norm(int id) const;
   double residual(int id) const;  // a'x - b at x_
+  double row_dot(int i, const double* v) const;  // a_i'v (over its nonzeros when sparse)
+  // A row whose products go over its nonzeros alone (else dense, on explicit vectors).
+  bool row_sparse(int i) const { return 4 * row_nnz_[i] <= n_ + 16; }
+  double primal_scale_at(const double* x) const;      // s_p at x (see the check above)
+  double primal_violation_at(const double* x) const;  // the largest violation (unscaled)
+  double kkt_residual_of_outputs();  // qp_kkt_residual of the outputs, on the copied data
 
   // Factorization.
   void reset_factors();
@@ -370,7 +376,8 @@ class DenseQp {
   int n_ = 0, me_ = 0, mi_ = 0;
   int t_ = 0;   // |W|
   int nz_ = 0;  // n - t: columns of Z
-  double max_a_ = 0, max_b_ = 0, max_h_ = 0;
+  double max_a_ = 0, max_b_ = 0, max_h_ = 0, max_c_ = 0;  // max|A|, max|b|, max|H|, |c|_inf
+  double max_bound_ = 0;  // the largest finite |bound|
   double trace_h_ = 0;    // trace(H) >= |H|_2 for PSD H
   double zero_curv_ = 0;  // curvature_tol * trace(H)
   int hk_ = 0;  // variables touched by H
@@ -385,6 +392,9 @@ class DenseQp {
   Eigen::MatrixXd HZ_;      // vars x vars: H Z on those variables (refactorization)
   Eigen::MatrixXd ZS_;      // vars x vars: Z on those variables (refactorization)
   Eigen::VectorXd row_norm_, row_l1_, b_all_, res_, s_;  // rows: |a_i|_2, |a_i|_1, b, a'x - b, a'p
+  // Each row's nonzero columns, increasing (row i at i * vars): contact rows touch a few of
+  // the variables, so products with a row's normal go over those alone.
+  std::vector<int> row_nz_, row_nnz_;
   Eigen::VectorXd t_rhs_;               // vars: temporary constraints' right-hand sides
   Eigen::VectorXd lower_, upper_;       // vars: the bounds (infinite when the problem has none)
   Eigen::VectorXd x_, g_, step_, u_, v_, w_, hv_;  // vars

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -11,6 +12,21 @@ namespace qs::detail {
 template <class Derived>
 double max_abs(const Eigen::MatrixBase<Derived>& v) {
   return v.size() == 0 ? 0.0 : v.cwiseAbs().maxCoeff();
+}
+
+/// m = max |a_ij| in one pass, true when every entry is finite (false, m unspecified,
+/// at a NaN or an infinity): the finiteness check and the scale of the data together.
+template <class Derived>
+bool finite_max_abs(const Eigen::MatrixBase<Derived>& a, double& m) {
+  double mx = 0.0, probe = 0.0;  // probe: v * 0 is NaN exactly when v is not finite
+  for (Eigen::Index j = 0; j < a.cols(); ++j)
+    for (Eigen::Index i = 0; i < a.rows(); ++i) {
+      const double v = a.coeff(i, j);
+      mx = std::max(mx, std::abs(v));
+      probe += v * 0.0;
+    }
+  m = mx;
+  return probe == 0.0;
 }
 
 /// Bounds a solver can take: no NaN, lower <= upper, lower != +inf, upper != -inf.
