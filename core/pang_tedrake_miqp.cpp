@@ -423,10 +423,17 @@ Status PangTedrakeMiqp::step(const Model& m, State& s) {
   // least total grip. Counting every contact (the table too) lets friction mu >= 1 trade
   // grip against table support at no cost, and a grip far above the elastic bound could
   // then lift what the bound cannot (found in review: mu = 2, K = 10 N/m lifted).
+  // The least grip any point of stage 2's root can have: each grip P_n >= 0, and under
+  // elastic_bound = previous also >= its row's constant bound (P_n alone in that row; under
+  // `current` the row holds dq_u, so no constant bound follows from it).
+  double least_grip = 0, grip_here = 0;
   for (int c = 0; c < nc; ++c) {
     bool grip = false;
     for (int a = 0; a < na; ++a) grip = grip || ws_.J_n(slot_[c], nu + a) != 0.0;
-    if (grip) p.c[p.pair_var(c, 0)] = 1.0;
+    if (!grip) continue;
+    p.c[p.pair_var(c, 0)] = 1.0;
+    grip_here += answer1.x[p.pair_var(c, 0)];
+    if (m.params.elastic_bound_previous) least_grip += std::max(0.0, p.b_in[4 * nc + c]);
   }
   p.constant = 0;
   p.m_eq = nu + na;
@@ -435,19 +442,30 @@ Status PangTedrakeMiqp::step(const Model& m, State& s) {
     p.A_eq(nu + a, nu + a) = 1.0;
     p.b_eq[nu + a] = dqa_star[a];
   }
-  bnb_->set_tolerance(1e-12, 1e-9);
-  // The root starts from stage 1's answer (copied: the search overwrites its result).
+  constexpr double kStage2Gap = 1e-12;  // absolute (N s), the search's tolerance below
+  bnb_->set_tolerance(kStage2Gap, 1e-9);
   stage1_answer_ = answer1.ws;
-  const auto& r2 = bnb_->solve(p, &stage1_answer_);
-  stage2_ = r2.stats;
-  if (r2.status != Status::solved) {
+  // Stage 1's answer x1 settles stage 2 without a search when its grip is already the least
+  // possible: x1 is feasible for stage 2's root (dq_a = dq_a*), satisfies every pair (a
+  // stage-1 leaf) and is within the tolerance of the optimum, so the root, whose key is the
+  // smallest, is a leaf of the answer's cost. (Mostly: no grip, as before contact and after
+  // the release.) Otherwise the search, its root warm-started from x1 (copied: the search
+  // overwrites its result).
+  if (grip_here <= least_grip + kStage2Gap) {
+    stage2_ = BnbStats{};
+    x_.head(n) = answer1.x.head(n);
+  } else {
+    const auto& r2 = bnb_->solve(p, &stage1_answer_);
+    stage2_ = r2.stats;
+    if (r2.status != Status::solved) {
     const bool node_limit = r2.status == Status::iteration_limit && r2.stats.nodes >= options_.max_nodes;
     std::string what = "stage 2 (least normal impulse at the optimal dq_a) ended ";
     what += node_limit ? std::string("at the node limit (") + std::to_string(r2.stats.nodes) + " nodes)"
                        : std::string(to_string(r2.status));
     return fail(node_limit ? Status::iteration_limit : Status::numerical_failure, what);
+    }
+    x_.head(n) = r2.solution.x.head(n);
   }
-  x_.head(n) = r2.solution.x.head(n);
   report_.pivots = static_cast<int>(stage1_.nodes + stage2_.nodes);
   report_.complementarity_residual = p.complementarity(x_);
   if (report_.complementarity_residual > 1e-9) return fail(Status::numerical_failure, "the answer failed its complementarity check");

@@ -74,7 +74,8 @@ class PangTedrakeMiqp final : public Stepper {
   double fixed_pattern_cost(const std::vector<Side>& fixings);
   int active_contacts() const;
 
-  /// The last step's search: stage 1 (min |dq_a - dqa_bar|^2) and stage 2 (min sum P_n).
+  /// The last step's search: stage 1 (min |dq_a - dqa_bar|^2) and stage 2 (min sum P_n;
+  /// no node when stage 1's answer already has the least grip possible, see step()).
   const BnbStats& stage1_stats() const { return stage1_; }
   const BnbStats& stage2_stats() const { return stage2_; }
   /// The last step's optimal |dq_a - dqa_bar|^2 (m^2) and its solution

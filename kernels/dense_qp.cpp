@@ -521,7 +521,8 @@ void DenseQp::begin(const DenseQpProblem& p) {
     for (int j = 0; j < n_; ++j) {
       const double a = i < me_ ? p.A_eq(i, j) : p.A_in(i - me_, j);
       N_(j, i) = a;
-      if (a != 0.0) nz[k++] = j;
+      nz[k] = j;  // kept when a != 0 (branch-free: the pattern is irregular)
+      k += a != 0.0;
       s += a * a;
       l1 += std::abs(a);
     }
@@ -541,8 +542,9 @@ void DenseQp::begin(const DenseQpProblem& p) {
   hk_ = 0;
   for (int i = 0; i < n_; ++i) {
     bool any = false;
-    for (int j = 0; j < n_ && !any; ++j) any = p.H(i, j) != 0.0;
-    if (any) hidx_[hk_++] = i;
+    for (int j = 0; j < n_; ++j) any |= p.H(i, j) != 0.0;
+    hidx_[hk_] = i;
+    hk_ += any;
   }
   for (int b = 0; b < hk_; ++b)
     for (int a = 0; a < hk_; ++a) Hs_(a, b) = p.H(hidx_[a], hidx_[b]);

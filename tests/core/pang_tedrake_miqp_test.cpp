@@ -129,6 +129,62 @@ TEST(PangTedrakeMiqp, TheRootStartsFromTheLastStepsAnswerWithoutChangingTheOptim
   EXPECT_LT(warm_nodes, cold_nodes);
 }
 
+TEST(PangTedrakeMiqp, StageTwoIsSkippedOnlyWhenStageOnesGripIsTheLeast) {
+  // A step whose stage 2 took no node returned stage 1's answer as the least grip. Checked
+  // against stage 2's root relaxation solved here from the step's own data (the stage-1
+  // problem with dq_a = dq_a* added, min sum of the fingers' P_n, every pair free): its
+  // optimum bounds every leaf's grip from below, so the answer's grip may not exceed it.
+  // Both elastic bounds: `current` (the bound holds dq_u, only P_n >= 0 certifies) and
+  // `previous` (a constant bound per finger).
+  for (const char* bound : {"current", "previous"}) {
+    SCOPED_TRACE(bound);
+    json s = grasp_scene();
+    s["model"]["elastic_bound"] = bound;
+    const Scene scene = parse_scene(s.dump());
+    const Model& m = *scene.model;
+    PangTedrakeMiqp stepper(m), probe(m);
+    State st = initial_state(m);
+    const int nu = m.n_u, na = m.n_a;
+    int skipped = 0, searched = 0;
+    for (int l = 1; l <= m.step.steps; ++l) {
+      ASSERT_EQ(probe.build(m, st), Status::solved) << l;
+      const PangTedrakeMiqp::View v = probe.view();
+      ASSERT_EQ(stepper.step(m, st), Status::solved) << l;
+      const double grip = stepper.normal_impulse()[0] + stepper.normal_impulse()[1];  // slots 0, 1: fingers
+      if (stepper.stage2_stats().nodes > 0) {
+        ++searched;
+        continue;
+      }
+      ++skipped;
+      const int n = static_cast<int>(v.qp.c.size()), me = static_cast<int>(v.qp.A_eq.rows());
+      Eigen::MatrixXd H = Eigen::MatrixXd::Zero(n, n), A_eq(me + na, n);
+      Eigen::VectorXd c = Eigen::VectorXd::Zero(n), b_eq(me + na);
+      A_eq.topRows(me) = v.qp.A_eq;
+      b_eq.head(me) = v.qp.b_eq;
+      A_eq.bottomRows(na).setZero();
+      for (int a = 0; a < na; ++a) {
+        A_eq(me + a, nu + a) = 1.0;
+        b_eq[me + a] = stepper.solution()[nu + a];
+      }
+      for (int k = 0; k < v.contacts; ++k)
+        if (v.slots[k] < 2) c[v.pair_var(k, 0)] = 1.0;
+      DenseQp qp(DenseQpCapacity{n, me + na, static_cast<int>(v.qp.A_in.rows())});
+      ASSERT_EQ(qp.solve(DenseQpProblem{H, c, A_eq, b_eq, v.qp.A_in, v.qp.b_in, v.qp.lower, v.qp.upper}),
+                Status::solved)
+          << l;
+      EXPECT_LE(grip, qp.objective() + 1e-12) << "step " << l;
+    }
+    if (std::string(bound) == "current") {
+      // No grip before contact and after the release (41 steps); a search while squeezed.
+      EXPECT_GE(skipped, 35) << searched;
+      EXPECT_GE(searched, 15) << skipped;
+    } else {
+      // Every grip sits on its constant bound, the squeezed steps' too.
+      EXPECT_EQ(skipped, m.step.steps);
+    }
+  }
+}
+
 TEST(PangTedrakeMiqp, PreviousStepElasticBoundLiftsOneStepLater) {
   // Seed 000 sec. V.B: the bound from the previous step's phi_bar delays the grip by one
   // step; the grasp then lifts as before.
