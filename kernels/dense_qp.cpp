@@ -690,9 +690,11 @@ bool DenseQp::add_constraint(int id, bool update_l) {
 }
 
 void DenseQp::delete_constraint(int pos) {
-  const int id = work_[pos];
-  in_w_[id] = 0;
-  if (id >= first_temp()) t_used_[id - first_temp()] = 0;
+  const int id = work_[pos];  // -1: a hot start's constraint that is gone (no marks)
+  if (id >= 0) {
+    in_w_[id] = 0;
+    if (id >= first_temp()) t_used_[id - first_temp()] = 0;
+  }
   const int t = t_;
   for (int j = pos; j + 1 < t; ++j) {
     for (int i = 0; i <= j + 1; ++i) R_(i, j) = R_(i, j + 1);
@@ -1086,8 +1088,16 @@ Status DenseQp::solve(const DenseQpProblem& p) { return run(p, nullptr); }
 
 Status DenseQp::solve(const DenseQpProblem& p, const QpWorkingSet& warm) { return run(p, &warm); }
 
-Status DenseQp::run(const DenseQpProblem& p, const QpWorkingSet* warm) {
+Status DenseQp::solve_hot(const DenseQpProblem& p, const QpWorkingSet& warm, const int* eq_from_last) {
+  return run(p, &warm, eq_from_last);
+}
+
+Status DenseQp::run(const DenseQpProblem& p, const QpWorkingSet* warm, const int* eq_from_last) {
   const auto t0 = opt_.timing ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  // The last solve's factorization, for a hot start (begin() leaves Q, R, W and x alone).
+  const Hot last{hot_ready_, n_, me_, mi_, t_, changes_since_refactor_};
+  hot_ready_ = false;
+  repair_proof_ = false;
   stats_ = SolverStats{};
   objective_ = 0.0;
   lp_pivots_ = 0;
@@ -1106,7 +1116,21 @@ Status DenseQp::run(const DenseQpProblem& p, const QpWorkingSet* warm) {
     ws_.has_point = false;
   } else {
     bool started = false;
-    if (warm) {
+    if (eq_from_last && last.ready && last.n == n_ && last.mi == mi_) {
+      repair_proof_ = false;
+      if (try_warm_start(*warm, &last, eq_from_last)) {
+        warm_ = QpWarmStart::hot;
+        started = true;
+      } else if (repair_proof_) {
+        warm_ = QpWarmStart::rejected_infeasible;  // its repair walk proved it: verified below
+      } else {
+        // Then from the list: W emptied, the hot attempt's marks cleared.
+        reset_factors();
+        std::fill(in_w_.begin(), in_w_.begin() + first_temp() + n_, 0);
+        std::fill(t_used_.begin(), t_used_.begin() + n_, 0);
+      }
+    }
+    if (warm && !started && !repair_proof_) {
       if (warm->cols != n_ || warm->rows > mi_ || static_cast<int>(warm->active.size()) < warm->rows ||
           static_cast<int>(warm->bound.size()) < n_ || (warm->has_point && warm->x.size() < n_)) {
         warm_ = QpWarmStart::rejected_invalid;
@@ -1137,6 +1161,7 @@ Status DenseQp::run(const DenseQpProblem& p, const QpWorkingSet* warm) {
       status_ = cold_start();
       if (status_ == Status::solved) status_ = phase2();
     }
+    hot_ready_ = status_ == Status::solved;
   }
   if (opt_.timing)
     stats_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -1200,11 +1225,48 @@ Status DenseQp::cold_start() {
   return ok ? Status::solved : Status::numerical_failure;
 }
 
-bool DenseQp::try_warm_start(const QpWorkingSet& ws) {
+bool DenseQp::keep_last_working_set(const Hot& last, const int* eq_from_last) {
+  // The last solve's W in its constraint numbering: equalities 0..last.me-1, rows, lower
+  // and upper bounds, temporaries. Renamed to this problem's numbering (its rows, bounds
+  // and the equalities eq_from_last maps keep their normals, so Q and R stay valid);
+  // what is gone, infinite now or no longer held at x leaves W.
+  const int old_first_lower = last.me + last.mi, old_first_upper = old_first_lower + last.n,
+            old_first_temp = old_first_upper + last.n;
+  t_ = last.t;
+  nz_ = n_ - t_;
+  const double tol = opt_.feasibility_tol * primal_scale_at(x_.data());
+  for (int k = t_ - 1; k >= 0; --k) {
+    const int old = work_[k];
+    int id = -1;
+    if (old < last.me) id = eq_from_last[old];
+    else if (old < old_first_temp) id = old - last.me + me_;
+    bool keep = id >= 0 && id < first_temp();
+    if (keep && id >= first_lower()) {
+      const int j = id < first_upper() ? id - first_lower() : id - first_upper();
+      keep = id < first_upper() ? lower_[j] > -kInf : upper_[j] < kInf;
+    }
+    keep = keep && std::abs(residual(id)) <= tol;
+    if (keep) {
+      work_[k] = id;
+      in_w_[id] = 1;
+    } else {
+      work_[k] = -1;  // no mark to clear
+      delete_constraint(k);
+    }
+  }
+  return x_.head(n_).allFinite();
+}
+
+bool DenseQp::try_warm_start(const QpWorkingSet& ws, const Hot* hot, const int* eq_from_last) {
   const int n = n_, me = me_;
-  reset_factors();
-  if (ws.has_point) x_.head(n) = ws.x.head(n);
-  else x_.head(n).setZero();
+  if (hot) {
+    if (!keep_last_working_set(*hot, eq_from_last)) return false;
+  } else {
+    reset_factors();
+    if (ws.has_point) x_.head(n) = ws.x.head(n);
+    else x_.head(n).setZero();
+  }
+  const bool has_point = hot || ws.has_point;
   // With a point: the constraints it violates are "pending" (in_w_ = 2: out of every ratio
   // test) until the repair below makes them active; listed constraints it does not hold
   // active are stale and left out.
@@ -1217,9 +1279,10 @@ bool DenseQp::try_warm_start(const QpWorkingSet& ws) {
     const double r = residual_here(id);
     return is_equality(id) ? std::abs(r) > tol : r < -tol;
   };
-  const auto usable = [&](int id) { return !ws.has_point || std::abs(residual_here(id)) <= tol; };
-  if (ws.has_point) {
+  const auto usable = [&](int id) { return !has_point || std::abs(residual_here(id)) <= tol; };
+  if (has_point) {
     for (int id = 0; id < first_temp(); ++id) {
+      if (in_w_[id]) continue;
       if (id >= first_lower()) {
         const int j = id < first_upper() ? id - first_lower() : id - first_upper();
         if (lower_[j] == upper_[j] && id >= first_upper()) continue;  // fixed: the lower id
@@ -1232,9 +1295,9 @@ bool DenseQp::try_warm_start(const QpWorkingSet& ws) {
     if (!in_w_[i]) add_constraint(i, false);
   for (int j = 0; j < n; ++j)
     if (lower_[j] == upper_[j] && !in_w_[first_lower() + j]) add_constraint(first_lower() + j, false);
-  for (int i = 0; i < ws.rows; ++i)
+  for (int i = 0; i < ws.rows && !hot; ++i)
     if (ws.active[i] && !in_w_[me + i] && usable(me + i)) add_constraint(me + i, false);
-  for (int j = 0; j < n; ++j) {
+  for (int j = 0; j < n && !hot; ++j) {
     if (lower_[j] == upper_[j]) continue;
     const int lo = first_lower() + j, up = first_upper() + j;
     if (ws.bound[j] == QpBoundState::at_lower && lower_[j] > -kInf && !in_w_[lo] && usable(lo))
@@ -1242,7 +1305,7 @@ bool DenseQp::try_warm_start(const QpWorkingSet& ws) {
     if (ws.bound[j] == QpBoundState::at_upper && upper_[j] < kInf && !in_w_[up] && usable(up))
       add_constraint(up, false);
   }
-  if (ws.has_point) {
+  if (has_point) {
     for (int id = 0; id < first_temp(); ++id)
       if (in_w_[id] == 2 && !repair(id)) return false;
   }
@@ -1258,7 +1321,9 @@ bool DenseQp::try_warm_start(const QpWorkingSet& ws) {
     axpy(f, Q_.col(k).data(), x_.data(), n);
   }
   if (!x_.head(n).allFinite() || !factor_reduced_hessian(true)) return false;
-  changes_since_refactor_ = 0;
+  // A hot start's Q and R carry the updates of earlier solves: their count goes on, so
+  // that phase 2 refactorizes every refactor_interval changes as within one solve.
+  changes_since_refactor_ = hot ? hot->changes : 0;
   degenerate_steps_ = 0;
   const bool here_feasible = primal_violation_at(x_.data()) <= opt_.feasibility_tol * primal_scale_at(x_.data());
   // The minimizer on W (with its temporaries) if it is feasible, else this point.

@@ -157,6 +157,7 @@ enum class QpWarmStart : std::uint8_t {
   rejected_invalid,     // sizes did not match: cold start
   rejected_infeasible,  // no feasible start from the set (see solve(p, ws)): cold start
   abandoned,            // accepted, but phase 2 from it failed its final check: cold start
+  hot,                  // solve_hot: phase 2 started from the last solve's own factorization
 };
 
 /// Sizes fixed at construction; the workspace is allocated once for them.
@@ -272,6 +273,19 @@ class DenseQp {
   ///     (warm_start() == abandoned).
   /// warm_start() says which happened.
   Status solve(const DenseQpProblem& p, const QpWorkingSet& warm);
+  /// Hot start: as solve(p, warm), but first from this solver's own factorization of the
+  /// last problem it solved (Q, R, W and x kept from its end), when that solve ended
+  /// `solved` with the same n and number of inequality rows. The caller vouches that p keeps
+  /// every constraint normal of the last problem: the same inequality rows and bounds as
+  /// vectors (values of bounds and right-hand sides may change; an infinite bound drops
+  /// out), and equality row k of the last problem is row eq_from_last[k] of p (-1: gone;
+  /// p may add rows); H and c may change. W is renamed to p's numbering (what is gone or no
+  /// longer held at x leaves it), then steps 2-4 of the warm start follow (the repair walk
+  /// to p's new constraints). A branch-and-bound child from its parent's or its sibling's
+  /// factorization then costs a few updates instead of building W again. If the hot start
+  /// fails, solve(p, warm) follows. The result is checked as always (a broken promise costs
+  /// time, not a wrong answer: the check is on p's data). warm_start() == hot when used.
+  Status solve_hot(const DenseQpProblem& p, const QpWorkingSet& warm, const int* eq_from_last);
 
   // ---- results of the last solve ------------------------------------------------------
   Status status() const { return status_; }
@@ -312,11 +326,18 @@ class DenseQp {
     int id = -1;       // blocking constraint, -1 when none
   };
 
-  Status run(const DenseQpProblem& p, const QpWorkingSet* warm);
+  // What a hot start needs of the last solve (run() reads it before begin()).
+  struct Hot {
+    bool ready;
+    int n, me, mi, t, changes;
+  };
+
+  Status run(const DenseQpProblem& p, const QpWorkingSet* warm, const int* eq_from_last = nullptr);
   Status check_problem(const DenseQpProblem& p);
   void begin(const DenseQpProblem& p);
   Status cold_start();
-  bool try_warm_start(const QpWorkingSet& ws);
+  bool try_warm_start(const QpWorkingSet& ws, const Hot* hot = nullptr, const int* eq_from_last = nullptr);
+  bool keep_last_working_set(const Hot& last, const int* eq_from_last);  // hot: rename W
   bool repair(int id);  // warm start: make a violated constraint active, feasibly
   void record_repair_proof(int id, double sign);  // repair's infeasibility proof -> farkas_
   Status phase2();
@@ -423,6 +444,7 @@ class DenseQp {
   bool at_minimizer_ = false;
   bool singular_ = false;  // Z'HZ has a zero last pivot (inside one iteration only)
   bool repair_proof_ = false;  // the last warm start's repair left a Farkas vector in farkas_
+  bool hot_ready_ = false;     // the last solve ended solved: its Q, R, W and x can start a hot one
 };
 
 }  // namespace qs

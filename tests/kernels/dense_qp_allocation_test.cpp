@@ -79,6 +79,10 @@ TEST(DenseQpAllocationFree, SolvesAndChecks) {
   EXPECT_EQ(solver->stats().iterations, 0);
   ASSERT_EQ(solver->solve(p_child, *ws), Status::solved);
   EXPECT_EQ(solver->warm_start(), QpWarmStart::accepted);
+  // Hot: back to the parent from the child's own factorization (equality rows unchanged).
+  const int eq_map[] = {0, 1, 2, 3, 4, 5, 6, 7};
+  ASSERT_EQ(solver->solve_hot(p, *ws, eq_map), Status::solved);
+  EXPECT_EQ(solver->warm_start(), QpWarmStart::hot);
   ASSERT_EQ(solver->solve(p, *stale), Status::solved);
   EXPECT_EQ(solver->warm_start(), QpWarmStart::rejected_infeasible);
   ASSERT_EQ(solver->solve(p_bad, *ws), Status::infeasible);

@@ -900,6 +900,105 @@ TEST(DenseQpWarmStart, RepairOfAnEqualityAlreadyHeldIsNotAWalk) {
 
 // ---- random problems ----------------------------------------------------------------------------
 
+// ---- hot start -----------------------------------------------------------------------------------
+
+/// A branch-and-bound child of qp: inequality row i held as an equality (appended after the
+/// equalities), or variable j fixed at its lower bound.
+Qp with_row_fixed(const Qp& qp, int i) {
+  Qp c = qp;
+  c.A_eq.conservativeResize(qp.A_eq.rows() + 1, Eigen::NoChange);
+  c.A_eq.row(qp.A_eq.rows()) = qp.A_in.row(i);
+  c.b_eq.conservativeResize(qp.b_eq.size() + 1);
+  c.b_eq[qp.b_eq.size()] = qp.b_in[i];
+  return c;
+}
+Qp with_var_fixed(const Qp& qp, int j) {
+  Qp c = qp;
+  c.up[j] = c.lo[j];
+  return c;
+}
+
+/// Solves child hot on `hot` (whose last solve was the problem the map refers to) and cold
+/// on a fresh solver: the same status, and when solved the same optimum, both checked.
+void expect_hot_as_cold(DenseQp& hot, const Qp& child, const QpWarmStart& expected, const std::vector<int>& eq_map,
+                        const QpWorkingSet& parent_ws) {
+  DenseQp cold(DenseQpCapacity{96, 16, 200});
+  const Status sc = cold.solve(child.view());
+  const Status sh = hot.solve_hot(child.view(), parent_ws, eq_map.data());
+  ASSERT_EQ(sh, sc);
+  if (sc != Status::solved) return;  // infeasible: proved by the hot repair walk or cold
+  EXPECT_EQ(hot.warm_start(), expected);
+  expect_kkt(child, hot);
+  EXPECT_NEAR(hot.objective(), cold.objective(), 1e-9 * (1 + std::abs(cold.objective())));
+}
+
+TEST(DenseQpHotStart, ChildrenAndSiblingsFromTheLastFactorization) {
+  // A parent, its child holding row i, then the sibling fixing variable j instead (the row
+  // gone: map -1), each started hot from the solver's previous solve.
+  std::mt19937_64 rng(20261124);
+  int hot_used = 0;
+  for (int n : {8, 17, 40}) {
+    for (int trial = 0; trial < 6; ++trial) {
+      SCOPED_TRACE(testing::Message() << "n " << n << " trial " << trial);
+      const int me = trial % 3 == 0 ? 0 : 2, mi = n + 10;
+      const Qp parent = random_qp(rng, n, me, mi, trial % 2 ? n : n / 3);
+      DenseQp qp(DenseQpCapacity{96, 16, 200});
+      ASSERT_EQ(qp.solve(parent.view()), Status::solved);
+      const QpWorkingSet ws = qp.working_set();
+      // Fix an inactive row (the point must move) and a variable off its bound.
+      int i = 0, j = 0;
+      for (int k = 0; k < mi; ++k)
+        if (!ws.active[k]) i = k;
+      for (int k = 0; k < n; ++k)
+        if (ws.bound[k] == QpBoundState::inactive) j = k;
+      std::vector<int> identity(me + 1);
+      for (int k = 0; k <= me; ++k) identity[k] = k;
+      const Qp child = with_row_fixed(parent, i);
+      expect_hot_as_cold(qp, child, QpWarmStart::hot, identity, ws);
+      if (qp.status() != Status::solved) continue;
+      ++hot_used;
+      // The sibling: the child's appended row is gone, variable j is fixed instead.
+      std::vector<int> drop_last = identity;
+      drop_last[me] = -1;
+      expect_hot_as_cold(qp, with_var_fixed(parent, j), QpWarmStart::hot, drop_last, ws);
+    }
+  }
+  EXPECT_GE(hot_used, 12);
+}
+
+TEST(DenseQpHotStart, OnlyAfterASolvedProblemAndABrokenPromiseCostsNoWrongAnswer) {
+  std::mt19937_64 rng(7);
+  const int n = 12, mi = 20;
+  const Qp parent = random_qp(rng, n, 0, mi, n);
+  DenseQp qp(DenseQpCapacity{96, 16, 200});
+  ASSERT_EQ(qp.solve(parent.view()), Status::solved);
+  const QpWorkingSet ws = qp.working_set();
+  // An infeasible child: x_0 held at -2 and at +2 by two equality rows.
+  Qp bad = parent;
+  bad.A_eq = Eigen::MatrixXd::Zero(2, n);
+  bad.A_eq(0, 0) = bad.A_eq(1, 0) = 1.0;
+  bad.b_eq = vec({-2.0, 2.0});
+  const std::vector<int> none;
+  ASSERT_EQ(qp.solve_hot(bad.view(), ws, none.data()), Status::infeasible);
+  // After an unsolved problem there is no factorization to start from: the warm start.
+  const Qp child = with_row_fixed(parent, 3);
+  ASSERT_EQ(qp.solve_hot(child.view(), ws, none.data()), Status::solved);
+  EXPECT_EQ(qp.warm_start(), QpWarmStart::accepted);
+  expect_kkt(child, qp);
+  // A promise broken: every inequality row changed while the map says nothing moved. The
+  // answer is still the optimum of the data given (the final check is on that data).
+  Qp other = random_qp(rng, n, 1, mi, n);
+  DenseQp cold(DenseQpCapacity{96, 16, 200});
+  const Status sc = cold.solve(other.view());
+  const std::vector<int> zero{0};
+  const Status sh = qp.solve_hot(other.view(), ws, zero.data());
+  ASSERT_EQ(sh, sc);
+  if (sc == Status::solved) {
+    expect_kkt(other, qp);
+    EXPECT_NEAR(qp.objective(), cold.objective(), 1e-9 * (1 + std::abs(cold.objective())));
+  }
+}
+
 TEST(DenseQpRandom, KktOnFeasibleProblemsOf10To96Variables) {
   std::mt19937_64 rng(20240611);
   DenseQp s(DenseQpCapacity{96, 16, 200});
