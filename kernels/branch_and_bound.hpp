@@ -23,16 +23,19 @@
 // the relaxation solver's accuracy); and more near-tied leaves than the candidate pool
 // holds is reported as numerical_failure at a point that depends on the search order.
 // A node is also dropped when it is *dominated*: some candidate leaf C already has
-// cost(C) <= bound(n) and a smaller key. If every leaf L below n costs at least bound(n)
-// (monotonicity without the tolerance's slack), then since key(L) >= key(n) > key(C) (L
-// fixes what n fixes, and free is the least side), L cannot lower c*; if C is within
-// c* + tol, C precedes L, and if not, neither is L: the answer is the same as without this
-// rule (BnbOptions::prune_dominated). A leaf below n that costs delta less than bound(n)
-// (rounding) could have lowered c* by up to delta and pushed a candidate lying within delta
-// of the edge c* + tol out of the answer's set; so with the rule the answer is the
-// smallest key among the leaves within tol of the best cost found, which is within delta of
-// c*. The rule matters when many leaves tie, as the MIQP's zero-cost steps do (42% fewer
-// nodes on the seed 000 grasp).
+// cost(C) <= bound(n) + s and a smaller key, s = 1e-12 (|cost(C)| + |bound(n)|) + 1e-3
+// absolute_gap (rounding: two solves of one optimum differ by that much, and without s a
+// leaf one ulp above its parent's cost dominated nothing). If every leaf L below n costs at
+// least bound(n) (monotonicity without the tolerance's slack), then since key(L) >= key(n)
+// > key(C) (L fixes what n fixes, and free is the least side), L cannot lower c* by more
+// than s; if C is within c* + tol, C precedes L, and if not, neither is L: the answer is the
+// same as without this rule (BnbOptions::prune_dominated) but for that margin. A leaf below
+// n that costs delta less than bound(n) (rounding) could have lowered c* by up to
+// delta + s and pushed a candidate lying that close to the edge c* + tol out of the
+// answer's set; so with the rule the answer is the smallest key among the leaves within tol
+// of the best cost found, which is within delta + s of c*. The rule matters when many
+// leaves tie, as the MIQP's zero-cost steps do (42% fewer nodes on the seed 000 grasp), and
+// when a leaf ties with its parent's bound, as the MIQP's stage 2 does.
 // Because the tree itself is deterministic (a node's relaxation depends only on its
 // fixings and on its parent's warm start), so is the answer.
 //
@@ -358,14 +361,19 @@ class BranchAndBound {
     return n;
   }
 
-  /// A candidate with cost <= the node's bound and a smaller key than the node's (file
-  /// comment): then no leaf below the node can be the answer.
+  /// Costs this close are the same optimum evaluated twice (file comment).
+  double rounding_slack(double a, double b) const {
+    return 1e-12 * (std::abs(a) + std::abs(b)) + 1e-3 * opt_.absolute_gap;
+  }
+
+  /// A candidate with cost <= the node's bound (to rounding) and a smaller key than the
+  /// node's (file comment): then no leaf below the node can be the answer.
   bool dominated(int n) {
     if (!opt_.prune_dominated) return false;
     const double bound = nodes_[n].bound;
     bool key_built = false;
     for (int c = 0; c < n_candidates_; ++c) {
-      if (!(candidates_[c].cost <= bound)) continue;
+      if (!(candidates_[c].cost <= bound + rounding_slack(bound, candidates_[c].cost))) continue;
       if (!key_built) {
         rebuild_fixings(n, key_a_.data());
         key_built = true;

@@ -179,6 +179,43 @@ TEST(BranchAndBound, DroppingDominatedNodesChangesNothingButTheNodeCount) {
   EXPECT_GT(dominated, 0);
 }
 
+/// Two disjunctions; every node costs 1 except the leaf fixing disjunction 1 "second",
+/// which costs one rounding step more (1 + 2^-52, as two QP solves of the same optimum may
+/// differ). The root branches on 1; the node fixing it "first" branches on 0; its children
+/// are leaves.
+struct RoundingTie {
+  struct Workspace {};
+  struct Warm {};
+  using Solution = int;
+  int disjunctions() const { return 2; }
+  Workspace make_workspace() const { return {}; }
+  BnbEvaluation evaluate(const Side* fix, const Warm*, Workspace&, Warm&, Solution& x) const {
+    x = 3 * static_cast<int>(fix[0]) + static_cast<int>(fix[1]);
+    if (fix[1] == Side::free) return {Status::solved, 1.0, 1};
+    if (fix[1] == Side::second) return {Status::solved, 1.0 + 0x1p-52, -1};
+    return {Status::solved, 1.0, fix[0] == Side::free ? 0 : -1};
+  }
+};
+
+TEST(BranchAndBound, DominationLooksPastRoundingInTheCosts) {
+  // The leaf (free, second) has the smaller key than any node below (free, first), whose
+  // bound it exceeds by one rounding step only: those nodes are dominated (their leaves
+  // could lower c* by that step at most), and the answer is the same as without the rule.
+  const RoundingTie t;
+  BnbOptions keep;
+  keep.prune_dominated = false;
+  BranchAndBound<RoundingTie> with(t), without(t, keep);
+  const auto& a = with.solve(t);
+  const auto& b = without.solve(t);
+  ASSERT_EQ(a.status, Status::solved);
+  ASSERT_EQ(b.status, Status::solved);
+  EXPECT_EQ(a.solution, b.solution);
+  EXPECT_EQ(a.solution, 2);  // (free, second)
+  EXPECT_EQ(a.stats.nodes, 3);
+  EXPECT_EQ(a.stats.dominated, 2);
+  EXPECT_EQ(b.stats.nodes, 5);
+}
+
 TEST(BranchAndBound, StatisticsAreTheSameOnAnyThreadCount) {
   const Knapsack k = random_knapsack(16, 7, true);
   BnbStats reference{};
