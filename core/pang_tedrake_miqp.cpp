@@ -18,6 +18,13 @@ struct PangTedrakeMiqp::Problem {
     std::unique_ptr<DenseQp> qp;
     Eigen::MatrixXd A_eq;
     Eigen::VectorXd b_eq, upper;
+    // The last node this workspace solved, for a hot start (DenseQp::solve_hot): the
+    // problem's generation then, its fixings and the label of each of its equality rows
+    // (-1 - r: row r of the stage's own equalities; d >= 0: pair d fixed "first").
+    long generation = -1;
+    std::vector<Side> fixings;
+    std::vector<int> labels, row_of_label, eq_map;
+    int rows = 0;
   };
   using Warm = QpWorkingSet;
   /// A leaf's point and its QP's final working set: stage 1's answer warm-starts stage 2's
@@ -35,6 +42,18 @@ struct PangTedrakeMiqp::Problem {
   double constant = 0;               // added to the QP objective to make the stage's cost
   double tolerance = 1e-9;
   int max_n = 0, max_eq = 0, max_in = 0;
+  /// Stage 2: stage 1's answer (a point satisfying every pair) and its stage-2 cost. A node
+  /// whose fixings it satisfies and whose relaxation cannot beat it (cost >= hint_cost - the
+  /// search's tolerance) is a leaf at that point: it is an optimal point of the node's
+  /// relaxation to the tolerance, and a complementary one. (null in stage 1)
+  const Eigen::VectorXd* hint = nullptr;
+  double hint_cost = 0, hint_abs = 0, hint_rel = 0;
+  /// Changes whenever the rows of A_in do (every build()): a workspace's last factorization
+  /// serves a hot start only within one generation. (Stage 2 keeps A_in.)
+  long generation = 0;
+  /// A node whose fixings differ from the workspace's last node's in at most this many
+  /// pairs (its parent, sibling or a near cousin) starts hot from that factorization.
+  static constexpr int kHotDistance = 2;
 
   int disjunctions() const { return 4 * n_slots; }
   Workspace make_workspace() const {
@@ -47,6 +66,10 @@ struct PangTedrakeMiqp::Problem {
     w.A_eq = Eigen::MatrixXd::Zero(cap.eq_rows, max_n);
     w.b_eq = Eigen::VectorXd::Zero(cap.eq_rows);
     w.upper = Eigen::VectorXd::Zero(max_n);
+    w.fixings.assign(static_cast<size_t>(disjunctions()), Side::free);
+    w.labels.assign(static_cast<size_t>(cap.eq_rows), 0);
+    w.row_of_label.assign(static_cast<size_t>(disjunctions() + max_eq), -1);
+    w.eq_map.assign(static_cast<size_t>(cap.eq_rows), -1);
     return w;
   }
   Warm make_warm() const { return QpWorkingSet(max_in, max_n); }
@@ -56,6 +79,10 @@ struct PangTedrakeMiqp::Problem {
   int pair_var(int c, int t) const { return nu + na + t * nc + c; }  // P_n, P_t+, P_t-, Gamma
 
   BnbEvaluation evaluate(const Side* fix, const Warm* parent, Workspace& ws, Warm& warm_out, Solution& sol) const {
+    // Where each label's row lands in this node (for mapping the last node's rows).
+    const int K = disjunctions();
+    std::fill(ws.row_of_label.begin(), ws.row_of_label.end(), -1);
+    for (int r = 0; r < m_eq; ++r) ws.row_of_label[static_cast<size_t>(K + r)] = r;
     int rows = m_eq;
     ws.A_eq.topLeftCorner(m_eq, n) = A_eq.topLeftCorner(m_eq, n);
     ws.b_eq.head(m_eq) = b_eq.head(m_eq);
@@ -67,6 +94,7 @@ struct PangTedrakeMiqp::Problem {
         const Side f = fix[4 * i + t];
         if (f == Side::first) {
           ws.A_eq.row(rows).head(n) = A_in.row(pair_row(c, t)).head(n);
+          ws.row_of_label[static_cast<size_t>(4 * i + t)] = rows;
           ws.b_eq[rows++] = b_in[pair_row(c, t)];
         } else if (f == Side::second) {
           ws.upper[pair_var(c, t)] = 0.0;
@@ -76,7 +104,28 @@ struct PangTedrakeMiqp::Problem {
     const DenseQpProblem p{H.topLeftCorner(n, n),      c.head(n),         ws.A_eq.topLeftCorner(rows, n),
                            ws.b_eq.head(rows),         A_in.topLeftCorner(m_in, n), b_in.head(m_in),
                            lower.head(n),              ws.upper.head(n)};
-    const Status st = parent && parent->rows == m_in && parent->cols == n ? ws.qp->solve(p, *parent) : ws.qp->solve(p);
+    const bool parent_ok = parent && parent->rows == m_in && parent->cols == n;
+    int distance = 0;
+    for (int d = 0; d < K; ++d) distance += fix[d] != ws.fixings[static_cast<size_t>(d)];
+    Status st;
+    if (parent_ok && ws.generation == generation && distance <= kHotDistance) {
+      // The last node's equality row k (label l) is this node's row row_of_label[l].
+      for (int k = 0; k < ws.rows; ++k) {
+        const int l = ws.labels[static_cast<size_t>(k)];
+        ws.eq_map[static_cast<size_t>(k)] = ws.row_of_label[static_cast<size_t>(l >= 0 ? l : K + (-1 - l))];
+      }
+      st = ws.qp->solve_hot(p, *parent, ws.eq_map.data());
+    } else {
+      st = parent_ok ? ws.qp->solve(p, *parent) : ws.qp->solve(p);
+    }
+    // This node is now the workspace's last.
+    ws.generation = generation;
+    std::copy(fix, fix + K, ws.fixings.begin());
+    ws.rows = rows;
+    for (int r = 0; r < m_eq; ++r) ws.labels[static_cast<size_t>(r)] = -1 - r;
+    for (int d = 0; d < K; ++d)
+      if (ws.row_of_label[static_cast<size_t>(d)] >= 0)
+        ws.labels[static_cast<size_t>(ws.row_of_label[static_cast<size_t>(d)])] = d;
     if (st == Status::infeasible) return {Status::infeasible, 0, -1};
     if (st != Status::solved) return {st == Status::unbounded ? Status::numerical_failure : st, 0, -1};
     warm_out = ws.qp->working_set();
@@ -97,8 +146,14 @@ struct PangTedrakeMiqp::Problem {
         }
       }
     }
+    double cost = ws.qp->objective() + constant;
+    if (branch >= 0 && hint && hint_cost <= cost + hint_abs + hint_rel * std::abs(cost) && hint_satisfies(fix)) {
+      sol.x.head(n) = hint->head(n);
+      branch = -1;
+      cost = std::max(cost, hint_cost);  // the returned point's own cost
+    }
     if (branch < 0) sol.ws = warm_out;
-    return {Status::solved, ws.qp->objective() + constant, branch};
+    return {Status::solved, cost, branch};
   }
 
   /// |min(left, right)| of pair (c, t) relative to 1 + |b_i| + sum_j |A_ij x_j| (the row's
@@ -112,6 +167,29 @@ struct PangTedrakeMiqp::Problem {
       scale += std::abs(A_in(i, j) * x[j]);
     }
     return std::abs(std::min(left, x[pair_var(c, t)])) / scale;
+  }
+
+  /// The hint holds each fixing's side: left side = 0 (first) or variable = 0 (second), to
+  /// the tolerance of pair_violation.
+  bool hint_satisfies(const Side* fix) const {
+    const Eigen::VectorXd& x = *hint;
+    for (int i = 0; i < n_slots; ++i) {
+      const int c = contact_of_slot[i];
+      if (c < 0) continue;
+      for (int t = 0; t < 4; ++t) {
+        const Side f = fix[4 * i + t];
+        if (f == Side::free) continue;
+        const int r = pair_row(c, t);
+        double left = -b_in[r], scale = 1.0 + std::abs(b_in[r]);
+        for (int j = 0; j < n; ++j) {
+          left += A_in(r, j) * x[j];
+          scale += std::abs(A_in(r, j) * x[j]);
+        }
+        const double v = f == Side::first ? left : x[pair_var(c, t)];
+        if (std::abs(v) / scale > tolerance) return false;
+      }
+    }
+    return true;
   }
 
   /// The largest pair_violation over all pairs: the check of the accepted answer.
@@ -159,6 +237,7 @@ PangTedrakeMiqp::PangTedrakeMiqp(const Model& m, const BnbOptions& options)
   p.lower = Eigen::VectorXd::Zero(p.max_n);
   p.upper = Eigen::VectorXd::Zero(p.max_n);
   x_ = Eigen::VectorXd::Zero(p.max_n);
+  hint_x_ = Eigen::VectorXd::Zero(p.max_n);
   bnb_ = std::make_unique<BranchAndBound<Problem>>(p, options_);
   root_probe_ = std::make_unique<RootProbe>(RootProbe{p.make_workspace(), p.make_warm(), p.make_solution()});
   free_fixings_.assign(static_cast<size_t>(p.disjunctions()), Side::free);
@@ -172,6 +251,8 @@ Status PangTedrakeMiqp::build(const Model& m, const State& s) {
   if (m.world.type != WorldType::vertical || !(m.step.h > 0) || !(m.params.stiffness_K > 0))
     return fail(Status::bad_input, "pang_tedrake_miqp steps a vertical world with h > 0 and stiffness K > 0");
   Problem& p = *problem_;
+  ++p.generation;  // new rows: no workspace's factorization carries over
+  p.hint = nullptr;
   const double h = m.step.h, K = m.params.stiffness_K, t_mid = s.t + 0.5 * h;
   const int nu = m.n_u, na = m.n_a;
 
@@ -455,7 +536,15 @@ Status PangTedrakeMiqp::step(const Model& m, State& s) {
     stage2_ = BnbStats{};
     x_.head(n) = answer1.x.head(n);
   } else {
+    // x1 is also the search's hint: a node it fits and whose relaxation cannot beat it is
+    // a leaf at x1 (mostly the root, where the relaxation's own point breaks a pair).
+    hint_x_.head(n) = answer1.x.head(n);
+    p.hint = &hint_x_;
+    p.hint_cost = grip_here;
+    p.hint_abs = kStage2Gap;
+    p.hint_rel = 1e-9;
     const auto& r2 = bnb_->solve(p, &stage1_answer_);
+    p.hint = nullptr;
     stage2_ = r2.stats;
     if (r2.status != Status::solved) {
     const bool node_limit = r2.status == Status::iteration_limit && r2.stats.nodes >= options_.max_nodes;

@@ -115,6 +115,7 @@ class PangTedrakeMiqp final : public Stepper {
   BnbStats stage1_, stage2_;
   double cost_ = 0;
   Eigen::VectorXd x_;
+  Eigen::VectorXd hint_x_;  // stage 1's answer while stage 2 searches (Problem::hint)
   std::vector<int> slot_;
   /// Per slot, the hypothetical penetration phi_bar^{l+1} of the last solved step (+inf
   /// where the slot was inactive): the next step's bound under elastic_bound = previous,

@@ -95,6 +95,71 @@ TEST(PangTedrakeMiqp, EveryStepsOptimumEqualsBruteForceOverAllPatterns) {
   }
 }
 
+/// The least grip (sum of the fingers' P_n) over every complementarity pattern of a built
+/// stage-1 problem with dq_a fixed at dqa: stage 2 by brute force, each pattern an LP
+/// (+inf when none is feasible).
+double least_grip_by_brute_force(const PangTedrakeMiqp& probe, const Model& m, const Eigen::VectorXd& dqa) {
+  const PangTedrakeMiqp::View v = probe.view();
+  const int n = static_cast<int>(v.qp.c.size()), me = static_cast<int>(v.qp.A_eq.rows()), nc = v.contacts;
+  const int na = m.n_a, nu = m.n_u, pairs = 4 * nc;
+  const Eigen::MatrixXd H = Eigen::MatrixXd::Zero(n, n);
+  Eigen::VectorXd c = Eigen::VectorXd::Zero(n);
+  for (int k = 0; k < nc; ++k)
+    if (v.slots[k] < 2) c[v.pair_var(k, 0)] = 1.0;  // slots 0, 1: the fingers
+  Eigen::MatrixXd A_eq(me + na + pairs, n);
+  Eigen::VectorXd b_eq(me + na + pairs), upper = v.qp.upper;
+  A_eq.topRows(me) = v.qp.A_eq;
+  b_eq.head(me) = v.qp.b_eq;
+  A_eq.middleRows(me, na).setZero();
+  for (int a = 0; a < na; ++a) {
+    A_eq(me + a, nu + a) = 1.0;
+    b_eq[me + a] = dqa[a];
+  }
+  DenseQp qp(DenseQpCapacity{n, me + na + pairs, static_cast<int>(v.qp.A_in.rows())});
+  double best = std::numeric_limits<double>::infinity();
+  for (unsigned mask = 0; mask < (1u << pairs); ++mask) {
+    int rows = me + na;
+    upper = v.qp.upper;
+    for (int k = 0; k < nc; ++k)
+      for (int t = 0; t < 4; ++t) {
+        if (mask >> (4 * k + t) & 1u) {
+          upper[v.pair_var(k, t)] = 0.0;  // the variable side
+        } else {
+          A_eq.row(rows) = v.qp.A_in.row(v.pair_row(k, t));  // the row side
+          b_eq[rows++] = v.qp.b_in[v.pair_row(k, t)];
+        }
+      }
+    const Status st = qp.solve(DenseQpProblem{H, c, A_eq.topRows(rows), b_eq.head(rows), v.qp.A_in, v.qp.b_in,
+                                              v.qp.lower, upper});
+    if (st == Status::solved) best = std::min(best, qp.objective());
+    else EXPECT_EQ(st, Status::infeasible) << "pattern " << mask;
+  }
+  return best;
+}
+
+TEST(PangTedrakeMiqp, StageTwosLeastGripEqualsBruteForceOverAllPatterns) {
+  // Stage 2 (least grip at the optimal dq_a) on the squeezed steps, against all 4096
+  // patterns; with the nominal friction and with less of it at one finger (different
+  // trees: the hint of stage 1's answer, skipped searches and dominated nodes all occur).
+  for (const double mu_left : {0.5, 0.3}) {
+    SCOPED_TRACE(mu_left);
+    json s = grasp_scene();
+    s["contacts"]["pairs"][0]["friction"] = mu_left;
+    const Scene scene = parse_scene(s.dump());
+    const Model& m = *scene.model;
+    PangTedrakeMiqp stepper(m), probe(m);
+    State st = initial_state(m);
+    for (int l = 1; l <= 26; ++l) {
+      ASSERT_EQ(probe.build(m, st), Status::solved) << l;
+      ASSERT_EQ(stepper.step(m, st), Status::solved) << l;
+      if (l < 20) continue;  // before contact the grip is 0 (the skip test covers it)
+      const double grip = stepper.normal_impulse()[0] + stepper.normal_impulse()[1];
+      const double best = least_grip_by_brute_force(probe, m, stepper.solution().segment(m.n_u, m.n_a));
+      EXPECT_NEAR(grip, best, 1e-12 + 1e-9 * best) << "step " << l;
+    }
+  }
+}
+
 TEST(PangTedrakeMiqp, TheRootStartsFromTheLastStepsAnswerWithoutChangingTheOptimum) {
   // Each step twice from the same state: with the last step's answer in State::memory (the
   // warm root) and with it cleared (a cold search). Same optimum (stage 1's tracking cost,
