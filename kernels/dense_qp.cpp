@@ -514,23 +514,32 @@ void DenseQp::begin(const DenseQpProblem& p) {
   n_ = static_cast<int>(p.c.size());
   me_ = static_cast<int>(p.A_eq.rows());
   mi_ = static_cast<int>(p.A_in.rows());
-  for (int i = 0; i < me_ + mi_; ++i) {
-    double s = 0.0, l1 = 0.0;
-    int* nz = row_nz_.data() + static_cast<std::size_t>(i) * cap_.vars;
-    int k = 0;
-    for (int j = 0; j < n_; ++j) {
-      const double a = i < me_ ? p.A_eq(i, j) : p.A_in(i - me_, j);
-      N_(j, i) = a;
-      nz[k] = j;  // kept when a != 0 (branch-free: the pattern is irregular)
-      k += a != 0.0;
-      s += a * a;
-      l1 += std::abs(a);
-    }
-    row_nnz_[i] = k;
-    row_norm_[i] = std::sqrt(s);
-    row_l1_[i] = l1;
+  // The rows as N_'s columns, each row's nonzeros, norms and right-hand side. A is read by
+  // columns (contiguous), the per-row sums kept in arrays (no chain from one entry to the
+  // next); the nonzero list is appended branch-free (the pattern is irregular).
+  const int rows = me_ + mi_, cap = cap_.vars;
+  for (int i = 0; i < rows; ++i) {
+    row_norm_[i] = row_l1_[i] = 0.0;
+    row_nnz_[i] = 0;
     b_all_[i] = i < me_ ? p.b_eq[i] : p.b_in[i - me_];
   }
+  for (int j = 0; j < n_; ++j) {
+    for (int block = 0; block < 2; ++block) {
+      const int m = block == 0 ? me_ : mi_, off = block == 0 ? 0 : me_;
+      if (m == 0) continue;
+      const auto col = block == 0 ? p.A_eq.col(j) : p.A_in.col(j);
+      for (int r = 0; r < m; ++r) {
+        const int i = off + r;
+        const double a = col[r];
+        N_(j, i) = a;
+        row_nz_[static_cast<std::size_t>(i) * cap + row_nnz_[i]] = j;
+        row_nnz_[i] += a != 0.0;
+        row_norm_[i] += a * a;
+        row_l1_[i] += std::abs(a);
+      }
+    }
+  }
+  for (int i = 0; i < rows; ++i) row_norm_[i] = std::sqrt(row_norm_[i]);
   max_bound_ = 0.0;
   for (int j = 0; j < n_; ++j) {
     lower_[j] = lower_of(p, j);
@@ -540,11 +549,15 @@ void DenseQp::begin(const DenseQpProblem& p) {
   }
   // The variables H touches, and H on them.
   hk_ = 0;
+  // (Row i touched when any H(i, j) != 0; read by columns, flags in piv_.)
+  for (int i = 0; i < n_; ++i) piv_[i] = 0;
+  for (int j = 0; j < n_; ++j) {
+    const auto col = p.H.col(j);
+    for (int i = 0; i < n_; ++i) piv_[i] |= col[i] != 0.0;
+  }
   for (int i = 0; i < n_; ++i) {
-    bool any = false;
-    for (int j = 0; j < n_; ++j) any |= p.H(i, j) != 0.0;
     hidx_[hk_] = i;
-    hk_ += any;
+    hk_ += piv_[i];
   }
   for (int b = 0; b < hk_; ++b)
     for (int a = 0; a < hk_; ++a) Hs_(a, b) = p.H(hidx_[a], hidx_[b]);
