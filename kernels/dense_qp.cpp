@@ -111,6 +111,18 @@ double primal_scale(const DenseQpProblem& p, const Eigen::Ref<const Eigen::Vecto
   return 1.0 + b + (1.0 + max_a) * max_abs(x);
 }
 
+/// A bound multiplier's part of the KKT check (qp_kkt_residual): its wrong sign (w > 0 at
+/// no lower bound, w < 0 at no upper bound) and its complementarity with the bound's gap.
+void bound_multiplier_terms(double w, double x, double lo, double up, double& sign, double& comp) {
+  if (w > 0) {
+    if (lo == -kInf) sign = std::max(sign, w);
+    else comp = std::max(comp, w * std::abs(x - lo));
+  } else if (w < 0) {
+    if (up == kInf) sign = std::max(sign, -w);
+    else comp = std::max(comp, -w * std::abs(up - x));
+  }
+}
+
 /// In-place diagonally pivoted Cholesky of the symmetric k x k block of A (both triangles
 /// stored and kept symmetric in the trailing block). Stops at the first pivot <= tol and
 /// returns the rank r; columns 0..r-1 hold L (below the diagonal, with its diagonal), the
@@ -189,13 +201,7 @@ double qp_kkt_residual(const DenseQpProblem& p, const Eigen::Ref<const Eigen::Ve
     for (Eigen::Index i = 0; i < mi; ++i) r -= p.A_in(i, j) * z[i];
     stat = std::max(stat, std::abs(r));
     const double lo = lower_of(p, j), up = upper_of(p, j);
-    if (w[j] > 0) {
-      if (lo == -kInf) sign = std::max(sign, w[j]);
-      else comp = std::max(comp, w[j] * std::abs(x[j] - lo));
-    } else if (w[j] < 0) {
-      if (up == kInf) sign = std::max(sign, -w[j]);
-      else comp = std::max(comp, -w[j] * std::abs(up - x[j]));
-    }
+    bound_multiplier_terms(w[j], x[j], lo, up, sign, comp);
   }
   for (Eigen::Index i = 0; i < mi; ++i) {
     sign = std::max(sign, -z[i]);
@@ -477,13 +483,7 @@ double DenseQp::kkt_residual_of_outputs() {
     const double lo = lower_[j], up = upper_[j];
     if (lo > -kInf) primal = std::max(primal, (lo - x[j]) / (1.0 + std::abs(lo)));
     if (up < kInf) primal = std::max(primal, (x[j] - up) / (1.0 + std::abs(up)));
-    if (w[j] > 0) {
-      if (lo == -kInf) sign = std::max(sign, w[j]);
-      else comp = std::max(comp, w[j] * std::abs(x[j] - lo));
-    } else if (w[j] < 0) {
-      if (up == kInf) sign = std::max(sign, -w[j]);
-      else comp = std::max(comp, -w[j] * std::abs(up - x[j]));
-    }
+    bound_multiplier_terms(w[j], x[j], lo, up, sign, comp);
   }
   return std::max({primal, stat / s_d, sign / s_d, comp / (s_p * s_d)});
 }
