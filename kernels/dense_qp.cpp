@@ -1102,10 +1102,10 @@ Status DenseQp::solve(const DenseQpProblem& p) { return run(p, nullptr); }
 Status DenseQp::solve(const DenseQpProblem& p, const QpWorkingSet& warm) { return run(p, &warm); }
 
 Status DenseQp::solve_hot(const DenseQpProblem& p, const QpWorkingSet& warm, const int* eq_from_last) {
-  return run(p, &warm, eq_from_last);
+  return run(p, &warm, true, eq_from_last);
 }
 
-Status DenseQp::run(const DenseQpProblem& p, const QpWorkingSet* warm, const int* eq_from_last) {
+Status DenseQp::run(const DenseQpProblem& p, const QpWorkingSet* warm, bool hot, const int* eq_from_last) {
   const auto t0 = opt_.timing ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   // The last solve's factorization, for a hot start (begin() leaves Q, R, W and x alone).
   const Hot last{hot_ready_, n_, me_, mi_, t_, changes_since_refactor_};
@@ -1129,7 +1129,8 @@ Status DenseQp::run(const DenseQpProblem& p, const QpWorkingSet* warm, const int
     ws_.has_point = false;
   } else {
     bool started = false;
-    if (eq_from_last && last.ready && last.n == n_ && last.mi == mi_) {
+    // (A null map is fine when the last problem had no equality rows.)
+    if (hot && last.ready && last.n == n_ && last.mi == mi_ && (eq_from_last || last.me == 0)) {
       repair_proof_ = false;
       if (try_warm_start(*warm, &last, eq_from_last)) {
         warm_ = QpWarmStart::hot;
@@ -1304,10 +1305,15 @@ bool DenseQp::try_warm_start(const QpWorkingSet& ws, const Hot* hot, const int* 
       if (violated(id)) in_w_[id] = 2;
     }
   }
+  // An equality or fixing that depends on W: in a fresh W only on earlier ones (implied by
+  // them), but a hot W also holds inequalities, one of which it must replace (the repair
+  // walk's swap), or phase 2 could drop that inequality and leave the equality.
   for (int i = 0; i < me; ++i)
-    if (!in_w_[i]) add_constraint(i, false);
-  for (int j = 0; j < n; ++j)
-    if (lower_[j] == upper_[j] && !in_w_[first_lower() + j]) add_constraint(first_lower() + j, false);
+    if (!in_w_[i] && !add_constraint(i, false) && hot) in_w_[i] = 2;
+  for (int j = 0; j < n; ++j) {
+    const int id = first_lower() + j;
+    if (lower_[j] == upper_[j] && !in_w_[id] && !add_constraint(id, false) && hot) in_w_[id] = 2;
+  }
   for (int i = 0; i < ws.rows && !hot; ++i)
     if (ws.active[i] && !in_w_[me + i] && usable(me + i)) add_constraint(me + i, false);
   for (int j = 0; j < n && !hot; ++j) {

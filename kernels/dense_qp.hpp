@@ -279,6 +279,7 @@ class DenseQp {
   /// every constraint normal of the last problem: the same inequality rows and bounds as
   /// vectors (values of bounds and right-hand sides may change; an infinite bound drops
   /// out), and equality row k of the last problem is row eq_from_last[k] of p (-1: gone;
+  /// eq_from_last may be null when the last problem had no equality rows;
   /// p may add rows); H and c may change. W is renamed to p's numbering (what is gone or no
   /// longer held at x leaves it), then steps 2-4 of the warm start follow (the repair walk
   /// to p's new constraints). A branch-and-bound child from its parent's or its sibling's
@@ -332,7 +333,7 @@ class DenseQp {
     int n, me, mi, t, changes;
   };
 
-  Status run(const DenseQpProblem& p, const QpWorkingSet* warm, const int* eq_from_last = nullptr);
+  Status run(const DenseQpProblem& p, const QpWorkingSet* warm, bool hot = false, const int* eq_from_last = nullptr);
   Status check_problem(const DenseQpProblem& p);
   void begin(const DenseQpProblem& p);
   Status cold_start();

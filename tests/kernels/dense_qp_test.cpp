@@ -966,6 +966,50 @@ TEST(DenseQpHotStart, ChildrenAndSiblingsFromTheLastFactorization) {
   EXPECT_GE(hot_used, 12);
 }
 
+TEST(DenseQpHotStart, AnEqualityShadowedByAnInequalityOfWTakesItsPlace) {
+  // min x0 + x1/2 on the box [-2, 2]^2 with x0 >= 0: row 0 active at (0, -2). The child
+  // holds row 0 as an equality, whose normal the hot W already has as that inequality: the
+  // equality must replace it, or the next node (cost -x0 instead of x0: the inequality's
+  // multiplier turns negative) drops it and walks off x0 = 0. Likewise a variable fixed at
+  // the upper bound W holds. (Found in review: the check caught it, three refactorizations
+  // and a cold start later.)
+  Qp parent = empty_qp(2);
+  parent.c = vec({1.0, 0.5});
+  parent.A_in = Eigen::MatrixXd{{1.0, 0.0}};
+  parent.b_in = vec({0.0});
+  parent.lo = vec({-2.0, -2.0});
+  parent.up = vec({2.0, 2.0});
+  DenseQp qp(DenseQpCapacity{4, 4, 4});
+  ASSERT_EQ(qp.solve(parent.view()), Status::solved);
+  QpWorkingSet ws = qp.working_set();
+  Qp child = with_row_fixed(parent, 0);
+  ASSERT_EQ(qp.solve_hot(child.view(), ws, nullptr), Status::solved);  // no equality rows before
+  EXPECT_EQ(qp.warm_start(), QpWarmStart::hot);
+  ws = qp.working_set();
+  child.c = vec({-1.0, 0.5});
+  const int same[] = {0};
+  ASSERT_EQ(qp.solve_hot(child.view(), ws, same), Status::solved);
+  EXPECT_EQ(qp.warm_start(), QpWarmStart::hot);
+  EXPECT_EQ(qp.stats().iterations, 0);
+  expect_kkt(child, qp);
+  EXPECT_EQ(qp.x()[0], 0.0);
+
+  Qp box = empty_qp(2);
+  box.c = vec({-1.0, 0.5});
+  box.lo = vec({-2.0, -2.0});
+  box.up = vec({2.0, 2.0});
+  ASSERT_EQ(qp.solve(box.view()), Status::solved);  // x0 at its upper bound 2
+  ws = qp.working_set();
+  Qp fixed = with_var_fixed(box, 0);
+  fixed.lo[0] = fixed.up[0] = 2.0;
+  fixed.c = vec({1.0, 0.5});
+  ASSERT_EQ(qp.solve_hot(fixed.view(), ws, nullptr), Status::solved);
+  EXPECT_EQ(qp.warm_start(), QpWarmStart::hot);
+  EXPECT_EQ(qp.stats().iterations, 0);
+  expect_kkt(fixed, qp);
+  EXPECT_EQ(qp.x()[0], 2.0);
+}
+
 TEST(DenseQpHotStart, OnlyAfterASolvedProblemAndABrokenPromiseCostsNoWrongAnswer) {
   std::mt19937_64 rng(7);
   const int n = 12, mi = 20;
