@@ -1340,9 +1340,10 @@ bool DenseQp::try_warm_start(const QpWorkingSet& ws, const Hot* hot, const int* 
     axpy(f, Q_.col(k).data(), x_.data(), n);
   }
   if (!x_.head(n).allFinite() || !factor_reduced_hessian(true)) return false;
-  // A hot start's Q and R carry the updates of earlier solves: their count goes on, so
-  // that phase 2 refactorizes every refactor_interval changes as within one solve.
-  changes_since_refactor_ = hot ? hot->changes : 0;
+  // A hot start's Q and R carry the updates of earlier solves: their count goes on (those
+  // of the last solve plus this start's), so that phase 2 refactorizes every
+  // refactor_interval changes as within one solve.
+  changes_since_refactor_ = hot ? hot->changes + changes_since_refactor_ : 0;
   degenerate_steps_ = 0;
   const bool here_feasible = primal_violation_at(x_.data()) <= opt_.feasibility_tol * primal_scale_at(x_.data());
   // The minimizer on W (with its temporaries) if it is feasible, else this point.
