@@ -26,7 +26,12 @@
 // lets friction mu >= 1 trade grip for table support at no cost: a grip far above the
 // bound could then lift what the bound cannot.) The elastic bound then acts as the
 // grip force, and the grasp slips exactly when friction at that force cannot carry the load.
-// Ties in either stage go to the smallest key of fixings (branch_and_bound.hpp).
+// Ties in either stage go to the smallest key of fixings (branch_and_bound.hpp). Stage 1's
+// answer x1 (complementary, with dq_a = dq_a*) shortens stage 2: it is the answer outright
+// when its grip is the least possible (step()), and a stage-2 node x1 fits whose relaxation
+// cannot beat it is a leaf at x1. Either way x1 stands for a leaf of that node's subtree, so
+// stage 2's answer is within about twice the search's tolerance (1e-12 N s + 1e-9 relative)
+// of the least grip, not once (tested against all patterns on the seed 000 grasp).
 #pragma once
 
 #include <Eigen/Core>

@@ -37,7 +37,8 @@
 // leaves tie, as the MIQP's zero-cost steps do (42% fewer nodes on the seed 000 grasp), and
 // when a leaf ties with its parent's bound, as the MIQP's stage 2 does.
 // Because the tree itself is deterministic (a node's relaxation depends only on its
-// fixings and on its parent's warm start), so is the answer.
+// fixings, its parent's warm start and its workspace's earlier nodes, which are fixed by
+// the round order below), so is the answer.
 //
 // Search order and parallelism: best-bound first, in synchronous *rounds*. Each round takes
 // up to options.round_width open nodes in a fixed order (bound, then key), evaluates them in
@@ -125,9 +126,12 @@ struct BnbStats {
 ///     BnbEvaluation evaluate(const Side* fixings, const Warm* parent, Workspace& ws,
 ///                            Warm& warm_out, Solution& solution_out) const;
 ///   };
-/// evaluate must depend only on its arguments (not on which workspace it gets, nor on
-/// anything the workspace kept from earlier calls) and must be safe to call concurrently
-/// on different workspaces.
+/// evaluate must be safe to call concurrently on different workspaces, and depend only on
+/// its arguments, including what the workspace kept from its earlier calls (e.g. the last
+/// factorization, for a hot start): the solver guarantees that the i-th node of every
+/// round is evaluated on workspace i, whatever the thread count, so that state is itself
+/// a deterministic function of the search (part of this contract; tested with the MIQP on
+/// 1, 2 and 8 threads).
 template <class Relaxation>
 class BranchAndBound {
  public:

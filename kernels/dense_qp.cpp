@@ -1138,8 +1138,10 @@ Status DenseQp::run(const DenseQpProblem& p, const QpWorkingSet* warm, bool hot,
       } else if (repair_proof_) {
         warm_ = QpWarmStart::rejected_infeasible;  // its repair walk proved it: verified below
       } else {
-        // Then from the list: W emptied, the hot attempt's marks cleared.
+        // Then from the list: W emptied, the hot attempt's marks and its count of
+        // degenerate steps (which would start the walk under Bland's rule) cleared.
         reset_factors();
+        degenerate_steps_ = 0;
         std::fill(in_w_.begin(), in_w_.begin() + first_temp() + n_, 0);
         std::fill(t_used_.begin(), t_used_.begin() + n_, 0);
       }
