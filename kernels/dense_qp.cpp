@@ -1131,7 +1131,6 @@ Status DenseQp::run(const DenseQpProblem& p, const QpWorkingSet* warm, bool hot,
     bool started = false;
     // (A null map is fine when the last problem had no equality rows.)
     if (hot && last.ready && last.n == n_ && last.mi == mi_ && (eq_from_last || last.me == 0)) {
-      repair_proof_ = false;
       if (try_warm_start(*warm, &last, eq_from_last)) {
         warm_ = QpWarmStart::hot;
         started = true;
