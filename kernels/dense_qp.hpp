@@ -76,7 +76,8 @@
 // Constraint indices (working sets, Bland's order): equalities 0..me-1, inequality rows
 // me..me+mi-1, lower bounds me+mi+j, upper bounds me+mi+n+j, temporary constraints after.
 //
-// Every result is checked before it is reported (qp_kkt_residual, on the original data):
+// Every result is checked before it is reported (qp_kkt_residual's measure, on this solve's
+// own copy of the data: never on factors carried from an earlier solve):
 // `solved` means x, the multipliers y (equalities), z (inequality rows) and w (bounds,
 // signed: w_j >= 0 at a lower bound, <= 0 at an upper bound, 0 strictly between) satisfy,
 // with s_p = 1 + max(|b_eq|, |b_in|, finite |bounds|) + (1 + max|A|) |x|_inf and
