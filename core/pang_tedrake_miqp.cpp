@@ -160,13 +160,21 @@ struct PangTedrakeMiqp::Problem {
   /// own terms, as the QP kernel's primal check: a scale from |x|_inf would let one large
   /// entry excuse every other pair).
   double pair_violation(int c, int t, const Eigen::VectorXd& x) const {
+    double scale;
+    const double left = pair_left(c, t, x, scale);
+    return std::abs(std::min(left, x[pair_var(c, t)])) / scale;
+  }
+
+  /// The left side of pair (c, t) at x, and its row's scale 1 + |b_i| + sum_j |A_ij x_j|.
+  double pair_left(int c, int t, const Eigen::VectorXd& x, double& scale) const {
     const int i = pair_row(c, t);
-    double left = -b_in[i], scale = 1.0 + std::abs(b_in[i]);
+    double left = -b_in[i];
+    scale = 1.0 + std::abs(b_in[i]);
     for (int j = 0; j < n; ++j) {
       left += A_in(i, j) * x[j];
       scale += std::abs(A_in(i, j) * x[j]);
     }
-    return std::abs(std::min(left, x[pair_var(c, t)])) / scale;
+    return left;
   }
 
   /// The hint holds each fixing's side: left side = 0 (first) or variable = 0 (second), to
@@ -179,12 +187,8 @@ struct PangTedrakeMiqp::Problem {
       for (int t = 0; t < 4; ++t) {
         const Side f = fix[4 * i + t];
         if (f == Side::free) continue;
-        const int r = pair_row(c, t);
-        double left = -b_in[r], scale = 1.0 + std::abs(b_in[r]);
-        for (int j = 0; j < n; ++j) {
-          left += A_in(r, j) * x[j];
-          scale += std::abs(A_in(r, j) * x[j]);
-        }
+        double scale;
+        const double left = pair_left(c, t, x, scale);
         const double v = f == Side::first ? left : x[pair_var(c, t)];
         if (std::abs(v) / scale > tolerance) return false;
       }
@@ -547,11 +551,11 @@ Status PangTedrakeMiqp::step(const Model& m, State& s) {
     p.hint = nullptr;
     stage2_ = r2.stats;
     if (r2.status != Status::solved) {
-    const bool node_limit = r2.status == Status::iteration_limit && r2.stats.nodes >= options_.max_nodes;
-    std::string what = "stage 2 (least normal impulse at the optimal dq_a) ended ";
-    what += node_limit ? std::string("at the node limit (") + std::to_string(r2.stats.nodes) + " nodes)"
-                       : std::string(to_string(r2.status));
-    return fail(node_limit ? Status::iteration_limit : Status::numerical_failure, what);
+      const bool node_limit = r2.status == Status::iteration_limit && r2.stats.nodes >= options_.max_nodes;
+      std::string what = "stage 2 (least normal impulse at the optimal dq_a) ended ";
+      what += node_limit ? std::string("at the node limit (") + std::to_string(r2.stats.nodes) + " nodes)"
+                         : std::string(to_string(r2.status));
+      return fail(node_limit ? Status::iteration_limit : Status::numerical_failure, what);
     }
     x_.head(n) = r2.solution.x.head(n);
   }
