@@ -443,7 +443,7 @@ double DenseQp::kkt_residual_of_outputs() {
     if (!std::isfinite(m)) return kInf;
     mmax = std::max(mmax, std::abs(m));
   }
-  const double s_p = 1.0 + std::max(max_b_, max_bound_) + (1.0 + max_a_) * xmax;
+  const double s_p = primal_scale_at(x);
   const double s_d = 1.0 + max_c_ + max_h_ * xmax + max_a_ * mmax + wmax;
   // Stationarity H x + c - A_eq'y - A_in'z - w, accumulated in v_ (H by columns, over the
   // nonzero x_k; the rows over their nonzeros).
