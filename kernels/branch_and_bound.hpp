@@ -192,11 +192,24 @@ class BranchAndBound {
     opt_ = sanitize(o);
   }
 
+  /// A root the caller has evaluated itself (to try a shortcut first): evaluate(all free,
+  /// root_warm, workspace(0), *warm, *solution) gave `evaluation`. The search then takes it
+  /// as round 0's node 0 instead of evaluating the root again (the same thing, so the
+  /// answer does not change).
+  struct Root {
+    BnbEvaluation evaluation;
+    const Warm* warm;
+    const Solution* solution;
+  };
+  /// Workspace i: the one the i-th node of every round is evaluated on (for a Root).
+  Workspace& workspace(int i) { return workspaces_[static_cast<size_t>(i)]; }
+
   /// Runs the search. The relaxation must be the one the solver was built for (same K).
   /// root_warm, when given, is passed to the root's evaluation as its parent's warm start
   /// (e.g. the answer of an earlier search over the same constraints); the caller keeps it
   /// alive for the call. The answer then depends on it as on any parent's warm start.
-  const Result& solve(const Relaxation& relax, const Warm* root_warm = nullptr) {
+  /// root, when given, is the root's evaluation, made as the Root comment says.
+  const Result& solve(const Relaxation& relax, const Warm* root_warm = nullptr, const Root* root = nullptr) {
     const auto start = std::chrono::steady_clock::now();
     Result& r = result_;
     r.status = Status::not_run;
@@ -244,6 +257,12 @@ class BranchAndBound {
       // 2. Evaluate them, in parallel or not: slot i uses workspace i and writes slot i.
       for (int i = 0; i < m; ++i) rebuild_fixings(round_[i], &round_fixings_[static_cast<size_t>(i) * k_]);
       auto evaluate = [&](int i) {
+        if (root && round_[i] == 0) {
+          eval_[i] = root->evaluation;
+          round_warm_[i] = *root->warm;
+          round_solution_[i] = *root->solution;
+          return;
+        }
         const Node& nd = nodes_[round_[i]];
         const Warm* parent = nd.parent >= 0 ? &warm_[nodes_[nd.parent].warm] : root_warm;
         eval_[i] = relax.evaluate(&round_fixings_[static_cast<size_t>(i) * k_], parent, workspaces_[i],

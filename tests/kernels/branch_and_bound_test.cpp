@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <atomic>
 #include <numeric>
 #include <random>
 #include <tbb/global_control.h>
@@ -122,6 +123,44 @@ TEST(BranchAndBound, FindsTheGlobalOptimumOfRandomKnapsacks) {
     EXPECT_NEAR(-v, r.cost, 1e-12);
     EXPECT_GT(r.stats.nodes, 0);
     EXPECT_GT(r.stats.leaves, 0);
+  }
+}
+
+// Counts its evaluations (the search must not evaluate a root the caller gave it).
+struct CountedKnapsack : Knapsack {
+  std::atomic<long>* calls = nullptr;
+  BnbEvaluation evaluate(const Side* fix, const Warm* parent, Workspace& ws, Warm& warm_out, Solution& x) const {
+    ++*calls;
+    return Knapsack::evaluate(fix, parent, ws, warm_out, x);
+  }
+};
+
+TEST(BranchAndBound, ARootTheCallerEvaluatedIsTakenAsItIs) {
+  for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+    std::atomic<long> calls{0};
+    CountedKnapsack k;
+    static_cast<Knapsack&>(k) = random_knapsack(6 + static_cast<int>(seed % 8), seed, seed % 2 == 0);
+    if (seed == 12) k.capacity = 1e9;  // everything fits: the root is a leaf
+    k.calls = &calls;
+    BranchAndBound<CountedKnapsack> plain(k), given(k);
+    const auto r1 = plain.solve(k);
+    ASSERT_EQ(r1.status, Status::solved) << seed;
+    const std::vector<Side> free(static_cast<size_t>(k.n), Side::free);
+    CountedKnapsack::Warm warm;
+    CountedKnapsack::Solution x{};
+    const BnbEvaluation e = k.evaluate(free.data(), nullptr, given.workspace(0), warm, x);
+    calls = 0;
+    const BranchAndBound<CountedKnapsack>::Root root{e, &warm, &x};
+    const auto& r2 = given.solve(k, nullptr, &root);
+    ASSERT_EQ(r2.status, Status::solved) << seed;
+    EXPECT_EQ(calls.load(), r2.stats.nodes - 1) << seed;  // every node but the root
+    EXPECT_EQ(r2.stats.nodes, r1.stats.nodes) << seed;
+    EXPECT_EQ(r2.cost, r1.cost) << seed;
+    EXPECT_EQ(r2.fixings, r1.fixings) << seed;
+    EXPECT_EQ(r2.solution, r1.solution) << seed;
+    if (seed == 12) {
+      EXPECT_EQ(r2.stats.nodes, 1);
+    }
   }
 }
 
