@@ -7,6 +7,13 @@
 
 namespace qs {
 
+namespace {
+// Stage 2's tolerance (the search's and the hint's): absolute in N s, and relative.
+constexpr double kStage2Gap = 1e-12;
+constexpr double kStage2Relative = 1e-9;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+}  // namespace
+
 // The node relaxation of both stages. Complementarity pairs are numbered per model slot,
 // pair 4 i + t for slot i and type t (0: phi^+/P_n, 1: rho+/P_t+, 2: rho-/P_t-, 3: s/Gamma),
 // so the branch-and-bound is sized once; pairs of inactive slots are never branched on.
@@ -213,6 +220,13 @@ struct PangTedrakeMiqp::RootProbe {
   Problem::Workspace ws;
   Problem::Warm warm;
   Problem::Solution solution;
+  // Stage 1's answer polished (step()): the fixings, the stage-2 QP's working set and point.
+  std::vector<Side> polish_fixings;
+  Problem::Warm polish_warm;
+  Problem::Solution polish;
+  // Stage 2's root, evaluated before the search (step()).
+  Problem::Warm root2_warm;
+  Problem::Solution root2;
 };
 
 PangTedrakeMiqp::PangTedrakeMiqp(const Model& m, const BnbOptions& options)
@@ -243,7 +257,10 @@ PangTedrakeMiqp::PangTedrakeMiqp(const Model& m, const BnbOptions& options)
   x_ = Eigen::VectorXd::Zero(p.max_n);
   hint_x_ = Eigen::VectorXd::Zero(p.max_n);
   bnb_ = std::make_unique<BranchAndBound<Problem>>(p, options_);
-  root_probe_ = std::make_unique<RootProbe>(RootProbe{p.make_workspace(), p.make_warm(), p.make_solution()});
+  root_probe_ = std::make_unique<RootProbe>(RootProbe{p.make_workspace(), p.make_warm(), p.make_solution(),
+                                                      std::vector<Side>(static_cast<size_t>(p.disjunctions())),
+                                                      p.make_warm(), p.make_solution(), p.make_warm(),
+                                                      p.make_solution()});
   free_fixings_.assign(static_cast<size_t>(p.disjunctions()), Side::free);
 }
 
@@ -382,7 +399,7 @@ int PangTedrakeMiqp::active_contacts() const { return problem_->nc; }
 
 int PangTedrakeMiqp::memory_size(const Model& m) {
   const int k = std::min(kMaxContacts, m.n_slots()), n = m.n_q() + 4 * k;
-  return m.n_slots() + 1 + k + 5 * k + 2 * n;
+  return m.n_slots() + 1 + k + 5 * k + 2 * n + 1;
 }
 
 bool PangTedrakeMiqp::load_root_warm(const Model& m, const State& s) {
@@ -428,6 +445,7 @@ void PangTedrakeMiqp::store_memory(const Model& m, State& s) const {
   const int size = memory_size(m), k = std::min(kMaxContacts, m.n_slots()), cap = m.n_q() + 4 * k;
   if (s.memory.size() != size) s.memory.setConstant(size, std::numeric_limits<double>::infinity());  // once
   for (int i = 0; i < m.n_slots(); ++i) s.memory[i] = phi_bar_[i];
+  s.memory[size - 1] = polish_record_;
   double* w = s.memory.data() + m.n_slots();
   const QpWorkingSet& ws = stage1_answer_;
   if (!ws.has_point || ws.rows != p.m_in || ws.cols != p.n) {
@@ -452,6 +470,81 @@ PangTedrakeMiqp::View PangTedrakeMiqp::view() const {
                              p.b_eq.head(p.m_eq), p.A_in.topLeftCorner(p.m_in, p.n), p.b_in.head(p.m_in),
                              p.lower.head(p.n), p.upper.head(p.n)},
               p.constant, p.nu, p.na, p.nc, slot_};
+}
+
+Status PangTedrakeMiqp::stage_two(double x1_grip, bool polish) {
+  Problem& p = *problem_;
+  RootProbe& rp = *root_probe_;
+  const int n = p.n;
+  stage2_ = BnbStats{};
+  // x1 is the hint: a node it fits and whose relaxation cannot beat it is a leaf at x1.
+  p.hint = &hint_x_;
+  p.hint_cost = x1_grip;
+  p.hint_abs = kStage2Gap;
+  p.hint_rel = kStage2Relative;
+  // The root first, on the search's workspace 0 as the search would: mostly a leaf (the
+  // relaxation's own point, or x1 by the hint).
+  const BnbEvaluation root =
+      p.evaluate(free_fixings_.data(), &stage1_answer_, bnb_->workspace(0), rp.root2_warm, rp.root2);
+  if (root.status == Status::solved && root.branch < 0) {
+    p.hint = nullptr;
+    stage2_.nodes = stage2_.leaves = 1;
+    stage2_.rounds = 1;
+    x_.head(n) = rp.root2.x.head(n);
+    return Status::solved;
+  }
+  // Not a leaf: the root's relaxation grips less than x1. Polish x1: fix every pair to the
+  // side x1 satisfies (the one nearer zero) and solve stage 2's QP there. x1 is feasible for
+  // it, and its point is complementary with a grip <= x1's: a better hint. When that grip is
+  // down to the root's bound the root is a leaf at it (the seed 000 lift steps: x1 grips
+  // with 0.39 N s, the root and the answer with 0.2); else the search goes on with it.
+  long polished = 0;
+  if (polish && root.status == Status::solved) {
+    std::fill(rp.polish_fixings.begin(), rp.polish_fixings.end(), Side::free);
+    for (int i = 0; i < p.n_slots; ++i) {
+      const int c = p.contact_of_slot[i];
+      if (c < 0) continue;
+      for (int t = 0; t < 4; ++t) {
+        double scale;
+        const double left = p.pair_left(c, t, hint_x_, scale);
+        rp.polish_fixings[static_cast<size_t>(4 * i + t)] =
+            std::abs(left) <= std::abs(hint_x_[p.pair_var(c, t)]) ? Side::first : Side::second;
+      }
+    }
+    p.hint = nullptr;  // the polish is a plain QP
+    const BnbEvaluation e = p.evaluate(rp.polish_fixings.data(), &stage1_answer_, rp.ws, rp.polish_warm, rp.polish);
+    p.hint = &hint_x_;
+    polished = 1;
+    polish_record_ = 0.0;  // unless it settles the root, below
+    const double g = p.c.head(n).dot(rp.polish.x.head(n));  // stage 2's cost (H = 0)
+    if (e.status == Status::solved && p.complementarity(rp.polish.x) <= p.tolerance && g < p.hint_cost) {
+      hint_x_.head(n) = rp.polish.x.head(n);
+      p.hint_cost = g;
+      if (g <= root.bound + kStage2Gap + kStage2Relative * std::abs(root.bound)) {  // evaluate's rule
+        p.hint = nullptr;
+        polish_record_ = 1.0;
+        stage2_.nodes = 2;
+        stage2_.leaves = stage2_.rounds = 1;
+        x_.head(n) = hint_x_.head(n);
+        return Status::solved;
+      }
+    }
+  }
+  if (!polish) polish_record_ = 0.0;  // still searching: keep not polishing
+  const BranchAndBound<Problem>::Root evaluated{root, &rp.root2_warm, &rp.root2};
+  const auto& r2 = bnb_->solve(p, &stage1_answer_, &evaluated);
+  p.hint = nullptr;
+  stage2_ = r2.stats;
+  stage2_.nodes += polished;
+  if (r2.status != Status::solved) {
+    const bool node_limit = r2.status == Status::iteration_limit && r2.stats.nodes >= options_.max_nodes;
+    std::string what = "stage 2 (least normal impulse at the optimal dq_a) ended ";
+    what += node_limit ? std::string("at the node limit (") + std::to_string(r2.stats.nodes) + " nodes)"
+                       : std::string(to_string(r2.status));
+    return fail(node_limit ? Status::iteration_limit : Status::numerical_failure, what);
+  }
+  x_.head(n) = r2.solution.x.head(n);
+  return Status::solved;
 }
 
 Status PangTedrakeMiqp::step(const Model& m, State& s) {
@@ -527,37 +620,24 @@ Status PangTedrakeMiqp::step(const Model& m, State& s) {
     p.A_eq(nu + a, nu + a) = 1.0;
     p.b_eq[nu + a] = dqa_star[a];
   }
-  constexpr double kStage2Gap = 1e-12;  // absolute (N s), the search's tolerance below
-  bnb_->set_tolerance(kStage2Gap, 1e-9);
+  bnb_->set_tolerance(kStage2Gap, kStage2Relative);
   stage1_answer_ = answer1.ws;
   // Stage 1's answer x1 settles stage 2 without a search when its grip is already the least
   // possible: x1 is feasible for stage 2's root (dq_a = dq_a*), satisfies every pair (a
   // stage-1 leaf) and is within the tolerance of the optimum, so the root, whose key is the
   // smallest, is a leaf of the answer's cost. (Mostly: no grip, as before contact and after
-  // the release.) Otherwise the search, its root warm-started from x1 (copied: the search
-  // overwrites its result).
+  // the release.) Otherwise stage_two(): the root warm-started from x1 (copied: the search
+  // overwrites its result), x1's polish, the search.
+  hint_x_.head(n) = answer1.x.head(n);
+  // Whether to polish x1 in stage 2 (stage_two): unless the last step's polish failed to
+  // settle its root and every step since needed a search (State::memory's last entry).
+  const double last_polish = s.memory.size() == memory_size(m) ? s.memory[s.memory.size() - 1] : kInf;
+  polish_record_ = kInf;
   if (grip_here <= least_grip + kStage2Gap) {
     stage2_ = BnbStats{};
-    x_.head(n) = answer1.x.head(n);
-  } else {
-    // x1 is also the search's hint: a node it fits and whose relaxation cannot beat it is
-    // a leaf at x1 (mostly the root, where the relaxation's own point breaks a pair).
-    hint_x_.head(n) = answer1.x.head(n);
-    p.hint = &hint_x_;
-    p.hint_cost = grip_here;
-    p.hint_abs = kStage2Gap;
-    p.hint_rel = 1e-9;
-    const auto& r2 = bnb_->solve(p, &stage1_answer_);
-    p.hint = nullptr;
-    stage2_ = r2.stats;
-    if (r2.status != Status::solved) {
-      const bool node_limit = r2.status == Status::iteration_limit && r2.stats.nodes >= options_.max_nodes;
-      std::string what = "stage 2 (least normal impulse at the optimal dq_a) ended ";
-      what += node_limit ? std::string("at the node limit (") + std::to_string(r2.stats.nodes) + " nodes)"
-                         : std::string(to_string(r2.status));
-      return fail(node_limit ? Status::iteration_limit : Status::numerical_failure, what);
-    }
-    x_.head(n) = r2.solution.x.head(n);
+    x_.head(n) = hint_x_.head(n);
+  } else if (const Status st2 = stage_two(grip_here, last_polish != 0.0); st2 != Status::solved) {
+    return st2;
   }
   report_.pivots = static_cast<int>(stage1_.nodes + stage2_.nodes);
   report_.complementarity_residual = p.complementarity(x_);
