@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <experimental/simd>
 #include <limits>
 
@@ -314,6 +315,8 @@ DenseQp::DenseQp(const DenseQpCapacity& capacity, const DenseQpOptions& options)
   N_.setZero(n, rows);
   T_.setZero(n, n);
   Hs_.setZero(n, n);
+  seen_h_.setZero(n, n);
+  seen_a_in_.setZero(cap_.in_rows, n);
   HZ_.setZero(n, n);
   ZS_.setZero(n, n);
   row_norm_.setZero(rows);
@@ -490,23 +493,71 @@ double DenseQp::kkt_residual_of_outputs() {
 
 // ---- input and setup ----------------------------------------------------------------------------
 
+namespace {
+/// Bitwise equality of a with the top-left block of the same size of a copy (bitwise:
+/// equal data gives equal derived data, -0 and NaN included).
+bool same_bits(const Eigen::Ref<const Eigen::MatrixXd>& a, const Eigen::MatrixXd& copy) {
+  const std::size_t bytes = static_cast<std::size_t>(a.rows()) * sizeof(double);
+  if (bytes == 0) return true;
+  for (Eigen::Index j = 0; j < a.cols(); ++j)
+    if (std::memcmp(a.col(j).data(), copy.col(j).data(), bytes) != 0) return false;
+  return true;
+}
+void copy_into(const Eigen::Ref<const Eigen::MatrixXd>& a, Eigen::MatrixXd& copy) {
+  const std::size_t bytes = static_cast<std::size_t>(a.rows()) * sizeof(double);
+  for (Eigen::Index j = 0; j < a.cols(); ++j)
+    if (bytes) std::memcpy(copy.col(j).data(), a.col(j).data(), bytes);
+}
+}  // namespace
+
 Status DenseQp::check_problem(const DenseQpProblem& p) {
   if (!sizes_ok(p)) return Status::bad_input;
   const Eigen::Index n = p.c.size();
   if (n > cap_.vars || p.A_eq.rows() > cap_.eq_rows || p.A_in.rows() > cap_.in_rows)
     return Status::bad_input;
+  // H and A_in bitwise those of the last problem begin() took (a branch-and-bound's nodes
+  // differ in equality rows and bounds only): their checks and scales carry over, and
+  // begin() keeps what it derived from them (seen_ comment in the header).
+  same_h_ = seen_h_n_ == n && same_bits(p.H, seen_h_);
+  same_a_in_ = seen_in_rows_ == p.A_in.rows() && seen_in_cols_ == n && same_bits(p.A_in, seen_a_in_);
   // Finite data, and its scales for the tolerances (one pass each).
-  double b_eq = 0, b_in = 0, a_eq = 0, a_in = 0;
-  if (!finite_max_abs(p.H, max_h_) || !finite_max_abs(p.c, max_c_) || !finite_max_abs(p.b_eq, b_eq) ||
-      !finite_max_abs(p.b_in, b_in) || !finite_max_abs(p.A_eq, a_eq) || !finite_max_abs(p.A_in, a_in))
+  double b_eq = 0, b_in = 0, a_eq = 0, a_in = seen_max_a_in_;
+  if (same_h_) max_h_ = seen_max_h_;
+  if ((!same_h_ && !finite_max_abs(p.H, max_h_)) || !finite_max_abs(p.c, max_c_) || !finite_max_abs(p.b_eq, b_eq) ||
+      !finite_max_abs(p.b_in, b_in) || !finite_max_abs(p.A_eq, a_eq) || (!same_a_in_ && !finite_max_abs(p.A_in, a_in)))
     return Status::bad_input;
   max_b_ = std::max(b_eq, b_in);
   max_a_ = std::max(a_eq, a_in);
+  max_a_in_ = a_in;
   if (p.lower.size() && !bounds_ok(p.lower, p.upper)) return Status::bad_input;
-  for (Eigen::Index j = 0; j < n; ++j)
-    for (Eigen::Index i = j + 1; i < n; ++i)
-      if (std::abs(p.H(i, j) - p.H(j, i)) > kSymmetryTol * max_h_) return Status::bad_input;
+  if (!same_h_)
+    for (Eigen::Index j = 0; j < n; ++j)
+      for (Eigen::Index i = j + 1; i < n; ++i)
+        if (std::abs(p.H(i, j) - p.H(j, i)) > kSymmetryTol * max_h_) return Status::bad_input;
   return Status::solved;
+}
+
+void DenseQp::load_rows(const Eigen::Ref<const Eigen::MatrixXd>& A, int off) {
+  // A is read by columns (contiguous), the per-row sums kept in arrays (no chain from one
+  // entry to the next); the nonzero list is appended branch-free (the pattern is irregular).
+  const int m = static_cast<int>(A.rows()), cap = cap_.vars;
+  for (int r = 0; r < m; ++r) {
+    row_norm_[off + r] = row_l1_[off + r] = 0.0;
+    row_nnz_[off + r] = 0;
+  }
+  for (int j = 0; j < n_; ++j) {
+    const auto col = A.col(j);
+    for (int r = 0; r < m; ++r) {
+      const int i = off + r;
+      const double a = col[r];
+      N_(j, i) = a;
+      row_nz_[static_cast<std::size_t>(i) * cap + row_nnz_[i]] = j;
+      row_nnz_[i] += a != 0.0;
+      row_norm_[i] += a * a;
+      row_l1_[i] += std::abs(a);
+    }
+  }
+  for (int r = 0; r < m; ++r) row_norm_[off + r] = std::sqrt(row_norm_[off + r]);
 }
 
 void DenseQp::begin(const DenseQpProblem& p) {
@@ -514,32 +565,31 @@ void DenseQp::begin(const DenseQpProblem& p) {
   n_ = static_cast<int>(p.c.size());
   me_ = static_cast<int>(p.A_eq.rows());
   mi_ = static_cast<int>(p.A_in.rows());
-  // The rows as N_'s columns, each row's nonzeros, norms and right-hand side. A is read by
-  // columns (contiguous), the per-row sums kept in arrays (no chain from one entry to the
-  // next); the nonzero list is appended branch-free (the pattern is irregular).
+  // The rows as N_'s columns, each row's nonzeros, norms and right-hand side: the
+  // inequality rows (after the equalities) kept from the last begin() when A_in is the
+  // same, moved if the number of equalities changed (before the equalities are written:
+  // the blocks may overlap).
   const int rows = me_ + mi_, cap = cap_.vars;
-  for (int i = 0; i < rows; ++i) {
-    row_norm_[i] = row_l1_[i] = 0.0;
-    row_nnz_[i] = 0;
-    b_all_[i] = i < me_ ? p.b_eq[i] : p.b_in[i - me_];
-  }
-  for (int j = 0; j < n_; ++j) {
-    for (int block = 0; block < 2; ++block) {
-      const int m = block == 0 ? me_ : mi_, off = block == 0 ? 0 : me_;
-      if (m == 0) continue;
-      const auto col = block == 0 ? p.A_eq.col(j) : p.A_in.col(j);
-      for (int r = 0; r < m; ++r) {
-        const int i = off + r;
-        const double a = col[r];
-        N_(j, i) = a;
-        row_nz_[static_cast<std::size_t>(i) * cap + row_nnz_[i]] = j;
-        row_nnz_[i] += a != 0.0;
-        row_norm_[i] += a * a;
-        row_l1_[i] += std::abs(a);
-      }
+  if (same_a_in_ && in_at_ >= 0) {
+    if (in_at_ != me_ && mi_ > 0) {
+      const std::size_t from = static_cast<std::size_t>(in_at_), to = static_cast<std::size_t>(me_);
+      const std::size_t m = static_cast<std::size_t>(mi_), c = static_cast<std::size_t>(cap);
+      std::memmove(N_.col(me_).data(), N_.col(in_at_).data(), m * c * sizeof(double));
+      std::memmove(row_nz_.data() + to * c, row_nz_.data() + from * c, m * c * sizeof(int));
+      std::memmove(row_nnz_.data() + to, row_nnz_.data() + from, m * sizeof(int));
+      std::memmove(row_norm_.data() + to, row_norm_.data() + from, m * sizeof(double));
+      std::memmove(row_l1_.data() + to, row_l1_.data() + from, m * sizeof(double));
     }
+  } else {
+    load_rows(p.A_in, me_);
+    copy_into(p.A_in, seen_a_in_);
+    seen_in_rows_ = mi_;
+    seen_in_cols_ = n_;
+    seen_max_a_in_ = max_a_in_;
   }
-  for (int i = 0; i < rows; ++i) row_norm_[i] = std::sqrt(row_norm_[i]);
+  in_at_ = me_;
+  load_rows(p.A_eq, 0);
+  for (int i = 0; i < rows; ++i) b_all_[i] = i < me_ ? p.b_eq[i] : p.b_in[i - me_];
   max_bound_ = 0.0;
   for (int j = 0; j < n_; ++j) {
     lower_[j] = lower_of(p, j);
@@ -547,22 +597,28 @@ void DenseQp::begin(const DenseQpProblem& p) {
     if (lower_[j] > -kInf) max_bound_ = std::max(max_bound_, std::abs(lower_[j]));
     if (upper_[j] < kInf) max_bound_ = std::max(max_bound_, std::abs(upper_[j]));
   }
-  // The variables H touches, and H on them.
-  hk_ = 0;
-  // (Row i touched when any H(i, j) != 0; read by columns, flags in piv_.)
-  for (int i = 0; i < n_; ++i) piv_[i] = 0;
-  for (int j = 0; j < n_; ++j) {
-    const auto col = p.H.col(j);
-    for (int i = 0; i < n_; ++i) piv_[i] |= col[i] != 0.0;
+  // The variables H touches, and H on them (kept when H is the same).
+  if (!same_h_) {
+    hk_ = 0;
+    // (Row i touched when any H(i, j) != 0; read by columns, flags in piv_.)
+    for (int i = 0; i < n_; ++i) piv_[i] = 0;
+    for (int j = 0; j < n_; ++j) {
+      const auto col = p.H.col(j);
+      for (int i = 0; i < n_; ++i) piv_[i] |= col[i] != 0.0;
+    }
+    for (int i = 0; i < n_; ++i) {
+      hidx_[hk_] = i;
+      hk_ += piv_[i];
+    }
+    for (int b = 0; b < hk_; ++b)
+      for (int a = 0; a < hk_; ++a) Hs_(a, b) = p.H(hidx_[a], hidx_[b]);
+    trace_h_ = 0.0;
+    for (int j = 0; j < n_; ++j) trace_h_ += std::max(p.H(j, j), 0.0);
+    copy_into(p.H, seen_h_);
+    seen_h_n_ = n_;
+    seen_max_h_ = max_h_;
+    psd_checked_at_ = -1.0;  // not yet
   }
-  for (int i = 0; i < n_; ++i) {
-    hidx_[hk_] = i;
-    hk_ += piv_[i];
-  }
-  for (int b = 0; b < hk_; ++b)
-    for (int a = 0; a < hk_; ++a) Hs_(a, b) = p.H(hidx_[a], hidx_[b]);
-  trace_h_ = 0.0;
-  for (int j = 0; j < n_; ++j) trace_h_ += std::max(p.H(j, j), 0.0);
   zero_curv_ = opt_.curvature_tol * trace_h_;
   const std::size_t ids = static_cast<std::size_t>(me_ + mi_) + 3 * static_cast<std::size_t>(n_);
   std::fill(in_w_.begin(), in_w_.begin() + ids, 0);
@@ -585,11 +641,13 @@ void DenseQp::begin(const DenseQpProblem& p) {
 
 bool DenseQp::psd_ok() {
   if (hk_ == 0) return true;
+  if (psd_checked_at_ == zero_curv_) return true;  // this H passed at this tolerance
   HZ_.topLeftCorner(hk_, hk_) = Hs_.topLeftCorner(hk_, hk_);
   const int r = pivoted_cholesky(HZ_, hk_, zero_curv_, piv_.data());
   for (int j = r; j < hk_; ++j)
     for (int i = r; i < hk_; ++i)
       if (std::abs(HZ_(i, j)) > kPsdTol * trace_h_) return false;
+  psd_checked_at_ = zero_curv_;
   return true;
 }
 

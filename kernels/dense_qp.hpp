@@ -337,6 +337,7 @@ class DenseQp {
   Status run(const DenseQpProblem& p, const QpWorkingSet* warm, bool hot = false, const int* eq_from_last = nullptr);
   Status check_problem(const DenseQpProblem& p);
   void begin(const DenseQpProblem& p);
+  void load_rows(const Eigen::Ref<const Eigen::MatrixXd>& A, int off);  // A's rows as rows off..
   Status cold_start();
   bool try_warm_start(const QpWorkingSet& ws, const Hot* hot = nullptr, const int* eq_from_last = nullptr);
   bool keep_last_working_set(const Hot& last, const int* eq_from_last);  // hot: rename W
@@ -404,6 +405,18 @@ class DenseQp {
   double trace_h_ = 0;    // trace(H) >= |H|_2 for PSD H
   double zero_curv_ = 0;  // curvature_tol * trace(H)
   int hk_ = 0;  // variables touched by H
+
+  // What the last begin() took, so that a problem with the same H or A_in (bitwise; a
+  // branch-and-bound's nodes differ in equality rows and bounds only) skips their checks
+  // and keeps what begin() derived from them: for H its scale, hk_, hidx_, Hs_, trace_h_
+  // and the positive semidefinite verdict; for A_in its scale and the inequality rows'
+  // columns of N_ with their nonzeros and norms, which sit at offset in_at_.
+  Eigen::MatrixXd seen_h_, seen_a_in_;
+  int seen_h_n_ = -1, seen_in_rows_ = -1, seen_in_cols_ = -1;
+  double seen_max_h_ = 0, seen_max_a_in_ = 0, max_a_in_ = 0;
+  double psd_checked_at_ = -1.0;  // zero_curv_ at which seen_h_ passed psd_ok (-1: none)
+  int in_at_ = -1;                // -1: N_ holds no inequality rows
+  bool same_h_ = false, same_a_in_ = false;  // check_problem's verdicts, for begin()
 
   // Workspace (sized in the constructor).
   Eigen::MatrixXd Q_;       // vars x vars: [Y Z], Z in reverse (reduced index r: column n-1-r)

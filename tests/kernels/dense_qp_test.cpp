@@ -1043,6 +1043,75 @@ TEST(DenseQpHotStart, OnlyAfterASolvedProblemAndABrokenPromiseCostsNoWrongAnswer
   }
 }
 
+TEST(DenseQpReuse, ASolverOverChangingProblemsAnswersAsAFreshOne) {
+  // One solver over a random walk of problems, as a branch-and-bound hands them over:
+  // equality rows added and dropped (the inequality rows kept from the last problem move),
+  // bounds and right-hand sides changed, one entry of A_in or H changed, an indefinite H,
+  // a NaN, another size. Each answer is bitwise a fresh solver's (cold starts: the same
+  // data must give the same arithmetic), and bad data is still bad_input after good data
+  // of the same shape.
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<int> pick(0, 7);
+  std::uniform_real_distribution<double> u(-1, 1);
+  DenseQp reused(DenseQpCapacity{40, 24, 64});
+  int compared = 0, rejected = 0;
+  for (int walk = 0; walk < 6; ++walk) {
+    Qp base = random_qp(rng, 12 + 4 * walk, 2, 30, 4 + walk);
+    Qp q = base;
+    for (int step = 0; step < 40; ++step) {
+      SCOPED_TRACE(testing::Message() << "walk " << walk << " step " << step);
+      const int n = q.n(), mi = static_cast<int>(q.A_in.rows());
+      switch (pick(rng)) {
+        case 0:  // a child: one more equality row
+          if (q.A_eq.rows() < 20) q = with_row_fixed(q, static_cast<int>(rng() % mi));
+          break;
+        case 1:  // back to the base's equalities (rows dropped)
+          q.A_eq = base.A_eq;
+          q.b_eq = base.b_eq;
+          break;
+        case 2:  // a fixing and a right-hand side
+          q = with_var_fixed(q, static_cast<int>(rng() % n));
+          q.b_in[static_cast<Eigen::Index>(rng() % mi)] -= 0.1;
+          break;
+        case 3:  // one entry of A_in
+          q.A_in(static_cast<Eigen::Index>(rng() % mi), static_cast<Eigen::Index>(rng() % n)) += 0.25 * u(rng);
+          break;
+        case 4: {  // H, kept PSD
+          const Eigen::Index i = static_cast<Eigen::Index>(rng() % n);
+          q.H(i, i) += 0.5;
+          break;
+        }
+        case 5: {  // H indefinite: bad_input, then the walk goes on from the good one
+          Qp bad = q;
+          bad.H(0, 0) = -1.0;
+          EXPECT_EQ(reused.solve(bad.view()), Status::bad_input);
+          ++rejected;
+          break;
+        }
+        case 6: {  // a NaN in A_in
+          Qp bad = q;
+          bad.A_in(0, 0) = std::numeric_limits<double>::quiet_NaN();
+          EXPECT_EQ(reused.solve(bad.view()), Status::bad_input);
+          ++rejected;
+          break;
+        }
+        default:  // the same problem again
+          break;
+      }
+      const Status st = reused.solve(q.view());
+      DenseQp fresh(DenseQpCapacity{40, 24, 64});
+      ASSERT_EQ(st, fresh.solve(q.view()));
+      if (st != Status::solved) continue;
+      ++compared;
+      for (int j = 0; j < n; ++j) ASSERT_EQ(reused.x()[j], fresh.x()[j]) << j;
+      ASSERT_EQ(reused.objective(), fresh.objective());
+      expect_kkt(q, reused, 1e-9);
+    }
+  }
+  EXPECT_GE(compared, 100);
+  EXPECT_GE(rejected, 20);
+}
+
 TEST(DenseQpRandom, KktOnFeasibleProblemsOf10To96Variables) {
   std::mt19937_64 rng(20240611);
   DenseQp s(DenseQpCapacity{96, 16, 200});
