@@ -1186,7 +1186,7 @@ Status DenseQp::run(const DenseQpProblem& p, const QpWorkingSet* warm, bool hot,
     ws_.rows = ws_.cols = 0;
     ws_.has_point = false;
   } else {
-    bool started = false;
+    bool started = false, proven_by_repair = false;
     // (A null map is fine when the last problem had no equality rows.)
     if (hot && last.ready && last.n == n_ && last.mi == mi_ && (eq_from_last || last.me == 0)) {
       if (try_warm_start(*warm, &last, eq_from_last)) {
@@ -1222,6 +1222,7 @@ Status DenseQp::run(const DenseQpProblem& p, const QpWorkingSet* warm, bool hot,
       // The repair walk proved infeasibility: no phase-1 LP needed. x() is its last point.
       x_out_.head(n_) = x_.head(n_);
       status_ = Status::infeasible;
+      proven_by_repair = true;
     } else {
       status_ = started ? Status::solved : cold_start();
     }
@@ -1234,7 +1235,11 @@ Status DenseQp::run(const DenseQpProblem& p, const QpWorkingSet* warm, bool hot,
       status_ = cold_start();
       if (status_ == Status::solved) status_ = phase2();
     }
-    hot_ready_ = status_ == Status::solved;
+    // A hot start can follow a solved problem, or one the repair walk proved empty: its
+    // walk leaves W active at x and every constraint but the pending ones held, as a start
+    // (a sibling of an empty branch-and-bound child mostly follows one). Not a phase-1
+    // LP's end: the LP has its own factorization.
+    hot_ready_ = status_ == Status::solved || proven_by_repair;
   }
   if (opt_.timing)
     stats_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -276,7 +276,9 @@ class DenseQp {
   Status solve(const DenseQpProblem& p, const QpWorkingSet& warm);
   /// Hot start: as solve(p, warm), but first from this solver's own factorization of the
   /// last problem it solved (Q, R, W and x kept from its end), when that solve ended
-  /// `solved` with the same n and number of inequality rows. The caller vouches that p keeps
+  /// `solved`, or `infeasible` by the repair walk's proof (not a phase-1 LP's: the walk
+  /// leaves W active at x, the sibling of an empty child starts there), with the same n
+  /// and number of inequality rows. The caller vouches that p keeps
   /// every constraint normal of the last problem: the same inequality rows and bounds as
   /// vectors (values of bounds and right-hand sides may change; an infinite bound drops
   /// out), and equality row k of the last problem is row eq_from_last[k] of p (-1: gone;
@@ -459,7 +461,8 @@ class DenseQp {
   bool at_minimizer_ = false;
   bool singular_ = false;  // Z'HZ has a zero last pivot (inside one iteration only)
   bool repair_proof_ = false;  // the last warm start's repair left a Farkas vector in farkas_
-  bool hot_ready_ = false;     // the last solve ended solved: its Q, R, W and x can start a hot one
+  bool hot_ready_ = false;     // the last solve ended solved or repair-proved infeasible:
+                               // its Q, R, W and x can start a hot one
 };
 
 }  // namespace qs

@@ -966,6 +966,41 @@ TEST(DenseQpHotStart, ChildrenAndSiblingsFromTheLastFactorization) {
   EXPECT_GE(hot_used, 12);
 }
 
+TEST(DenseQpHotStart, SiblingsOfEmptyChildrenStartWhereTheProofStopped) {
+  // A branch-and-bound's empty child (here: variable j held by an equality row beyond its
+  // box) is proved so by the hot repair walk; its sibling (row i fixed instead) then
+  // starts hot from where that walk stopped, and agrees with a cold solve.
+  std::mt19937_64 rng(99);
+  int proved = 0, hot_after = 0;
+  for (int n : {8, 17, 40}) {
+    for (int trial = 0; trial < 6; ++trial) {
+      SCOPED_TRACE(testing::Message() << "n " << n << " trial " << trial);
+      const int mi = n + 10;
+      const Qp parent = random_qp(rng, n, 0, mi, trial % 2 ? n : n / 3);
+      DenseQp qp(DenseQpCapacity{96, 16, 200});
+      ASSERT_EQ(qp.solve(parent.view()), Status::solved);
+      const QpWorkingSet ws = qp.working_set();
+      Qp empty = parent;
+      const int j = trial % n;
+      empty.A_eq = Eigen::MatrixXd::Zero(1, n);
+      empty.A_eq(0, j) = 1.0;
+      empty.b_eq = vec({3.0});  // the box is [-2, 2]
+      ASSERT_EQ(qp.solve_hot(empty.view(), ws, nullptr), Status::infeasible);
+      const bool by_repair = qp.warm_start() == QpWarmStart::rejected_infeasible;
+      proved += by_repair;
+      const std::vector<int> gone{-1};
+      int i = 0;
+      for (int k = 0; k < mi; ++k)
+        if (!ws.active[k]) i = k;
+      expect_hot_as_cold(qp, with_row_fixed(parent, i), by_repair ? QpWarmStart::hot : QpWarmStart::accepted, gone,
+                         ws);
+      hot_after += qp.warm_start() == QpWarmStart::hot;
+    }
+  }
+  EXPECT_GE(proved, 12);
+  EXPECT_GE(hot_after, 12);
+}
+
 TEST(DenseQpHotStart, AnEqualityShadowedByAnInequalityOfWTakesItsPlace) {
   // min x0 + x1/2 on the box [-2, 2]^2 with x0 >= 0: row 0 active at (0, -2). The child
   // holds row 0 as an equality, whose normal the hot W already has as that inequality: the
@@ -1010,23 +1045,35 @@ TEST(DenseQpHotStart, AnEqualityShadowedByAnInequalityOfWTakesItsPlace) {
   EXPECT_EQ(qp.x()[0], 2.0);
 }
 
-TEST(DenseQpHotStart, OnlyAfterASolvedProblemAndABrokenPromiseCostsNoWrongAnswer) {
+TEST(DenseQpHotStart, AfterASolvedOrRepairProvenProblemAndABrokenPromiseCostsNoWrongAnswer) {
   std::mt19937_64 rng(7);
   const int n = 12, mi = 20;
   const Qp parent = random_qp(rng, n, 0, mi, n);
   DenseQp qp(DenseQpCapacity{96, 16, 200});
   ASSERT_EQ(qp.solve(parent.view()), Status::solved);
   const QpWorkingSet ws = qp.working_set();
-  // An infeasible child: x_0 held at -2 and at +2 by two equality rows.
+  // An infeasible child: x_0 held at -2 and at +2 by two equality rows. Started hot, its
+  // repair walk proves it (no phase-1 LP).
   Qp bad = parent;
   bad.A_eq = Eigen::MatrixXd::Zero(2, n);
   bad.A_eq(0, 0) = bad.A_eq(1, 0) = 1.0;
   bad.b_eq = vec({-2.0, 2.0});
-  const std::vector<int> none;
-  ASSERT_EQ(qp.solve_hot(bad.view(), ws, none.data()), Status::infeasible);
-  // After an unsolved problem there is no factorization to start from: the warm start.
+  ASSERT_EQ(qp.solve_hot(bad.view(), ws, nullptr), Status::infeasible);
+  ASSERT_EQ(qp.warm_start(), QpWarmStart::rejected_infeasible);
+  // Its sibling starts hot from where that walk stopped (both rows gone).
   const Qp child = with_row_fixed(parent, 3);
-  ASSERT_EQ(qp.solve_hot(child.view(), ws, none.data()), Status::solved);
+  const std::vector<int> gone{-1, -1};
+  ASSERT_EQ(qp.solve_hot(child.view(), ws, gone.data()), Status::solved);
+  EXPECT_EQ(qp.warm_start(), QpWarmStart::hot);
+  expect_kkt(child, qp);
+  DenseQp fresh(DenseQpCapacity{96, 16, 200});
+  ASSERT_EQ(fresh.solve(child.view()), Status::solved);
+  EXPECT_NEAR(qp.objective(), fresh.objective(), 1e-9 * (1 + std::abs(fresh.objective())));
+  // After a phase-1 LP proved a problem infeasible there is no factorization to start from:
+  // the warm start.
+  ASSERT_EQ(qp.solve(bad.view()), Status::infeasible);
+  ASSERT_EQ(qp.warm_start(), QpWarmStart::not_requested);
+  ASSERT_EQ(qp.solve_hot(child.view(), ws, gone.data()), Status::solved);
   EXPECT_EQ(qp.warm_start(), QpWarmStart::accepted);
   expect_kkt(child, qp);
   // A promise broken: every inequality row changed while the map says nothing moved. The
