@@ -12,6 +12,8 @@ namespace {
 constexpr double kStage2Gap = 1e-12;
 constexpr double kStage2Relative = 1e-9;
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// Searching steps without a polish after one that failed to settle stage 2's root.
+constexpr double kPolishRetry = 3.0;
 }  // namespace
 
 // The node relaxation of both stages. Complementarity pairs are numbered per model slot,
@@ -472,8 +474,9 @@ PangTedrakeMiqp::View PangTedrakeMiqp::view() const {
               p.constant, p.nu, p.na, p.nc, slot_};
 }
 
-Status PangTedrakeMiqp::stage_two(double x1_grip, bool polish) {
+Status PangTedrakeMiqp::stage_two(double x1_grip, double last_record) {
   Problem& p = *problem_;
+  const bool polish = !(last_record < 0.0);
   RootProbe& rp = *root_probe_;
   const int n = p.n;
   stage2_ = BnbStats{};
@@ -515,7 +518,7 @@ Status PangTedrakeMiqp::stage_two(double x1_grip, bool polish) {
     const BnbEvaluation e = p.evaluate(rp.polish_fixings.data(), &stage1_answer_, rp.ws, rp.polish_warm, rp.polish);
     p.hint = &hint_x_;
     polished = 1;
-    polish_record_ = 0.0;  // unless it settles the root, below
+    polish_record_ = -kPolishRetry;  // unless it settles the root, below
     const double g = p.c.head(n).dot(rp.polish.x.head(n));  // stage 2's cost (H = 0)
     if (e.status == Status::solved && p.complementarity(rp.polish.x) <= p.tolerance && g < p.hint_cost) {
       hint_x_.head(n) = rp.polish.x.head(n);
@@ -530,7 +533,7 @@ Status PangTedrakeMiqp::stage_two(double x1_grip, bool polish) {
       }
     }
   }
-  if (!polish) polish_record_ = 0.0;  // still searching: keep not polishing
+  if (!polish) polish_record_ = last_record + 1.0;  // one step nearer the next try
   const BranchAndBound<Problem>::Root evaluated{root, &rp.root2_warm, &rp.root2};
   const auto& r2 = bnb_->solve(p, &stage1_answer_, &evaluated);
   p.hint = nullptr;
@@ -629,14 +632,14 @@ Status PangTedrakeMiqp::step(const Model& m, State& s) {
   // the release.) Otherwise stage_two(): the root warm-started from x1 (copied: the search
   // overwrites its result), x1's polish, the search.
   hint_x_.head(n) = answer1.x.head(n);
-  // Whether to polish x1 in stage 2 (stage_two): unless the last step's polish failed to
-  // settle its root and every step since needed a search (State::memory's last entry).
-  const double last_polish = s.memory.size() == memory_size(m) ? s.memory[s.memory.size() - 1] : kInf;
+  // Whether stage 2 polishes x1 (stage_two) follows the last step's record, the last entry
+  // of State::memory.
+  const double last_record = s.memory.size() == memory_size(m) ? s.memory[s.memory.size() - 1] : kInf;
   polish_record_ = kInf;
   if (grip_here <= least_grip + kStage2Gap) {
     stage2_ = BnbStats{};
     x_.head(n) = hint_x_.head(n);
-  } else if (const Status st2 = stage_two(grip_here, last_polish != 0.0); st2 != Status::solved) {
+  } else if (const Status st2 = stage_two(grip_here, last_record); st2 != Status::solved) {
     return st2;
   }
   report_.pivots = static_cast<int>(stage1_.nodes + stage2_.nodes);

@@ -33,8 +33,8 @@
 // (the least grip with every pair fixed to the side x1 satisfies, one QP): a point with as
 // little grip as x1 or less that replaces it as the hint, and settles the root outright
 // when it is down to the root's bound (the seed 000 lift steps: 2 QPs instead of 3). A
-// polish that fails to settle the root is not tried again until a step's stage 2 needs no
-// search (State::memory keeps the record per world). Either way the hint stands for a leaf
+// polish that fails to settle the root is skipped on the next three searching steps
+// (State::memory keeps the record per world). Either way the hint stands for a leaf
 // of that node's subtree, so stage 2's answer is within about twice the search's tolerance
 // (1e-12 N s + 1e-9 relative) of the least grip, not once (tested against all patterns on
 // the seed 000 grasp).
@@ -67,10 +67,8 @@ class PangTedrakeMiqp final : public Stepper {
   /// phi_bar is each slot's hypothetical penetration of the last step (read under
   /// elastic_bound = previous). The root warm start is the last step's stage-1 answer as a
   /// QP working set: [nc, the nc slots (K entries), row flags (5 K), bound states (n_q + 4 K),
-  /// the point (n_q + 4 K)], K = min(kMaxContacts, n_slots); last, the polish record (1 the
-  /// last step's polish of x1 settled stage 2's root, 0 it did not and stage 2 searched
-  /// since, +inf neither: polish). Every entry starts at +inf (none), as initial_state()
-  /// gives it.
+  /// the point (n_q + 4 K)], K = min(kMaxContacts, n_slots); last, stage 2's polish record
+  /// (polish_record_). Every entry starts at +inf (none), as initial_state() gives it.
   static int memory_size(const Model& m);
 
   explicit PangTedrakeMiqp(const Model& m, const BnbOptions& options = default_options());
@@ -143,16 +141,19 @@ class PangTedrakeMiqp final : public Stepper {
   std::unique_ptr<RootProbe> root_probe_;
   std::vector<Side> free_fixings_;  // (4 n_slots) all free: the root
   /// This step's polish of x1 in stage 2 (stage_two), for the next step (the last entry of
-  /// State::memory): 1 it settled the root, 0 it did not (or was skipped after one that
-  /// did not) and a search followed, +inf stage 2 needed no polish.
+  /// State::memory): +inf stage 2 needed no polish (nor search), 1 the polish settled the
+  /// root; -3 it did not, and a search followed: the next searching steps skip the polish,
+  /// counting up to 0, where it is tried again (a failed polish costs one QP in four
+  /// searching steps, and a streak it would help is not lost for good).
   double polish_record_ = std::numeric_limits<double>::infinity();
   /// Decodes the root warm start of s.memory into root_warm_, mapped onto this step's
   /// contacts by slot: false when there is none or no contact is shared.
   bool load_root_warm(const Model& m, const State& s);
   /// Stage 2 when stage 1's answer (hint_x_, working set stage1_answer_, grip x1_grip) does
-  /// not have the least grip possible: the root, a polish of x1, then the search. Sets x_,
-  /// stage2_; a failure as step() reports it.
-  Status stage_two(double x1_grip, bool polish);
+  /// not have the least grip possible: the root, a polish of x1 (unless last_record, the
+  /// last step's polish_record_, is negative), then the search. Sets x_, stage2_,
+  /// polish_record_; a failure as step() reports it.
+  Status stage_two(double x1_grip, double last_record);
   /// Writes stage1_answer_ (and phi_bar) into s.memory for the next step.
   void store_memory(const Model& m, State& s) const;
 };
