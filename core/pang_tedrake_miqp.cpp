@@ -186,6 +186,13 @@ struct PangTedrakeMiqp::Problem {
     return left;
   }
 
+  /// The side of pair (c, t) that x satisfies best: the one nearer zero (first: the left
+  /// side, second: the variable), the polish's fixing for it.
+  Side side_at(int c, int t, const Eigen::VectorXd& x) const {
+    double scale;
+    return std::abs(pair_left(c, t, x, scale)) <= std::abs(x[pair_var(c, t)]) ? Side::first : Side::second;
+  }
+
   /// The hint holds each fixing's side: left side = 0 (first) or variable = 0 (second), to
   /// the tolerance of pair_violation.
   bool hint_satisfies(const Side* fix) const {
@@ -258,6 +265,7 @@ PangTedrakeMiqp::PangTedrakeMiqp(const Model& m, const BnbOptions& options)
   p.upper = Eigen::VectorXd::Zero(p.max_n);
   x_ = Eigen::VectorXd::Zero(p.max_n);
   hint_x_ = Eigen::VectorXd::Zero(p.max_n);
+  x1_ = Eigen::VectorXd::Zero(p.max_n);
   bnb_ = std::make_unique<BranchAndBound<Problem>>(p, options_);
   root_probe_ = std::make_unique<RootProbe>(RootProbe{p.make_workspace(), p.make_warm(), p.make_solution(),
                                                       std::vector<Side>(static_cast<size_t>(p.disjunctions())),
@@ -401,7 +409,7 @@ int PangTedrakeMiqp::active_contacts() const { return problem_->nc; }
 
 int PangTedrakeMiqp::memory_size(const Model& m) {
   const int k = std::min(kMaxContacts, m.n_slots()), n = m.n_q() + 4 * k;
-  return m.n_slots() + 1 + k + 5 * k + 2 * n + 1;
+  return m.n_slots() + 1 + k + 5 * k + 2 * n + 4 * m.n_slots() + 1;
 }
 
 bool PangTedrakeMiqp::load_root_warm(const Model& m, const State& s) {
@@ -448,6 +456,13 @@ void PangTedrakeMiqp::store_memory(const Model& m, State& s) const {
   if (s.memory.size() != size) s.memory.setConstant(size, std::numeric_limits<double>::infinity());  // once
   for (int i = 0; i < m.n_slots(); ++i) s.memory[i] = phi_bar_[i];
   s.memory[size - 1] = polish_record_;
+  // The answer's side of each pair (0: slot inactive), for the next step's polish.
+  double* sides = s.memory.data() + size - 1 - 4 * m.n_slots();
+  for (int i = 0; i < m.n_slots(); ++i) {
+    const int c = p.contact_of_slot[i];
+    for (int t = 0; t < 4; ++t)
+      sides[4 * i + t] = c < 0 ? 0.0 : static_cast<double>(static_cast<int>(p.side_at(c, t, x_)));
+  }
   double* w = s.memory.data() + m.n_slots();
   const QpWorkingSet& ws = stage1_answer_;
   if (!ws.has_point || ws.rows != p.m_in || ws.cols != p.n) {
@@ -474,13 +489,15 @@ PangTedrakeMiqp::View PangTedrakeMiqp::view() const {
               p.constant, p.nu, p.na, p.nc, slot_};
 }
 
-Status PangTedrakeMiqp::stage_two(double x1_grip, double last_record) {
+Status PangTedrakeMiqp::stage_two(double x1_grip, double last_record, const double* last_sides) {
   Problem& p = *problem_;
   const bool polish = !(last_record < 0.0);
   RootProbe& rp = *root_probe_;
   const int n = p.n;
   stage2_ = BnbStats{};
   // x1 is the hint: a node it fits and whose relaxation cannot beat it is a leaf at x1.
+  x1_.head(n) = hint_x_.head(n);
+  const Eigen::VectorXd& x1 = x1_;
   p.hint = &hint_x_;
   p.hint_cost = x1_grip;
   p.hint_abs = kStage2Gap;
@@ -496,37 +513,46 @@ Status PangTedrakeMiqp::stage_two(double x1_grip, double last_record) {
     x_.head(n) = rp.root2.x.head(n);
     return Status::solved;
   }
-  // Not a leaf: the root's relaxation grips less than x1. Polish x1: fix every pair to the
-  // side x1 satisfies (the one nearer zero) and solve stage 2's QP there. x1 is feasible for
-  // it, and its point is complementary with a grip <= x1's: a better hint. When that grip is
-  // down to the root's bound the root is a leaf at it (the seed 000 lift steps: x1 grips
-  // with 0.39 N s, the root and the answer with 0.2); else the search goes on with it.
+  // Not a leaf: the root's relaxation grips less than x1. Polish: fix every pair to a side
+  // and solve stage 2's QP there, first with the sides of the last step's answer (where
+  // its slot was active then; a grip that slips goes on slipping), then, if that differs,
+  // with the sides x1 satisfies (the one nearer zero; x1 is feasible there). A solved
+  // polish is a complementary point, a better hint when it grips less than the hint; when
+  // its grip is down to the root's bound the root is a leaf at it (the seed 000 lift
+  // steps: x1 grips with 0.39 N s, the root and the answer with 0.2); else the search goes
+  // on with the best hint.
   long polished = 0;
   if (polish && root.status == Status::solved) {
-    std::fill(rp.polish_fixings.begin(), rp.polish_fixings.end(), Side::free);
-    for (int i = 0; i < p.n_slots; ++i) {
-      const int c = p.contact_of_slot[i];
-      if (c < 0) continue;
-      for (int t = 0; t < 4; ++t) {
-        double scale;
-        const double left = p.pair_left(c, t, hint_x_, scale);
-        rp.polish_fixings[static_cast<size_t>(4 * i + t)] =
-            std::abs(left) <= std::abs(hint_x_[p.pair_var(c, t)]) ? Side::first : Side::second;
+    polish_record_ = -kPolishRetry;  // unless a polish settles the root, below
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      bool differs = false;
+      for (int i = 0; i < p.n_slots; ++i) {
+        const int c = p.contact_of_slot[i];
+        for (int t = 0; t < 4; ++t) {
+          const size_t d = static_cast<size_t>(4 * i + t);
+          Side side = Side::free;
+          if (c >= 0) {
+            side = p.side_at(c, t, x1);
+            const double last = last_sides ? last_sides[d] : 0.0;
+            if (attempt == 0 && (last == 1.0 || last == 2.0)) side = static_cast<Side>(static_cast<int>(last));
+          }
+          differs = differs || side != rp.polish_fixings[d];
+          rp.polish_fixings[d] = side;
+        }
       }
-    }
-    p.hint = nullptr;  // the polish is a plain QP
-    const BnbEvaluation e = p.evaluate(rp.polish_fixings.data(), &stage1_answer_, rp.ws, rp.polish_warm, rp.polish);
-    p.hint = &hint_x_;
-    polished = 1;
-    polish_record_ = -kPolishRetry;  // unless it settles the root, below
-    const double g = p.c.head(n).dot(rp.polish.x.head(n));  // stage 2's cost (H = 0)
-    if (e.status == Status::solved && p.complementarity(rp.polish.x) <= p.tolerance && g < p.hint_cost) {
+      if (attempt == 1 && !differs) break;  // x1's sides were the last answer's: tried
+      p.hint = nullptr;  // the polish is a plain QP
+      const BnbEvaluation e = p.evaluate(rp.polish_fixings.data(), &stage1_answer_, rp.ws, rp.polish_warm, rp.polish);
+      p.hint = &hint_x_;
+      ++polished;
+      const double g = p.c.head(n).dot(rp.polish.x.head(n));  // stage 2's cost (H = 0)
+      if (e.status != Status::solved || p.complementarity(rp.polish.x) > p.tolerance || !(g < p.hint_cost)) continue;
       hint_x_.head(n) = rp.polish.x.head(n);
       p.hint_cost = g;
       if (g <= root.bound + kStage2Gap + kStage2Relative * std::abs(root.bound)) {  // evaluate's rule
         p.hint = nullptr;
         polish_record_ = 1.0;
-        stage2_.nodes = 2;
+        stage2_.nodes = 1 + polished;
         stage2_.leaves = stage2_.rounds = 1;
         x_.head(n) = hint_x_.head(n);
         return Status::solved;
@@ -634,12 +660,14 @@ Status PangTedrakeMiqp::step(const Model& m, State& s) {
   hint_x_.head(n) = answer1.x.head(n);
   // Whether stage 2 polishes x1 (stage_two) follows the last step's record, the last entry
   // of State::memory.
-  const double last_record = s.memory.size() == memory_size(m) ? s.memory[s.memory.size() - 1] : kInf;
+  const bool has_memory = s.memory.size() == memory_size(m);
+  const double last_record = has_memory ? s.memory[s.memory.size() - 1] : kInf;
+  const double* last_sides = has_memory ? s.memory.data() + s.memory.size() - 1 - 4 * m.n_slots() : nullptr;
   polish_record_ = kInf;
   if (grip_here <= least_grip + kStage2Gap) {
     stage2_ = BnbStats{};
     x_.head(n) = hint_x_.head(n);
-  } else if (const Status st2 = stage_two(grip_here, last_record); st2 != Status::solved) {
+  } else if (const Status st2 = stage_two(grip_here, last_record, last_sides); st2 != Status::solved) {
     return st2;
   }
   report_.pivots = static_cast<int>(stage1_.nodes + stage2_.nodes);

@@ -29,12 +29,13 @@
 // Ties in either stage go to the smallest key of fixings (branch_and_bound.hpp). Stage 1's
 // answer x1 (complementary, with dq_a = dq_a*) shortens stage 2: it is the answer outright
 // when its grip is the least possible (step()), and a stage-2 node x1 fits whose relaxation
-// cannot beat it is a leaf at x1. When the root is not such a leaf, x1 is first polished
-// (the least grip with every pair fixed to the side x1 satisfies, one QP): a point with as
-// little grip as x1 or less that replaces it as the hint, and settles the root outright
-// when it is down to the root's bound (the seed 000 lift steps: 2 QPs instead of 3). A
-// polish that fails to settle the root is skipped on the next three searching steps
-// (State::memory keeps the record per world). Either way the hint stands for a leaf
+// cannot beat it is a leaf at x1. When the root is not such a leaf, stage 2 first
+// polishes: the least grip with every pair fixed to the side the last step's answer took,
+// then to the side x1 satisfies (one QP each): a complementary point that replaces x1 as
+// the hint when it grips less, and settles the root outright when it is down to the
+// root's bound (the seed 000 lift steps: 2 QPs instead of 3). A polish that fails to
+// settle the root is skipped on the next three searching steps (State::memory keeps the
+// last answer's sides and that record per world). Either way the hint stands for a leaf
 // of that node's subtree, so stage 2's answer is within about twice the search's tolerance
 // (1e-12 N s + 1e-9 relative) of the least grip, not once (tested against all patterns on
 // the seed 000 grasp).
@@ -67,8 +68,10 @@ class PangTedrakeMiqp final : public Stepper {
   /// phi_bar is each slot's hypothetical penetration of the last step (read under
   /// elastic_bound = previous). The root warm start is the last step's stage-1 answer as a
   /// QP working set: [nc, the nc slots (K entries), row flags (5 K), bound states (n_q + 4 K),
-  /// the point (n_q + 4 K)], K = min(kMaxContacts, n_slots); last, stage 2's polish record
-  /// (polish_record_). Every entry starts at +inf (none), as initial_state() gives it.
+  /// the point (n_q + 4 K)], K = min(kMaxContacts, n_slots); then the last answer's side
+  /// of each pair (4 n_slots: 1 the left side, 2 the variable, 0 slot inactive; the next
+  /// stage 2's first polish); last, stage 2's polish record (polish_record_). Every entry
+  /// starts at +inf (none), as initial_state() gives it.
   static int memory_size(const Model& m);
 
   explicit PangTedrakeMiqp(const Model& m, const BnbOptions& options = default_options());
@@ -126,7 +129,8 @@ class PangTedrakeMiqp final : public Stepper {
   BnbStats stage1_, stage2_;
   double cost_ = 0;
   Eigen::VectorXd x_;
-  Eigen::VectorXd hint_x_;  // stage 1's answer while stage 2 searches (Problem::hint)
+  Eigen::VectorXd hint_x_;  // stage 2's hint (Problem::hint): stage 1's answer or better
+  Eigen::VectorXd x1_;      // stage 1's answer during stage 2
   std::vector<int> slot_;
   /// Per slot, the hypothetical penetration phi_bar^{l+1} of the last solved step (+inf
   /// where the slot was inactive): the next step's bound under elastic_bound = previous,
@@ -153,7 +157,7 @@ class PangTedrakeMiqp final : public Stepper {
   /// not have the least grip possible: the root, a polish of x1 (unless last_record, the
   /// last step's polish_record_, is negative), then the search. Sets x_, stage2_,
   /// polish_record_; a failure as step() reports it.
-  Status stage_two(double x1_grip, double last_record);
+  Status stage_two(double x1_grip, double last_record, const double* last_sides);
   /// Writes stage1_answer_ (and phi_bar) into s.memory for the next step.
   void store_memory(const Model& m, State& s) const;
 };
