@@ -193,6 +193,29 @@ struct PangTedrakeMiqp::Problem {
     return std::abs(pair_left(c, t, x, scale)) <= std::abs(x[pair_var(c, t)]) ? Side::first : Side::second;
   }
 
+  /// After evaluate(fix, ..., ws, ...) solved a stage-2 node: whether every fixing's
+  /// multiplier has the sign of the inequality it fixes (a pair row's >= 0, a variable's
+  /// lower bound), by the QP solver's own test (DenseQpOptions::multiplier_tol on the
+  /// gradient c, |c|_inf = 1). Then the node's optimum is also the root relaxation's
+  /// (its KKT point with the fixings released as inequalities).
+  bool fixings_hold_as_inequalities(const Side* fix, const Workspace& ws) const {
+    const DenseQp& qp = *ws.qp;
+    const double tol = qp.options().multiplier_tol * (1.0 + c.head(n).cwiseAbs().maxCoeff());
+    for (int k = 0; k < ws.rows; ++k) {
+      const int d = ws.labels[static_cast<size_t>(k)];
+      if (d < 0) continue;  // the stage's own equalities
+      const int cc = contact_of_slot[d / 4];
+      if (qp.y()[k] * A_in.row(pair_row(cc, d % 4)).head(n).norm() < -tol) return false;
+    }
+    for (int i = 0; i < n_slots; ++i) {
+      const int cc = contact_of_slot[i];
+      if (cc < 0) continue;
+      for (int t = 0; t < 4; ++t)
+        if (fix[4 * i + t] == Side::second && qp.bound_multipliers()[pair_var(cc, t)] < -tol) return false;
+    }
+    return true;
+  }
+
   /// The hint holds each fixing's side: left side = 0 (first) or variable = 0 (second), to
   /// the tolerance of pair_violation.
   bool hint_satisfies(const Side* fix) const {
@@ -502,61 +525,85 @@ Status PangTedrakeMiqp::stage_two(double x1_grip, double last_record, const doub
   p.hint_cost = x1_grip;
   p.hint_abs = kStage2Gap;
   p.hint_rel = kStage2Relative;
-  // The root first, on the search's workspace 0 as the search would: mostly a leaf (the
-  // relaxation's own point, or x1 by the hint).
+  long polished = 0;
+  const auto settled = [&](long qps) {
+    p.hint = nullptr;
+    polish_record_ = 1.0;
+    stage2_.nodes = qps;
+    stage2_.leaves = stage2_.rounds = 1;
+    x_.head(n) = hint_x_.head(n);
+    return Status::solved;
+  };
+  // A polish: every pair fixed to a side and stage 2's QP solved there, with the sides of
+  // the last step's answer (where its slot was active then; a grip that slips goes on
+  // slipping) or with the sides x1 satisfies (the one nearer zero; x1 is feasible there).
+  // A solved polish is a complementary point: the hint when it grips less. False when the
+  // pattern is the one just tried.
+  const auto run_polish = [&](bool last, bool& root_optimal) {
+    root_optimal = false;
+    bool differs = polished == 0;
+    for (int i = 0; i < p.n_slots; ++i) {
+      const int c = p.contact_of_slot[i];
+      for (int t = 0; t < 4; ++t) {
+        const size_t d = static_cast<size_t>(4 * i + t);
+        Side side = Side::free;
+        if (c >= 0) {
+          side = p.side_at(c, t, x1);
+          const double l = last && last_sides ? last_sides[d] : 0.0;
+          if (l == 1.0 || l == 2.0) side = static_cast<Side>(static_cast<int>(l));
+        }
+        differs = differs || side != rp.polish_fixings[d];
+        rp.polish_fixings[d] = side;
+      }
+    }
+    if (!differs) return false;
+    const Eigen::VectorXd* hint = p.hint;
+    p.hint = nullptr;  // the polish is a plain QP
+    const BnbEvaluation e = p.evaluate(rp.polish_fixings.data(), &stage1_answer_, rp.ws, rp.polish_warm, rp.polish);
+    p.hint = hint;
+    ++polished;
+    const double g = p.c.head(n).dot(rp.polish.x.head(n));  // stage 2's cost (H = 0)
+    if (e.status != Status::solved || p.complementarity(rp.polish.x) > p.tolerance) return true;
+    root_optimal = p.fixings_hold_as_inequalities(rp.polish_fixings.data(), rp.ws);
+    if (g < p.hint_cost || root_optimal) {
+      hint_x_.head(n) = rp.polish.x.head(n);
+      p.hint_cost = g;
+    }
+    return true;
+  };
+  // On a streak the polish settled (last_record 1), the last answer's sides come first:
+  // when every fixing's multiplier there has the sign of the inequality it fixes, that
+  // polish's optimum is also the root relaxation's (the solver's own optimality test), so
+  // the root is a leaf at it without being solved (1 QP).
+  bool root_optimal = false, tried_last = false;
+  if (polish && last_record == 1.0 && last_sides) {
+    tried_last = run_polish(true, root_optimal);
+    if (root_optimal) return settled(1);
+  }
+  // The root, on the search's workspace 0 as the search would: mostly a leaf (the
+  // relaxation's own point, or the hint).
   const BnbEvaluation root =
       p.evaluate(free_fixings_.data(), &stage1_answer_, bnb_->workspace(0), rp.root2_warm, rp.root2);
   if (root.status == Status::solved && root.branch < 0) {
     p.hint = nullptr;
-    stage2_.nodes = stage2_.leaves = 1;
-    stage2_.rounds = 1;
+    if (tried_last && rp.root2.x.head(n) == hint_x_.head(n)) polish_record_ = 1.0;  // the streak goes on
+    stage2_.nodes = 1 + polished;
+    stage2_.leaves = stage2_.rounds = 1;
     x_.head(n) = rp.root2.x.head(n);
     return Status::solved;
   }
-  // Not a leaf: the root's relaxation grips less than x1. Polish: fix every pair to a side
-  // and solve stage 2's QP there, first with the sides of the last step's answer (where
-  // its slot was active then; a grip that slips goes on slipping), then, if that differs,
-  // with the sides x1 satisfies (the one nearer zero; x1 is feasible there). A solved
-  // polish is a complementary point, a better hint when it grips less than the hint; when
-  // its grip is down to the root's bound the root is a leaf at it (the seed 000 lift
-  // steps: x1 grips with 0.39 N s, the root and the answer with 0.2); else the search goes
-  // on with the best hint.
-  long polished = 0;
+  // Not a leaf: the root's relaxation grips less than the hint. Polish (the last answer's
+  // sides unless tried above, then x1's): when a polish's grip is down to the root's bound
+  // the root is a leaf at it (the seed 000 lift steps: x1 grips with 0.39 N s, the root and
+  // the answer with 0.2); else the search goes on with the best hint.
   if (polish && root.status == Status::solved) {
     polish_record_ = -kPolishRetry;  // unless a polish settles the root, below
-    for (int attempt = 0; attempt < 2; ++attempt) {
-      bool differs = false;
-      for (int i = 0; i < p.n_slots; ++i) {
-        const int c = p.contact_of_slot[i];
-        for (int t = 0; t < 4; ++t) {
-          const size_t d = static_cast<size_t>(4 * i + t);
-          Side side = Side::free;
-          if (c >= 0) {
-            side = p.side_at(c, t, x1);
-            const double last = last_sides ? last_sides[d] : 0.0;
-            if (attempt == 0 && (last == 1.0 || last == 2.0)) side = static_cast<Side>(static_cast<int>(last));
-          }
-          differs = differs || side != rp.polish_fixings[d];
-          rp.polish_fixings[d] = side;
-        }
-      }
-      if (attempt == 1 && !differs) break;  // x1's sides were the last answer's: tried
-      p.hint = nullptr;  // the polish is a plain QP
-      const BnbEvaluation e = p.evaluate(rp.polish_fixings.data(), &stage1_answer_, rp.ws, rp.polish_warm, rp.polish);
-      p.hint = &hint_x_;
-      ++polished;
-      const double g = p.c.head(n).dot(rp.polish.x.head(n));  // stage 2's cost (H = 0)
-      if (e.status != Status::solved || p.complementarity(rp.polish.x) > p.tolerance || !(g < p.hint_cost)) continue;
-      hint_x_.head(n) = rp.polish.x.head(n);
-      p.hint_cost = g;
-      if (g <= root.bound + kStage2Gap + kStage2Relative * std::abs(root.bound)) {  // evaluate's rule
-        p.hint = nullptr;
-        polish_record_ = 1.0;
-        stage2_.nodes = 1 + polished;
-        stage2_.leaves = stage2_.rounds = 1;
-        x_.head(n) = hint_x_.head(n);
-        return Status::solved;
-      }
+    const auto down_to_root = [&] {
+      return p.hint_cost <= root.bound + kStage2Gap + kStage2Relative * std::abs(root.bound);  // evaluate's rule
+    };
+    for (const bool last : {true, false}) {
+      if (last && tried_last) continue;
+      if (run_polish(last, root_optimal) && down_to_root()) return settled(1 + polished);
     }
   }
   if (!polish) polish_record_ = last_record + 1.0;  // one step nearer the next try

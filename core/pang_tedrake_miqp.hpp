@@ -33,7 +33,9 @@
 // polishes: the least grip with every pair fixed to the side the last step's answer took,
 // then to the side x1 satisfies (one QP each): a complementary point that replaces x1 as
 // the hint when it grips less, and settles the root outright when it is down to the
-// root's bound (the seed 000 lift steps: 2 QPs instead of 3). A polish that fails to
+// root's bound (the seed 000 lift steps: 2 QPs instead of 3). On a streak the polish
+// settled, the last answer's sides go first, and the root is not solved at all when the
+// polish's multipliers certify its optimum as the root relaxation's. A polish that fails to
 // settle the root is skipped on the next three searching steps (State::memory keeps the
 // last answer's sides and that record per world). Either way the hint stands for a leaf
 // of that node's subtree, so stage 2's answer is within about twice the search's tolerance

@@ -198,7 +198,9 @@ TEST(PangTedrakeMiqp, APolishThatFailsIsRetriedOnTheFourthSearchingStep) {
   // last step's answer (before the squeeze) has a pattern whose polish reaches the root's
   // bound: the failure records -3, the next three searching steps skip the polish (-2, -1,
   // 0), the fourth tries again. Once the last step's answer slips, the polish with its
-  // sides settles every step (1). The grip is the least one (all 4096 patterns) either way.
+  // sides settles every step (1): with the root and the polish (2 QPs) on the first, with
+  // the polish alone (1 QP) on the next ones, where its multipliers certify it as the
+  // root's optimum too. The grip is the least one (all 4096 patterns) either way.
   json s = grasp_scene();
   s["contacts"]["pairs"][0]["friction"] = 0.3;
   s["contacts"]["pairs"][1]["friction"] = 0.55;
@@ -208,7 +210,7 @@ TEST(PangTedrakeMiqp, APolishThatFailsIsRetriedOnTheFourthSearchingStep) {
   PangTedrakeMiqp stepper(m), probe(m);
   State st = initial_state(m);
   const Eigen::Index record = st.memory.size() - 1;
-  int failed = 0, skipped = 0, settled = 0;
+  int failed = 0, skipped = 0, settled_alone = 0;
   for (int l = 1; l <= m.step.steps; ++l) {
     ASSERT_EQ(probe.build(m, st), Status::solved) << l;
     const double before = st.memory[record];
@@ -222,10 +224,10 @@ TEST(PangTedrakeMiqp, APolishThatFailsIsRetriedOnTheFourthSearchingStep) {
       ++failed;
     } else {
       ASSERT_EQ(after, 1.0) << "step " << l;
-      ++settled;
-      EXPECT_EQ(stepper.stage2_stats().nodes, 2) << "step " << l;
+      EXPECT_EQ(stepper.stage2_stats().nodes, before == 1.0 ? 1 : 2) << "step " << l;
+      settled_alone += before == 1.0;
     }
-    if (l <= 26) {
+    if (l == 17 || l == 18 || l == 21 || (l >= 25 && l <= 28)) {
       const double grip = stepper.normal_impulse()[0] + stepper.normal_impulse()[1];
       const double best = least_grip_by_brute_force(probe, m, stepper.solution().segment(m.n_u, m.n_a));
       EXPECT_NEAR(grip, best, 1e-12 + 1e-9 * best) << "step " << l;
@@ -233,7 +235,7 @@ TEST(PangTedrakeMiqp, APolishThatFailsIsRetriedOnTheFourthSearchingStep) {
   }
   EXPECT_EQ(failed, 2);    // steps 17 and 21
   EXPECT_EQ(skipped, 6);   // 18-20, 22-24
-  EXPECT_GE(settled, 15);  // 25 on
+  EXPECT_GE(settled_alone, 12);  // most of steps 26-41
 }
 
 TEST(PangTedrakeMiqp, TheRootStartsFromTheLastStepsAnswerWithoutChangingTheOptimum) {
