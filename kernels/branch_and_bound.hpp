@@ -13,8 +13,11 @@
 //   c*   = the least cost of any leaf (the global optimum),
 //   tol  = options.absolute_gap + options.relative_gap * |c*|,
 //   the answer is, among the leaves with cost <= c* + tol, the one with the smallest
-//   canonical key: its fixings over disjunctions 0..K-1, compared lexicographically with
-//   free < first < second.
+//   canonical key: its number of fixings first (the shallowest leaf), then its fixings over
+//   disjunctions 0..K-1 compared lexicographically with free < first < second.
+//   (Lexicographic order alone made the MIQP explore whole subtrees tied with a leaf
+//   found at depth 2, only to prove they held no tied leaf of smaller key: 39 nodes on one
+//   36-pair step, 7 with the count first.)
 // A node is pruned by bound only when its bound exceeds the incumbent's cost plus its tolerance;
 // c + tol(c) grows with c (relative_gap is clamped below 1), so that threshold is never
 // below c* + tol(c*) and no ancestor of a leaf with cost <= c* + tol is ever pruned:
@@ -27,7 +30,7 @@
 // absolute_gap (rounding: two solves of one optimum differ by that much, and without s a
 // leaf one ulp above its parent's cost dominated nothing). If every leaf L below n costs at
 // least bound(n) (monotonicity without the tolerance's slack), then since key(L) >= key(n)
-// > key(C) (L fixes what n fixes, and free is the least side), L cannot lower c* by more
+// > key(C) (L fixes what n fixes and more: more fixings, or the same ones), L cannot lower c* by more
 // than s; if C is within c* + tol, C precedes L, and if not, neither is L: the answer is the
 // same as without this rule (BnbOptions::prune_dominated) but for that margin. A leaf below
 // n that costs delta less than bound(n) (rounding) could have lowered c* by up to
@@ -371,7 +374,7 @@ class BranchAndBound {
     if (nodes_[a].bound != nodes_[b].bound) return nodes_[a].bound > nodes_[b].bound;
     rebuild_fixings(a, key_a_.data());
     rebuild_fixings(b, key_b_.data());
-    return std::lexicographical_compare(key_b_.begin(), key_b_.end(), key_a_.begin(), key_a_.end());
+    return key_less(key_b_.data(), key_a_.data());
   }
   void push_open(int n) {
     open_.push_back(n);
@@ -382,6 +385,17 @@ class BranchAndBound {
     const int n = open_.back();
     open_.pop_back();
     return n;
+  }
+
+  /// The canonical key's order (file comment): fewer fixings first, then lexicographic.
+  bool key_less(const Side* a, const Side* b) const {
+    int da = 0, db = 0;
+    for (int d = 0; d < k_; ++d) {
+      da += a[d] != Side::free;
+      db += b[d] != Side::free;
+    }
+    if (da != db) return da < db;
+    return std::lexicographical_compare(a, a + k_, b, b + k_);
   }
 
   /// Costs this close are the same optimum evaluated twice (file comment).
@@ -402,7 +416,7 @@ class BranchAndBound {
         key_built = true;
       }
       const Side* key_c = &candidate_fixings_[static_cast<size_t>(c) * k_];
-      if (std::lexicographical_compare(key_c, key_c + k_, key_a_.begin(), key_a_.end())) return true;
+      if (key_less(key_c, key_a_.data())) return true;
     }
     return false;
   }
@@ -439,10 +453,8 @@ class BranchAndBound {
     int pick = -1;
     for (int c = 0; c < n_candidates_; ++c) {
       if (candidates_[c].cost > best_ + tolerance(best_)) continue;
-      if (pick < 0 || std::lexicographical_compare(&candidate_fixings_[static_cast<size_t>(c) * k_],
-                                                   &candidate_fixings_[static_cast<size_t>(c + 1) * k_],
-                                                   &candidate_fixings_[static_cast<size_t>(pick) * k_],
-                                                   &candidate_fixings_[static_cast<size_t>(pick + 1) * k_]))
+      if (pick < 0 || key_less(&candidate_fixings_[static_cast<size_t>(c) * k_],
+                               &candidate_fixings_[static_cast<size_t>(pick) * k_]))
         pick = c;
     }
     if (pick < 0) return;

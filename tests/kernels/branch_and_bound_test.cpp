@@ -255,6 +255,46 @@ TEST(BranchAndBound, DominationLooksPastRoundingInTheCosts) {
   EXPECT_EQ(b.stats.nodes, 5);
 }
 
+// Three leaves of cost 1: (first, first) and (first, second) below (first, free), and
+// (second, free). The canonical key puts fewer fixings first, so (second, free) is the
+// answer although (first, first) is lexicographically smaller.
+struct ShallowTie {
+  struct Workspace {};
+  struct Warm {};
+  using Solution = int;
+  int disjunctions() const { return 2; }
+  Workspace make_workspace() const { return {}; }
+  BnbEvaluation evaluate(const Side* fix, const Warm*, Workspace&, Warm&, Solution& x) const {
+    x = 3 * static_cast<int>(fix[0]) + static_cast<int>(fix[1]);
+    if (fix[0] == Side::free) return {Status::solved, 1.0, 0};
+    if (fix[0] == Side::first && fix[1] == Side::free) return {Status::solved, 1.0, 1};
+    return {Status::solved, 1.0, -1};
+  }
+};
+
+TEST(BranchAndBound, AmongTiedLeavesTheOneWithFewerFixingsIsTheAnswer) {
+  const ShallowTie t;
+  BnbOptions keep;
+  keep.prune_dominated = false;
+  for (const int width : {1, 2, 8}) {
+    BnbOptions o;
+    o.round_width = width;
+    keep.round_width = width;
+    BranchAndBound<ShallowTie> with(t, o), without(t, keep);
+    const auto& a = with.solve(t);
+    const auto& b = without.solve(t);
+    ASSERT_EQ(a.status, Status::solved);
+    ASSERT_EQ(b.status, Status::solved);
+    EXPECT_EQ(a.solution, 6) << width;  // (second, free)
+    EXPECT_EQ(b.solution, 6) << width;
+    EXPECT_EQ(a.fixings, (std::vector<Side>{Side::second, Side::free}));
+    // (first, free)'s children have two fixings: dominated by the one-fixing leaf.
+    EXPECT_EQ(a.stats.nodes, 3) << width;
+    EXPECT_EQ(a.stats.dominated, 2) << width;
+    EXPECT_EQ(b.stats.nodes, 5) << width;
+  }
+}
+
 TEST(BranchAndBound, StatisticsAreTheSameOnAnyThreadCount) {
   const Knapsack k = random_knapsack(16, 7, true);
   BnbStats reference{};
