@@ -222,14 +222,19 @@ TEST(BranchAndBound, DroppingDominatedNodesChangesNothingButTheNodeCount) {
 /// which costs one rounding step more (1 + 2^-52, as two QP solves of the same optimum may
 /// differ). The root branches on 1; the node fixing it "first" branches on 0; its children
 /// are leaves.
-struct RoundingTie {
+/// The frame of a hand-made tree over two disjunctions; a node's solution codes its fixings.
+struct TwoDisjunctions {
   struct Workspace {};
   struct Warm {};
   using Solution = int;
   int disjunctions() const { return 2; }
   Workspace make_workspace() const { return {}; }
+  static int code(const Side* fix) { return 3 * static_cast<int>(fix[0]) + static_cast<int>(fix[1]); }
+};
+
+struct RoundingTie : TwoDisjunctions {
   BnbEvaluation evaluate(const Side* fix, const Warm*, Workspace&, Warm&, Solution& x) const {
-    x = 3 * static_cast<int>(fix[0]) + static_cast<int>(fix[1]);
+    x = code(fix);
     if (fix[1] == Side::free) return {Status::solved, 1.0, 1};
     if (fix[1] == Side::second) return {Status::solved, 1.0 + 0x1p-52, -1};
     return {Status::solved, 1.0, fix[0] == Side::free ? 0 : -1};
@@ -258,14 +263,9 @@ TEST(BranchAndBound, DominationLooksPastRoundingInTheCosts) {
 // Three leaves of cost 1: (first, first) and (first, second) below (first, free), and
 // (second, free). The canonical key puts fewer fixings first, so (second, free) is the
 // answer although (first, first) is lexicographically smaller.
-struct ShallowTie {
-  struct Workspace {};
-  struct Warm {};
-  using Solution = int;
-  int disjunctions() const { return 2; }
-  Workspace make_workspace() const { return {}; }
+struct ShallowTie : TwoDisjunctions {
   BnbEvaluation evaluate(const Side* fix, const Warm*, Workspace&, Warm&, Solution& x) const {
-    x = 3 * static_cast<int>(fix[0]) + static_cast<int>(fix[1]);
+    x = code(fix);
     if (fix[0] == Side::free) return {Status::solved, 1.0, 0};
     if (fix[0] == Side::first && fix[1] == Side::free) return {Status::solved, 1.0, 1};
     return {Status::solved, 1.0, -1};
