@@ -1194,6 +1194,9 @@ Status DenseQp::run(const DenseQpProblem& p, const QpWorkingSet* warm, bool hot,
         started = true;
       } else if (repair_proof_) {
         warm_ = QpWarmStart::rejected_infeasible;  // its repair walk proved it: verified below
+        // Q and R go on from the last solve's: so does their count of updates (a hot start
+        // may follow this one, below).
+        changes_since_refactor_ += last.changes;
       } else {
         // Then from the list: W emptied, the hot attempt's marks and its count of
         // degenerate steps (which would start the walk under Bland's rule) cleared.
