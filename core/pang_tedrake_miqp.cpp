@@ -526,6 +526,7 @@ Status PangTedrakeMiqp::stage_two(double x1_grip, double last_record, const doub
   p.hint_abs = kStage2Gap;
   p.hint_rel = kStage2Relative;
   long polished = 0;
+  bool hint_polished = false;  // the hint is a polish's point, not x1
   const auto settled = [&](long qps) {
     p.hint = nullptr;
     polish_record_ = 1.0;
@@ -568,6 +569,7 @@ Status PangTedrakeMiqp::stage_two(double x1_grip, double last_record, const doub
     if (g < p.hint_cost || root_optimal) {
       hint_x_.head(n) = rp.polish.x.head(n);
       p.hint_cost = g;
+      hint_polished = true;
     }
     return true;
   };
@@ -586,7 +588,7 @@ Status PangTedrakeMiqp::stage_two(double x1_grip, double last_record, const doub
       p.evaluate(free_fixings_.data(), &stage1_answer_, bnb_->workspace(0), rp.root2_warm, rp.root2);
   if (root.status == Status::solved && root.branch < 0) {
     p.hint = nullptr;
-    if (tried_last && rp.root2.x.head(n) == hint_x_.head(n)) polish_record_ = 1.0;  // the streak goes on
+    if (hint_polished && rp.root2.x.head(n) == hint_x_.head(n)) polish_record_ = 1.0;  // the streak goes on
     stage2_.nodes = 1 + polished;
     stage2_.leaves = stage2_.rounds = 1;
     x_.head(n) = rp.root2.x.head(n);
