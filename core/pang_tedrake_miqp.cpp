@@ -252,11 +252,11 @@ struct PangTedrakeMiqp::RootProbe {
   Problem::Workspace ws;
   Problem::Warm warm;
   Problem::Solution solution;
-  // Stage 1's answer polished (step()): the fixings, the stage-2 QP's working set and point.
+  // Stage 2's polish (stage_two()): its fixings, the QP's working set and point.
   std::vector<Side> polish_fixings;
   Problem::Warm polish_warm;
   Problem::Solution polish;
-  // Stage 2's root, evaluated before the search (step()).
+  // Stage 2's root, evaluated before the search (stage_two()).
   Problem::Warm root2_warm;
   Problem::Solution root2;
 };
