@@ -647,7 +647,12 @@ void DenseLp::drive_out_artificials() {
     }
     if (best < 0) continue;  // row r depends on the others: the artificial stays, fixed at 0
     ftran(best);
-    x_[h] = 0.0;
+    // Phase 1 ended with this artificial within tol_p_ of 0, not always at 0. It leaves
+    // fixed at the value it has, so x_B keeps its values and row r holds to that tolerance.
+    // Setting it to 0 would push the remainder through this pivot onto x_B, amplified by
+    // |alpha / rho_best| and against any bound (seen: 1.9e-10 in one row of an MIQP node
+    // became a 2.7e-8 bound violation, and the LP a numerical failure).
+    lo_[h] = up_[h] = x_[h];
     basis_.state[h] = LpVarState::at_lower;
     basis_.state[best] = LpVarState::basic;
     basis_.head[r] = best;

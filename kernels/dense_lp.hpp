@@ -19,8 +19,10 @@
 //  - phase 1 minimizes the sum of |artificials|, one artificial (the "logical" column e_i)
 //    per row that a singleton column (e.g. a slack) cannot cover ("slack crash"); an
 //    artificial that leaves the basis is fixed at 0; at the end of phase 1 the artificials
-//    still basic (at 0) are pivoted out, except in rows that are linearly dependent on the
-//    others, where they stay basic with bounds [0, 0];
+//    still basic (at 0 to within the feasibility tolerance) are pivoted out, each fixed at
+//    the value it has (so the basic values do not move and the row holds to that
+//    tolerance), except in rows that are linearly dependent on the others, where they stay
+//    basic with bounds [0, 0];
 //  - the ratio test is Harris' two-pass test (Harris 1973: among the rows blocking within a
 //    tiny relaxation of the bounds, the largest |pivot|), for stability;
 //  - pricing is Dantzig's largest reduced cost; after

@@ -264,6 +264,27 @@ TEST(DenseLpTextbook, RedundantRows) {
   expect_certificate(lp, s);
 }
 
+TEST(DenseLpTextbook, InfeasibleWithinTheToleranceLeavesTheRemainderInItsRow) {
+  // x1 + x2 = -v with x >= 0 is infeasible by v = 5e-10, inside the feasibility tolerance:
+  // phase 1 ends with its artificial at v. Pivoting x1 in for it with the artificial set to
+  // 0 would put x1 = -v and, through the second row, x3 = 100 x1 = -5e-8 (a bound violation
+  // 100 times the tolerance, once a numerical failure). The artificial leaves at v instead:
+  // the remainder stays in row 0, x does not move.
+  const double v = 5e-10;
+  Lp lp{Eigen::MatrixXd(2, 3), vec({-v, 0}), vec({0, 0, 0}), Eigen::VectorXd::Zero(3),
+        Eigen::VectorXd::Constant(3, kInf)};
+  lp.A << 1, 1, 0,  //
+      100, 0, -1;
+  DenseLp s(2, 3);
+  ASSERT_EQ(s.solve(lp.view()), Status::solved);
+  expect_kkt(lp, s);
+  EXPECT_EQ(s.x().cwiseAbs().maxCoeff(), 0.0);
+  // A genuine infeasibility, 1e4 times the tolerance, is still reported as one.
+  lp.b[0] = -1e-5;
+  ASSERT_EQ(s.solve(lp.view()), Status::infeasible);
+  expect_certificate(lp, s);
+}
+
 // ---- degeneracy -----------------------------------------------------------------------------
 
 /// Beale (1955): min -3/4 x4 + 150 x5 - 1/50 x6 + 6 x7 s.t.
