@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 
 namespace qs {
 
@@ -516,6 +517,11 @@ Status PangTedrakeMiqp::stage_two(double x1_grip, double last_record, const doub
   Problem& p = *problem_;
   const bool polish = !(last_record < 0.0);
   RootProbe& rp = *root_probe_;
+  // Stage 2's root is evaluated on the root probe's workspace, hot from stage 1's root
+  // there (the same constraints, stage 2's equalities), and then trades places with the
+  // search's workspace 0, where the search expects the root's factorization (its children
+  // start hot from it). A polish goes on whichever of the two does not hold a root.
+  Problem::Workspace* polish_ws = &bnb_->workspace(0);
   const int n = p.n;
   stage2_ = BnbStats{};
   // x1 is the hint: a node it fits and whose relaxation cannot beat it is a leaf at x1.
@@ -560,12 +566,12 @@ Status PangTedrakeMiqp::stage_two(double x1_grip, double last_record, const doub
     if (!differs) return false;
     const Eigen::VectorXd* hint = p.hint;
     p.hint = nullptr;  // the polish is a plain QP
-    const BnbEvaluation e = p.evaluate(rp.polish_fixings.data(), &stage1_answer_, rp.ws, rp.polish_warm, rp.polish);
+    const BnbEvaluation e = p.evaluate(rp.polish_fixings.data(), &stage1_answer_, *polish_ws, rp.polish_warm, rp.polish);
     p.hint = hint;
     ++polished;
     const double g = p.c.head(n).dot(rp.polish.x.head(n));  // stage 2's cost (H = 0)
     if (e.status != Status::solved || p.complementarity(rp.polish.x) > p.tolerance) return true;
-    root_optimal = p.fixings_hold_as_inequalities(rp.polish_fixings.data(), rp.ws);
+    root_optimal = p.fixings_hold_as_inequalities(rp.polish_fixings.data(), *polish_ws);
     if (g < p.hint_cost || root_optimal) {
       hint_x_.head(n) = rp.polish.x.head(n);
       p.hint_cost = g;
@@ -582,10 +588,11 @@ Status PangTedrakeMiqp::stage_two(double x1_grip, double last_record, const doub
     tried_last = run_polish(true, root_optimal);
     if (root_optimal) return settled(1);
   }
-  // The root, on the search's workspace 0 as the search would: mostly a leaf (the
-  // relaxation's own point, or the hint).
+  // The root: mostly a leaf (the relaxation's own point, or the hint).
   const BnbEvaluation root =
-      p.evaluate(free_fixings_.data(), &stage1_answer_, bnb_->workspace(0), rp.root2_warm, rp.root2);
+      p.evaluate(free_fixings_.data(), &stage1_answer_, rp.ws, rp.root2_warm, rp.root2);
+  std::swap(rp.ws, bnb_->workspace(0));  // moves: no copy, no allocation
+  polish_ws = &rp.ws;
   if (root.status == Status::solved && root.branch < 0) {
     p.hint = nullptr;
     if (hint_polished && rp.root2.x.head(n) == hint_x_.head(n)) polish_record_ = 1.0;  // the streak goes on

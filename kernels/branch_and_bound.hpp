@@ -198,7 +198,10 @@ class BranchAndBound {
   /// A root the caller has evaluated itself (to try a shortcut first): evaluate(all free,
   /// root_warm, workspace(0), *warm, *solution) gave `evaluation`. The search then takes it
   /// as round 0's node 0 instead of evaluating the root again (the same thing, so the
-  /// answer does not change).
+  /// answer does not change). The evaluation may also be made on a workspace of the
+  /// caller's (one of the same relaxation, hot from other work) and that workspace then
+  /// swapped into workspace(0): what matters is that workspace(0) holds what the root's
+  /// evaluation left, since round 1's first node starts from it.
   struct Root {
     BnbEvaluation evaluation;
     const Warm* warm;
