@@ -11,6 +11,7 @@
 #include "core/contacts.hpp"
 #include "core/halm_posa_lcp.hpp"
 #include "core/model.hpp"
+#include "core/pang_tedrake_miqp.hpp"
 #include "core/scene.hpp"
 #include "core/trinkle_lcp.hpp"
 #include "core/ucp.hpp"
@@ -53,6 +54,32 @@ TEST(AllocationFree, TrinkleLcpStep) {
   test::CountAllocations guard;
   for (int l = 0; l < 60; ++l) ASSERT_EQ(stepper.step(m, s), Status::solved);
   EXPECT_EQ(guard.count(), 0);
+}
+
+TEST(AllocationFree, PangTedrakeMiqpStep) {
+  // Serial branch-and-bound, so this thread evaluates every node (the counter sees this
+  // thread only). The first pass over the seed 000 grasp and the 36-pair box (searches,
+  // polishes, workspaces traded between the root probe and the search) may allocate; the
+  // second, over the same steps, must not.
+  for (const char* rel : {"examples/pang_tedrake_grasp.json", "examples/pang_tedrake_box_36.json"}) {
+    const Scene scene = load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/" + rel);
+    const Model& m = *scene.model;
+    BnbOptions o;
+    o.parallel = false;
+    PangTedrakeMiqp stepper(m, o);
+    long count = 0, stepped = 0;
+    for (int pass = 0; pass < 2; ++pass) {
+      State s = initial_state(m);
+      test::CountAllocations guard;
+      for (int l = 0; l < m.step.steps; ++l) {
+        ASSERT_EQ(stepper.step(m, s), Status::solved) << rel << " step " << l + 1;
+        stepped += pass;
+      }
+      count = guard.count();
+    }
+    EXPECT_EQ(count, 0) << rel;
+    EXPECT_GT(stepped, 50) << rel;
+  }
 }
 
 TEST(AllocationFree, HalmPosaLcpStepWithRelinearisation) {
