@@ -12,6 +12,10 @@ namespace qs {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// A Farkas gap below this times sum_i |y_i| (1 + |b_i|) (y scaled to max 1) is rounding,
+// and so is a g_j = (A'y)_j below this times sum_i |A_ij|.
+constexpr double kGapFloor = 64 * std::numeric_limits<double>::epsilon();
+constexpr double kColumnRounding = kGapFloor;
 // Refactorization: a pivot below this fraction of max|B| means B is singular.
 constexpr double kSingularTol = 1e-11;
 // End of phase 1: an artificial is pivoted out of row r only on an entry of row r of
@@ -55,10 +59,11 @@ bool verify_farkas(const DenseLpProblem& p, const Eigen::Ref<const Eigen::Vector
   if (ymax == 0) return false;
   // gap = y'b - sum_j h_j with h_j = max of g_j x_j over the bounds, g = A'y; every sum is
   // compared with the sum of the magnitudes of its terms (its rounding error scale).
-  double gap = 0.0, noise = 0.0;
+  double gap = 0.0, noise = 0.0, floor = 0.0;
   for (Eigen::Index i = 0; i < m; ++i) {
     gap += y[i] / ymax * p.b[i];
     noise += std::abs(y[i] / ymax * p.b[i]);
+    floor += std::abs(y[i] / ymax) * (1.0 + std::abs(p.b[i]));
   }
   for (Eigen::Index j = 0; j < n; ++j) {
     double g = 0.0, g_mag = 0.0, col_mag = 0.0;
@@ -71,16 +76,22 @@ bool verify_farkas(const DenseLpProblem& p, const Eigen::Ref<const Eigen::Vector
     if (g == 0) continue;
     const double bound = g > 0 ? p.upper[j] : p.lower[j];
     if (!std::isfinite(bound)) {
-      // Zero to rounding: relative to the terms of g, or to the column itself, since y
-      // (scaled to max 1) carries rounding of its own (a multiplier of -5e-16 that should be
-      // 0 makes a slack column's g = 5e-16 with nothing else to compare it with).
-      if (std::abs(g) <= tol * std::max(g_mag, col_mag)) continue;
+      // Zero to rounding: to tol relative to the terms of g (their cancellation), or to
+      // rounding relative to the column, since y (scaled to max 1) carries rounding of its
+      // own (a multiplier of -5e-16 that should be 0 makes a slack column's g = 5e-16 with
+      // nothing else to compare it with). Not to tol relative to the column: one large entry
+      // in a row y leaves out would then excuse a g_j that is no rounding at all (found by
+      // fuzzing: a feasible LP "proved" empty).
+      if (std::abs(g) <= tol * g_mag || std::abs(g) <= kColumnRounding * col_mag) continue;
       return false;  // y'A x is unbounded above on the box
     }
     gap -= g * bound;
     noise += g_mag * std::abs(bound);
   }
-  return gap > tol * noise && gap > 0;
+  // The gap must not be rounding either: when b and the bounds the certificate uses are 0,
+  // gap and noise are both rounding-sized and the ratio test alone would pass a feasible
+  // problem (found by fuzzing). The floor is rounding on the rows' own scale, 1 + |b_i|.
+  return gap > tol * noise && gap > kGapFloor * floor && gap > 0;
 }
 
 bool verify_ray(const DenseLpProblem& p, const Eigen::Ref<const Eigen::VectorXd>& d, double tol) {

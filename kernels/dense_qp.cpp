@@ -14,6 +14,10 @@ namespace qs {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// A Farkas gap below this times sum_i |u_i| (1 + |b_i|) (u scaled to max 1) is rounding,
+// and so is a g_j = (A'u)_j below this times sum_i |A_ij|.
+constexpr double kGapFloor = 64 * std::numeric_limits<double>::epsilon();
+constexpr double kColumnRounding = kGapFloor;
 // H is "symmetric" when |H_ij - H_ji| <= this * max|H_ij|.
 constexpr double kSymmetryTol = 1e-12;
 // check_psd: the Schur complement left after the pivots above curvature_tol * trace(H)
@@ -227,14 +231,16 @@ bool verify_qp_farkas(const DenseQpProblem& p, const Eigen::Ref<const Eigen::Vec
   if (umax == 0) return false;
   for (Eigen::Index i = 0; i < mi; ++i)
     if (u_in[i] < 0) return false;
-  double gap = 0.0, noise = 0.0;
+  double gap = 0.0, noise = 0.0, floor = 0.0;
   for (Eigen::Index i = 0; i < me; ++i) {
     gap += u_eq[i] / umax * p.b_eq[i];
     noise += std::abs(u_eq[i] / umax * p.b_eq[i]);
+    floor += std::abs(u_eq[i] / umax) * (1.0 + std::abs(p.b_eq[i]));
   }
   for (Eigen::Index i = 0; i < mi; ++i) {
     gap += u_in[i] / umax * p.b_in[i];
     noise += std::abs(u_in[i] / umax * p.b_in[i]);
+    floor += u_in[i] / umax * (1.0 + std::abs(p.b_in[i]));
   }
   for (Eigen::Index j = 0; j < n; ++j) {
     double g = 0.0, g_mag = 0.0, col_mag = 0.0;
@@ -253,15 +259,18 @@ bool verify_qp_farkas(const DenseQpProblem& p, const Eigen::Ref<const Eigen::Vec
     if (g == 0) continue;
     const double bound = g > 0 ? upper_of(p, j) : lower_of(p, j);
     if (!std::isfinite(bound)) {
-      // Zero to rounding, relative to its terms or to the column (as verify_farkas: data
-      // such as cos(pi/2) = 6e-17 leave a g_j of that size with nothing else in it).
-      if (std::abs(g) <= tol * std::max(g_mag, col_mag)) continue;
+      // Zero to rounding, to tol relative to its terms or to rounding relative to the column
+      // (as verify_farkas: data such as cos(pi/2) = 6e-17 leave a g_j of that size with
+      // nothing else in it).
+      if (std::abs(g) <= tol * g_mag || std::abs(g) <= kColumnRounding * col_mag) continue;
       return false;
     }
     gap -= g * bound;
     noise += g_mag * std::abs(bound);
   }
-  return gap > tol * noise && gap > 0;
+  // Not rounding either (as verify_farkas): a feasible problem whose certificate uses only
+  // rows with b = 0 and bounds at 0 has a rounding-sized gap and noise.
+  return gap > tol * noise && gap > kGapFloor * floor && gap > 0;
 }
 
 bool verify_qp_ray(const DenseQpProblem& p, const Eigen::Ref<const Eigen::VectorXd>& d, double tol) {

@@ -503,6 +503,14 @@ TEST(DenseLpInfeasible, VerifyFarkasRejectsBadCertificates) {
   EXPECT_FALSE(verify_farkas(lp.view(), vec({1, 1})));  // wrong size
   lp.up[1] = kInf;  // now feasible: x2 can be anything >= 0
   EXPECT_FALSE(verify_farkas(lp.view(), vec({1})));
+  // Found by fuzzing: -x0 - x1 - s0 = 0, x2 - s1 = 0, x0, x1, s0 >= 0, s1 >= 0.1, x2 free
+  // (feasible: x2 = s1 = 1). y = (1, 1e-17) has a gap of 1e-18 and so has every term of it
+  // (b = 0): rounding, not a proof.
+  Lp homogeneous{Eigen::MatrixXd(2, 5), vec({0, 0}), Eigen::VectorXd::Zero(5), vec({0, 0, -kInf, 0, 0.1}),
+                 Eigen::VectorXd::Constant(5, kInf)};
+  homogeneous.A << -1, -1, 0, -1, 0,  //
+      0, 0, 1, 0, -1;
+  EXPECT_FALSE(verify_farkas(homogeneous.view(), vec({1, 1e-17})));
 }
 
 // ---- warm start -----------------------------------------------------------------------------

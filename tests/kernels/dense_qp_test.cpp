@@ -517,6 +517,39 @@ TEST(DenseQpInfeasible, RoundingLevelDataInAFreeColumn) {
   expect_certificate(qp, s);
 }
 
+TEST(DenseQpInfeasible, VerifyRejectsCertificatesOfFeasibleProblemsThatOnlyRoundingPasses) {
+  // Both found by fuzzing, each accepted before for a problem with a feasible point.
+  {
+    // x0, x1 >= 0, x2 free: -x0 - x1 >= 0, x2 >= 0.1 (x = (0, 0, 1) is feasible). With
+    // u = (1, 1e-17) the gap is 1e-18 and so is every term of it: gap > tol * noise holds,
+    // but it is rounding on the rows' scale. (A DenseQp repair walk produced such a u.)
+    Qp qp = empty_qp(3);
+    qp.A_in = Eigen::MatrixXd(2, 3);
+    qp.A_in << -1, -1, 0, 0, 0, 1;
+    qp.b_in = vec({0, 0.1});
+    qp.lo = vec({0, 0, -kInf});
+    qp.up = Eigen::VectorXd::Constant(3, kInf);
+    EXPECT_FALSE(verify_qp_farkas(qp.view(), Eigen::VectorXd(0), vec({1, 1e-17})));
+  }
+  {
+    // x free: x1 - e x0 >= v, -x1 >= 0, 100 x0 >= -1e6 (e = 1e-9, v = 1e-8; x = (-5000, 0)
+    // is feasible). u = (1, 1, 0) leaves g_0 = -e on a free column: zero to tol relative to
+    // the whole column (the 100 of the row u leaves out), but not rounding.
+    const double e = 1e-9, v = 1e-8;
+    Qp qp = empty_qp(2);
+    qp.A_in = Eigen::MatrixXd(3, 2);
+    qp.A_in << -e, 1, 0, -1, 100, 0;
+    qp.b_in = vec({v, 0, -1e6});
+    EXPECT_FALSE(verify_qp_farkas(qp.view(), Eigen::VectorXd(0), vec({1, 1, 0})));
+    // The kernel does not call it infeasible. (Its phase-1 duals cannot see a reduced cost
+    // of -e either: it ends numerical_failure, which it may on so ill-posed a problem.)
+    DenseQp s(DenseQpCapacity{2, 0, 3});
+    EXPECT_NE(s.solve(qp.view()), Status::infeasible);
+    const Eigen::Vector2d x(-5000, 0);
+    EXPECT_GE((qp.A_in * x - qp.b_in).minCoeff(), 0.0);
+  }
+}
+
 TEST(DenseQpUnbounded, RayIsChecked) {
   {
     // H = diag(1, 0, 0), c = (0, -1, 0), x2 - x3 <= 1: the ray (0, 1, 1).
