@@ -13,7 +13,7 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 // A Farkas gap below this times sum_i |y_i| (1 + |b_i|) (y scaled to max 1) is rounding,
-// and so is a g_j = (A'y)_j below this times sum_i |A_ij|.
+// and so is a g_j = (A'y)_j below this times sum_i |A_ij| (the whole column).
 constexpr double kGapFloor = 64 * std::numeric_limits<double>::epsilon();
 constexpr double kColumnRounding = kGapFloor;
 // Refactorization: a pivot below this fraction of max|B| means B is singular.
@@ -66,23 +66,25 @@ bool verify_farkas(const DenseLpProblem& p, const Eigen::Ref<const Eigen::Vector
     floor += std::abs(y[i] / ymax) * (1.0 + std::abs(p.b[i]));
   }
   for (Eigen::Index j = 0; j < n; ++j) {
-    double g = 0.0, g_mag = 0.0, col_mag = 0.0;
+    double g = 0.0, g_mag = 0.0, col_used = 0.0, col_mag = 0.0;
     for (Eigen::Index i = 0; i < m; ++i) {
       const double t = y[i] / ymax * p.A(i, j);
       g += t;
       g_mag += std::abs(t);
       col_mag += std::abs(p.A(i, j));
+      if (y[i] != 0) col_used += std::abs(p.A(i, j));
     }
     if (g == 0) continue;
     const double bound = g > 0 ? p.upper[j] : p.lower[j];
     if (!std::isfinite(bound)) {
-      // Zero to rounding: to tol relative to the terms of g (their cancellation), or to
-      // rounding relative to the column, since y (scaled to max 1) carries rounding of its
-      // own (a multiplier of -5e-16 that should be 0 makes a slack column's g = 5e-16 with
-      // nothing else to compare it with). Not to tol relative to the column: one large entry
-      // in a row y leaves out would then excuse a g_j that is no rounding at all (found by
-      // fuzzing: a feasible LP "proved" empty).
-      if (std::abs(g) <= tol * g_mag || std::abs(g) <= kColumnRounding * col_mag) continue;
+      // Zero to rounding: to tol relative to the terms of g (their cancellation) or to the
+      // column's entries in the rows y uses, since y (scaled to max 1) carries rounding of
+      // its own (a multiplier of -5e-16 that should be 0 makes a slack column's g = 5e-16
+      // with nothing else to compare it with); relative to the whole column only to
+      // rounding (data such as cos(pi/2) = 6e-17). To tol against the whole column, one
+      // large entry in a row y leaves out excused a g_j that was no rounding at all (found
+      // by fuzzing: a feasible LP "proved" empty).
+      if (std::abs(g) <= tol * std::max(g_mag, col_used) || std::abs(g) <= kColumnRounding * col_mag) continue;
       return false;  // y'A x is unbounded above on the box
     }
     gap -= g * bound;

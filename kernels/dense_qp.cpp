@@ -15,7 +15,7 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 // A Farkas gap below this times sum_i |u_i| (1 + |b_i|) (u scaled to max 1) is rounding,
-// and so is a g_j = (A'u)_j below this times sum_i |A_ij|.
+// and so is a g_j = (A'u)_j below this times sum_i |A_ij| (the whole column).
 constexpr double kGapFloor = 64 * std::numeric_limits<double>::epsilon();
 constexpr double kColumnRounding = kGapFloor;
 // H is "symmetric" when |H_ij - H_ji| <= this * max|H_ij|.
@@ -159,18 +159,10 @@ int pivoted_cholesky(Eigen::MatrixXd& A, int k, double tol, int* piv) {
 
 // ---- free functions ---------------------------------------------------------------------------
 
-double qp_kkt_residual(const DenseQpProblem& p, const Eigen::Ref<const Eigen::VectorXd>& x,
-                       const Eigen::Ref<const Eigen::VectorXd>& y,
-                       const Eigen::Ref<const Eigen::VectorXd>& z,
-                       const Eigen::Ref<const Eigen::VectorXd>& w) {
+double qp_primal_residual(const DenseQpProblem& p, const Eigen::Ref<const Eigen::VectorXd>& x) {
   if (!sizes_ok(p)) return kInf;
   const Eigen::Index n = p.c.size(), me = p.A_eq.rows(), mi = p.A_in.rows();
-  if (x.size() != n || y.size() != me || z.size() != mi || w.size() != n) return kInf;
-  if (!x.allFinite() || !y.allFinite() || !z.allFinite() || !w.allFinite()) return kInf;
-  const double max_a = max_abs_a(p);
-  const double s_p = primal_scale(p, x, max_a);
-  const double s_d = 1.0 + max_abs(p.c) + max_abs(p.H) * max_abs(x) +
-                     max_a * std::max(max_abs(y), max_abs(z)) + max_abs(w);
+  if (x.size() != n || !x.allFinite()) return kInf;
   // Primal feasibility row by row, each against its own terms: a scale taken from |x|_inf
   // would let one huge entry (a free variable far out) hide an O(1) violation elsewhere.
   double primal = 0.0;
@@ -198,6 +190,22 @@ double qp_kkt_residual(const DenseQpProblem& p, const Eigen::Ref<const Eigen::Ve
     if (lo > -kInf) primal = std::max(primal, (lo - x[j]) / (1.0 + std::abs(lo)));
     if (up < kInf) primal = std::max(primal, (x[j] - up) / (1.0 + std::abs(up)));
   }
+  return primal;
+}
+
+double qp_kkt_residual(const DenseQpProblem& p, const Eigen::Ref<const Eigen::VectorXd>& x,
+                       const Eigen::Ref<const Eigen::VectorXd>& y,
+                       const Eigen::Ref<const Eigen::VectorXd>& z,
+                       const Eigen::Ref<const Eigen::VectorXd>& w) {
+  if (!sizes_ok(p)) return kInf;
+  const Eigen::Index n = p.c.size(), me = p.A_eq.rows(), mi = p.A_in.rows();
+  if (x.size() != n || y.size() != me || z.size() != mi || w.size() != n) return kInf;
+  if (!x.allFinite() || !y.allFinite() || !z.allFinite() || !w.allFinite()) return kInf;
+  const double max_a = max_abs_a(p);
+  const double s_p = primal_scale(p, x, max_a);
+  const double s_d = 1.0 + max_abs(p.c) + max_abs(p.H) * max_abs(x) +
+                     max_a * std::max(max_abs(y), max_abs(z)) + max_abs(w);
+  const double primal = qp_primal_residual(p, x);
   double stat = 0.0, sign = 0.0, comp = 0.0;
   for (Eigen::Index j = 0; j < n; ++j) {
     double r = p.c[j] - w[j];
@@ -243,26 +251,28 @@ bool verify_qp_farkas(const DenseQpProblem& p, const Eigen::Ref<const Eigen::Vec
     floor += u_in[i] / umax * (1.0 + std::abs(p.b_in[i]));
   }
   for (Eigen::Index j = 0; j < n; ++j) {
-    double g = 0.0, g_mag = 0.0, col_mag = 0.0;
+    double g = 0.0, g_mag = 0.0, col_used = 0.0, col_mag = 0.0;
     for (Eigen::Index i = 0; i < me; ++i) {
       const double t = u_eq[i] / umax * p.A_eq(i, j);
       g += t;
       g_mag += std::abs(t);
       col_mag += std::abs(p.A_eq(i, j));
+      if (u_eq[i] != 0) col_used += std::abs(p.A_eq(i, j));
     }
     for (Eigen::Index i = 0; i < mi; ++i) {
       const double t = u_in[i] / umax * p.A_in(i, j);
       g += t;
       g_mag += std::abs(t);
       col_mag += std::abs(p.A_in(i, j));
+      if (u_in[i] != 0) col_used += std::abs(p.A_in(i, j));
     }
     if (g == 0) continue;
     const double bound = g > 0 ? upper_of(p, j) : lower_of(p, j);
     if (!std::isfinite(bound)) {
-      // Zero to rounding, to tol relative to its terms or to rounding relative to the column
-      // (as verify_farkas: data such as cos(pi/2) = 6e-17 leave a g_j of that size with
-      // nothing else in it).
-      if (std::abs(g) <= tol * g_mag || std::abs(g) <= kColumnRounding * col_mag) continue;
+      // Zero to rounding, as verify_farkas: to tol relative to its terms or to the column's
+      // entries in the rows u uses, to rounding relative to the whole column (data such as
+      // cos(pi/2) = 6e-17 leave a g_j of that size with nothing else in it).
+      if (std::abs(g) <= tol * std::max(g_mag, col_used) || std::abs(g) <= kColumnRounding * col_mag) continue;
       return false;
     }
     gap -= g * bound;
@@ -1668,7 +1678,10 @@ Status DenseQp::finish_unbounded() {
   write_outputs(false);
   const double d = max_abs(step_.head(n_));
   for (int j = 0; j < n_; ++j) ray_[j] = step_[j] / d;
-  const bool feasible = primal_violation_at(x_.data()) <= opt_.kkt_tol * primal_scale_at(x_.data());
+  // The ray's start, row by row as a solved point is checked (a scale from |x|_inf would
+  // let a start far out hide a row violated by more than tol; found by fuzzing: an
+  // infeasible problem reported unbounded).
+  const bool feasible = qp_primal_residual(*p_, x_out_.head(n_)) <= opt_.kkt_tol;
   return feasible && verify_qp_ray(*p_, ray_.head(n_)) ? Status::unbounded : Status::numerical_failure;
 }
 

@@ -204,6 +204,11 @@ struct DenseQpOptions {
   DenseLpOptions lp = {};  // phase 1
 };
 
+/// The primal part of qp_kkt_residual: each row's violation against its own terms (1 + |b_i|
+/// + sum_j |A_ij x_j|), each bound's against 1 + |bound|; the largest ratio. +inf on
+/// malformed sizes or a non-finite x. Allocates nothing.
+double qp_primal_residual(const DenseQpProblem& p, const Eigen::Ref<const Eigen::VectorXd>& x);
+
 /// The scaled KKT residual of (x, y, z, w) for p (see the file comment): the largest of the
 /// primal, stationarity, sign and complementarity ratios (a w_j > 0 with lower_j = -inf, or
 /// < 0 with upper_j = +inf, is a sign violation). +inf on malformed sizes or non-finite
@@ -217,9 +222,9 @@ double qp_kkt_residual(const DenseQpProblem& p, const Eigen::Ref<const Eigen::Ve
 /// >= 0 and, with g = A_eq'u_eq + A_in'u_in,
 ///     gap = b_eq'u_eq + b_in'u_in - sum_j max { g_j x_j : lower_j <= x_j <= upper_j }  >  0,
 /// evaluated as verify_farkas does (on u / max|u|; a g_j whose maximum would be infinite
-/// counts as zero when |g_j| <= tol sum_i |u_i A_ij| or <= 64 eps sum_i |A_ij|; the gap must
-/// exceed tol times the sum of the magnitudes of its terms and 64 eps sum_i |u_i| (1 +
-/// |b_i|)). H and c are ignored. False on malformed input.
+/// counts as zero when |g_j| <= tol max(sum_i |u_i A_ij|, sum_{i: u_i != 0} |A_ij|) or <= 64
+/// eps sum_i |A_ij|; the gap must exceed tol times the sum of the magnitudes of its terms and
+/// 64 eps sum_i |u_i| (1 + |b_i|)). H and c are ignored. False on malformed input.
 bool verify_qp_farkas(const DenseQpProblem& p, const Eigen::Ref<const Eigen::VectorXd>& u_eq,
                       const Eigen::Ref<const Eigen::VectorXd>& u_in, double tol = 1e-9);
 

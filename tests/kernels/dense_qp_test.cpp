@@ -550,6 +550,19 @@ TEST(DenseQpInfeasible, VerifyRejectsCertificatesOfFeasibleProblemsThatOnlyRound
   }
 }
 
+TEST(DenseQpUnbounded, TheRaysStartIsCheckedRowByRow) {
+  // qp_primal_residual, which an unbounded result's start point must pass as a solved point
+  // does: x0 = 1e7 far out must not excuse x1 >= 1e-3 violated by 1e-3 (against a scale
+  // from |x|_inf the violation is 1e-10, under the tolerance; found by fuzzing: an
+  // infeasible problem reported unbounded from such a start).
+  Qp qp = empty_qp(2);
+  qp.A_in = Eigen::MatrixXd::Identity(2, 2);
+  qp.b_in = vec({0, 1e-3});
+  EXPECT_NEAR(qp_primal_residual(qp.view(), Eigen::Vector2d(1e7, 0)), 1e-3 / (1 + 1e-3), 1e-15);
+  EXPECT_EQ(qp_primal_residual(qp.view(), Eigen::Vector2d(1e7, 1e-3)), 0.0);
+  EXPECT_EQ(qp_primal_residual(qp.view(), Eigen::Vector3d(1, 1, 1)), std::numeric_limits<double>::infinity());
+}
+
 TEST(DenseQpUnbounded, RayIsChecked) {
   {
     // H = diag(1, 0, 0), c = (0, -1, 0), x2 - x3 <= 1: the ray (0, 1, 1).
