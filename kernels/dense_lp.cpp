@@ -16,6 +16,9 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // and so is a g_j = (A'y)_j below this times sum_i |A_ij| (the whole column).
 constexpr double kGapFloor = 64 * std::numeric_limits<double>::epsilon();
 constexpr double kColumnRounding = kGapFloor;
+// The rows a certificate uses, for a free column's tolerance: multipliers above this times
+// the largest (a multiplier of rounding size, 1e-17, must not lend its row's entries).
+constexpr double kUsedRow = 1e-3;
 // Refactorization: a pivot below this fraction of max|B| means B is singular.
 constexpr double kSingularTol = 1e-11;
 // End of phase 1: an artificial is pivoted out of row r only on an entry of row r of
@@ -72,18 +75,19 @@ bool verify_farkas(const DenseLpProblem& p, const Eigen::Ref<const Eigen::Vector
       g += t;
       g_mag += std::abs(t);
       col_mag += std::abs(p.A(i, j));
-      if (y[i] != 0) col_used += std::abs(p.A(i, j));
+      if (std::abs(y[i]) > kUsedRow * ymax) col_used += std::abs(p.A(i, j));
     }
     if (g == 0) continue;
     const double bound = g > 0 ? p.upper[j] : p.lower[j];
     if (!std::isfinite(bound)) {
       // Zero to rounding: to tol relative to the terms of g (their cancellation) or to the
-      // column's entries in the rows y uses, since y (scaled to max 1) carries rounding of
-      // its own (a multiplier of -5e-16 that should be 0 makes a slack column's g = 5e-16
-      // with nothing else to compare it with); relative to the whole column only to
-      // rounding (data such as cos(pi/2) = 6e-17). To tol against the whole column, one
-      // large entry in a row y leaves out excused a g_j that was no rounding at all (found
-      // by fuzzing: a feasible LP "proved" empty).
+      // column's entries in the rows y uses (multipliers of at least kUsedRow of the
+      // largest), since y carries rounding of its own; relative to the whole column only
+      // to rounding (a multiplier of -5e-16 that should be 0 makes a slack column's g =
+      // 5e-16 with nothing else to compare it with; data such as cos(pi/2) = 6e-17). To
+      // tol against the whole column, or against a row whose multiplier is itself
+      // rounding, one large entry excused a g_j that was no rounding at all (found by
+      // fuzzing and review: feasible LPs "proved" empty).
       if (std::abs(g) <= tol * std::max(g_mag, col_used) || std::abs(g) <= kColumnRounding * col_mag) continue;
       return false;  // y'A x is unbounded above on the box
     }

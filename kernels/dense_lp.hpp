@@ -141,8 +141,8 @@ struct DenseLpOptions {
 ///     gap = y'b - sum_j max { g_j x_j : lower_j <= x_j <= upper_j }  >  0
 /// (for x >= 0 this is A'y <= 0 and y'b > 0). In floating point (on y / max|y|): a g_j whose
 /// maximum would be infinite counts as zero when |g_j| <= tol * max(sum_i |y_i A_ij|,
-/// sum_{i: y_i != 0} |A_ij|) (its terms cancel, or y itself is rounded at the scale of its
-/// largest entry) or |g_j| <= 64 eps sum_i |A_ij| (rounding in the data of the column,
+/// sum_{i: |y_i| > 1e-3} |A_ij|) (its terms cancel, or y itself is rounded at the scale of
+/// its largest entry) or |g_j| <= 64 eps sum_i |A_ij| (rounding in the data of the column,
 /// e.g. cos(pi/2)); the gap must exceed tol times the sum of the magnitudes of the terms
 /// that make it up (sum_i |y_i b_i| + sum_j |bound_j| sum_i |y_i A_ij|) and 64 eps sum_i
 /// |y_i| (1 + |b_i|) (rounding on the rows' scale: with b and the bounds used all 0, gap

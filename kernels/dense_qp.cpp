@@ -18,6 +18,9 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // and so is a g_j = (A'u)_j below this times sum_i |A_ij| (the whole column).
 constexpr double kGapFloor = 64 * std::numeric_limits<double>::epsilon();
 constexpr double kColumnRounding = kGapFloor;
+// The rows a certificate uses, for a free column's tolerance: multipliers above this times
+// the largest (a multiplier of rounding size, 1e-17, must not lend its row's entries).
+constexpr double kUsedRow = 1e-3;
 // H is "symmetric" when |H_ij - H_ji| <= this * max|H_ij|.
 constexpr double kSymmetryTol = 1e-12;
 // check_psd: the Schur complement left after the pivots above curvature_tol * trace(H)
@@ -257,21 +260,22 @@ bool verify_qp_farkas(const DenseQpProblem& p, const Eigen::Ref<const Eigen::Vec
       g += t;
       g_mag += std::abs(t);
       col_mag += std::abs(p.A_eq(i, j));
-      if (u_eq[i] != 0) col_used += std::abs(p.A_eq(i, j));
+      if (std::abs(u_eq[i]) > kUsedRow * umax) col_used += std::abs(p.A_eq(i, j));
     }
     for (Eigen::Index i = 0; i < mi; ++i) {
       const double t = u_in[i] / umax * p.A_in(i, j);
       g += t;
       g_mag += std::abs(t);
       col_mag += std::abs(p.A_in(i, j));
-      if (u_in[i] != 0) col_used += std::abs(p.A_in(i, j));
+      if (u_in[i] > kUsedRow * umax) col_used += std::abs(p.A_in(i, j));
     }
     if (g == 0) continue;
     const double bound = g > 0 ? upper_of(p, j) : lower_of(p, j);
     if (!std::isfinite(bound)) {
       // Zero to rounding, as verify_farkas: to tol relative to its terms or to the column's
-      // entries in the rows u uses, to rounding relative to the whole column (data such as
-      // cos(pi/2) = 6e-17 leave a g_j of that size with nothing else in it).
+      // entries in the rows u uses (multipliers of at least kUsedRow of the largest), to
+      // rounding relative to the whole column (data such as cos(pi/2) = 6e-17 leave a g_j of
+      // that size with nothing else in it).
       if (std::abs(g) <= tol * std::max(g_mag, col_used) || std::abs(g) <= kColumnRounding * col_mag) continue;
       return false;
     }

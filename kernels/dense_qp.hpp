@@ -222,7 +222,7 @@ double qp_kkt_residual(const DenseQpProblem& p, const Eigen::Ref<const Eigen::Ve
 /// >= 0 and, with g = A_eq'u_eq + A_in'u_in,
 ///     gap = b_eq'u_eq + b_in'u_in - sum_j max { g_j x_j : lower_j <= x_j <= upper_j }  >  0,
 /// evaluated as verify_farkas does (on u / max|u|; a g_j whose maximum would be infinite
-/// counts as zero when |g_j| <= tol max(sum_i |u_i A_ij|, sum_{i: u_i != 0} |A_ij|) or <= 64
+/// counts as zero when |g_j| <= tol max(sum_i |u_i A_ij|, sum_{i: |u_i| > 1e-3} |A_ij|) or <= 64
 /// eps sum_i |A_ij|; the gap must exceed tol times the sum of the magnitudes of its terms and
 /// 64 eps sum_i |u_i| (1 + |b_i|)). H and c are ignored. False on malformed input.
 bool verify_qp_farkas(const DenseQpProblem& p, const Eigen::Ref<const Eigen::VectorXd>& u_eq,

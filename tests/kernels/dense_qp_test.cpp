@@ -541,6 +541,8 @@ TEST(DenseQpInfeasible, VerifyRejectsCertificatesOfFeasibleProblemsThatOnlyRound
     qp.A_in << -e, 1, 0, -1, 100, 0;
     qp.b_in = vec({v, 0, -1e6});
     EXPECT_FALSE(verify_qp_farkas(qp.view(), Eigen::VectorXd(0), vec({1, 1, 0})));
+    // Nor when the row with the 100 carries a multiplier of rounding size (found in review).
+    EXPECT_FALSE(verify_qp_farkas(qp.view(), Eigen::VectorXd(0), vec({1, 1, 1e-17})));
     // The kernel does not call it infeasible. (Its phase-1 duals cannot see a reduced cost
     // of -e either: it ends numerical_failure, which it may on so ill-posed a problem.)
     DenseQp s(DenseQpCapacity{2, 0, 3});
