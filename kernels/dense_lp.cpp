@@ -813,32 +813,45 @@ Status DenseLp::solve_impl(const DenseLpProblem& p, const LpBasis* warm) {
     }
   }
 
-  Status s = Status::not_run;  // not_run: go on to phase 2
-  if (!warm_started_) {
-    cold_start();
-    if (!refresh()) {
-      s = Status::numerical_failure;
-    } else {
-      s = run_simplex(1);
-      if (s == Status::solved) {
-        if (phase1_infeasibility() > tol_p_) {
-          s = finish_infeasible();
-        } else {
-          set_phase2_costs_and_bounds();
-          drive_out_artificials();
-          s = refresh() ? Status::not_run : Status::numerical_failure;
+  // Phase 1 from the slack crash (not when a warm basis is feasible), then phase 2.
+  const auto two_phases = [&] {
+    Status s = Status::not_run;  // not_run: go on to phase 2
+    if (!warm_started_) {
+      cold_start();
+      if (!refresh()) {
+        s = Status::numerical_failure;
+      } else {
+        s = run_simplex(1);
+        if (s == Status::solved) {
+          if (phase1_infeasibility() > tol_p_) {
+            s = finish_infeasible();
+          } else {
+            set_phase2_costs_and_bounds();
+            drive_out_artificials();
+            s = refresh() ? Status::not_run : Status::numerical_failure;
+          }
         }
       }
     }
-  }
-  if (s == Status::not_run) {
-    s = run_simplex(2);
-    if (s == Status::solved) s = finish_optimal();
-    if (s == Status::iteration_limit) {
-      unscale_results();
-      stats_.residual = primal_violation();
-      stats_.has_point = true;  // phase 2 iterates are feasible
+    if (s == Status::not_run) {
+      s = run_simplex(2);
+      if (s == Status::solved) s = finish_optimal();
+      if (s == Status::iteration_limit) {
+        unscale_results();
+        stats_.residual = primal_violation();
+        stats_.has_point = true;  // phase 2 iterates are feasible
+      }
     }
+    return s;
+  };
+  Status s = two_phases();
+  if (warm_started_ && s == Status::numerical_failure) {
+    // A basis is only a start: one that leads phase 2 to an answer failing its check (e.g.
+    // a logical phase 1 left fixed at a nonzero remainder, which the basis records at 0)
+    // gets the cold start it would have had without it.
+    warm_started_ = false;
+    begin(p);
+    s = two_phases();
   }
   if (s == Status::numerical_failure || (s == Status::iteration_limit && !stats_.has_point))
     unscale_results();  // the last iterate, for inspection

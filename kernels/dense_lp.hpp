@@ -194,9 +194,10 @@ class DenseLp {
   /// Warm start from `basis` (e.g. basis() of an earlier solve of a problem of the same
   /// size). If the basis is valid (sizes, distinct columns, nonsingular) and primal feasible
   /// for this problem, phase 2 starts from it (so re-solving at an optimal basis takes 0
-  /// pivots); otherwise the solve falls back to a cold start. Nonbasic states that do not
-  /// match the bounds (at_lower of an infinite lower bound, ...) are corrected silently.
-  /// warm_started() tells which happened.
+  /// pivots); otherwise, or when phase 2 from it ends in an answer that fails its check, the
+  /// solve falls back to a cold start. Nonbasic states that do not match the bounds
+  /// (at_lower of an infinite lower bound, ...) are corrected silently. warm_started()
+  /// tells which happened.
   Status solve(const DenseLpProblem& p, const LpBasis& basis);
 
   // ---- results of the last solve ------------------------------------------------------

@@ -279,6 +279,13 @@ TEST(DenseLpTextbook, InfeasibleWithinTheToleranceLeavesTheRemainderInItsRow) {
   ASSERT_EQ(s.solve(lp.view()), Status::solved);
   expect_kkt(lp, s);
   EXPECT_EQ(s.x().cwiseAbs().maxCoeff(), 0.0);
+  // Its basis records the artificial's column at 0: a warm start from it meets the
+  // amplified remainder, fails its check, and falls back to the cold start (found in
+  // review: the UCP solvers warm-start from basis()).
+  const LpBasis basis = s.basis();
+  ASSERT_EQ(s.solve(lp.view(), basis), Status::solved);
+  expect_kkt(lp, s);
+  EXPECT_FALSE(s.warm_started());
   // A genuine infeasibility, 1e4 times the tolerance, is still reported as one.
   lp.b[0] = -1e-5;
   ASSERT_EQ(s.solve(lp.view()), Status::infeasible);
