@@ -12,13 +12,6 @@ namespace qs {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-// A Farkas gap below this times sum_i |y_i| (1 + |b_i|) (y scaled to max 1) is rounding,
-// and so is a g_j = (A'y)_j below this times sum_i |A_ij| (the whole column).
-constexpr double kGapFloor = 64 * std::numeric_limits<double>::epsilon();
-constexpr double kColumnRounding = kGapFloor;
-// The rows a certificate uses, for a free column's tolerance: multipliers above this times
-// the largest (a multiplier of rounding size, 1e-17, must not lend its row's entries).
-constexpr double kUsedRow = 1e-3;
 // Refactorization: a pivot below this fraction of max|B| means B is singular.
 constexpr double kSingularTol = 1e-11;
 // End of phase 1: an artificial is pivoted out of row r only on an entry of row r of
@@ -75,29 +68,19 @@ bool verify_farkas(const DenseLpProblem& p, const Eigen::Ref<const Eigen::Vector
       g += t;
       g_mag += std::abs(t);
       col_mag += std::abs(p.A(i, j));
-      if (std::abs(y[i]) > kUsedRow * ymax) col_used += std::abs(p.A(i, j));
+      if (std::abs(y[i]) > detail::kFarkasUsedRow * ymax) col_used += std::abs(p.A(i, j));
     }
     if (g == 0) continue;
     const double bound = g > 0 ? p.upper[j] : p.lower[j];
     if (!std::isfinite(bound)) {
-      // Zero to rounding: to tol relative to the terms of g (their cancellation) or to the
-      // column's entries in the rows y uses (multipliers of at least kUsedRow of the
-      // largest), since y carries rounding of its own; relative to the whole column only
-      // to rounding (a multiplier of -5e-16 that should be 0 makes a slack column's g =
-      // 5e-16 with nothing else to compare it with; data such as cos(pi/2) = 6e-17). To
-      // tol against the whole column, or against a row whose multiplier is itself
-      // rounding, one large entry excused a g_j that was no rounding at all (found by
-      // fuzzing and review: feasible LPs "proved" empty).
-      if (std::abs(g) <= tol * std::max(g_mag, col_used) || std::abs(g) <= kColumnRounding * col_mag) continue;
+      if (detail::farkas_column_is_zero(g, g_mag, col_used, col_mag, tol)) continue;
       return false;  // y'A x is unbounded above on the box
     }
     gap -= g * bound;
     noise += g_mag * std::abs(bound);
   }
-  // The gap must not be rounding either: when b and the bounds the certificate uses are 0,
-  // gap and noise are both rounding-sized and the ratio test alone would pass a feasible
-  // problem (found by fuzzing). The floor is rounding on the rows' own scale, 1 + |b_i|.
-  return gap > tol * noise && gap > kGapFloor * floor && gap > 0;
+  // Nor may the gap be rounding on the rows' own scale, 1 + |b_i| (detail::kFarkasRounding).
+  return gap > tol * noise && gap > detail::kFarkasRounding * floor && gap > 0;
 }
 
 bool verify_ray(const DenseLpProblem& p, const Eigen::Ref<const Eigen::VectorXd>& d, double tol) {

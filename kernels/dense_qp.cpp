@@ -14,13 +14,6 @@ namespace qs {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-// A Farkas gap below this times sum_i |u_i| (1 + |b_i|) (u scaled to max 1) is rounding,
-// and so is a g_j = (A'u)_j below this times sum_i |A_ij| (the whole column).
-constexpr double kGapFloor = 64 * std::numeric_limits<double>::epsilon();
-constexpr double kColumnRounding = kGapFloor;
-// The rows a certificate uses, for a free column's tolerance: multipliers above this times
-// the largest (a multiplier of rounding size, 1e-17, must not lend its row's entries).
-constexpr double kUsedRow = 1e-3;
 // H is "symmetric" when |H_ij - H_ji| <= this * max|H_ij|.
 constexpr double kSymmetryTol = 1e-12;
 // check_psd: the Schur complement left after the pivots above curvature_tol * trace(H)
@@ -260,31 +253,26 @@ bool verify_qp_farkas(const DenseQpProblem& p, const Eigen::Ref<const Eigen::Vec
       g += t;
       g_mag += std::abs(t);
       col_mag += std::abs(p.A_eq(i, j));
-      if (std::abs(u_eq[i]) > kUsedRow * umax) col_used += std::abs(p.A_eq(i, j));
+      if (std::abs(u_eq[i]) > detail::kFarkasUsedRow * umax) col_used += std::abs(p.A_eq(i, j));
     }
     for (Eigen::Index i = 0; i < mi; ++i) {
       const double t = u_in[i] / umax * p.A_in(i, j);
       g += t;
       g_mag += std::abs(t);
       col_mag += std::abs(p.A_in(i, j));
-      if (u_in[i] > kUsedRow * umax) col_used += std::abs(p.A_in(i, j));
+      if (u_in[i] > detail::kFarkasUsedRow * umax) col_used += std::abs(p.A_in(i, j));
     }
     if (g == 0) continue;
     const double bound = g > 0 ? upper_of(p, j) : lower_of(p, j);
     if (!std::isfinite(bound)) {
-      // Zero to rounding, as verify_farkas: to tol relative to its terms or to the column's
-      // entries in the rows u uses (multipliers of at least kUsedRow of the largest), to
-      // rounding relative to the whole column (data such as cos(pi/2) = 6e-17 leave a g_j of
-      // that size with nothing else in it).
-      if (std::abs(g) <= tol * std::max(g_mag, col_used) || std::abs(g) <= kColumnRounding * col_mag) continue;
+      if (detail::farkas_column_is_zero(g, g_mag, col_used, col_mag, tol)) continue;
       return false;
     }
     gap -= g * bound;
     noise += g_mag * std::abs(bound);
   }
-  // Not rounding either (as verify_farkas): a feasible problem whose certificate uses only
-  // rows with b = 0 and bounds at 0 has a rounding-sized gap and noise.
-  return gap > tol * noise && gap > kGapFloor * floor && gap > 0;
+  // Nor rounding on the rows' own scale (as verify_farkas).
+  return gap > tol * noise && gap > detail::kFarkasRounding * floor && gap > 0;
 }
 
 bool verify_qp_ray(const DenseQpProblem& p, const Eigen::Ref<const Eigen::VectorXd>& d, double tol) {

@@ -1,4 +1,5 @@
-// Small input checks shared by the dense LP and QP kernels (internal to kernels/).
+// Small input and certificate checks shared by the dense LP and QP kernels (internal to
+// kernels/).
 #pragma once
 
 #include <Eigen/Core>
@@ -8,6 +9,25 @@
 #include <limits>
 
 namespace qs::detail {
+
+// Farkas certificates (verify_farkas, verify_qp_farkas; multipliers y scaled to max 1).
+// A gap below kFarkasRounding * sum_i |y_i| (1 + |b_i|) is rounding: with b and the bounds
+// a certificate uses all 0, gap and terms can be rounding alike (found by fuzzing).
+constexpr double kFarkasRounding = 64 * std::numeric_limits<double>::epsilon();
+// Rows whose multiplier is above this fraction of the largest are the rows a certificate
+// uses: a multiplier of rounding size (1e-17) must not lend its row's entries.
+constexpr double kFarkasUsedRow = 1e-3;
+
+/// Whether g_j = (A'y)_j of a column with an infinite bound counts as zero: to tol relative
+/// to its terms (g_mag = sum_i |y_i A_ij|: they cancel) or to the column's entries in the
+/// rows y uses (col_used; y carries rounding of its own), and to rounding only relative to
+/// the whole column (col_mag: data such as cos(pi/2) = 6e-17, or a multiplier of -5e-16
+/// that should be 0 on a slack column). To tol against the whole column, one large entry in
+/// a row y leaves out excused a g_j that was no rounding at all (fuzzing and review found
+/// feasible problems "proved" empty that way).
+inline bool farkas_column_is_zero(double g, double g_mag, double col_used, double col_mag, double tol) {
+  return std::abs(g) <= tol * std::max(g_mag, col_used) || std::abs(g) <= kFarkasRounding * col_mag;
+}
 
 /// max |v_i|, 0 for an empty vector or matrix.
 template <class Derived>
