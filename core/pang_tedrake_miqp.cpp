@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <utility>
@@ -35,6 +36,10 @@ struct PangTedrakeMiqp::Problem {
     std::vector<Side> fixings;
     std::vector<int> labels, row_of_label, eq_map;
     int rows = 0;
+    // root_optimal_at()'s scratch: which equality rows and fixed variables it relaxes, and
+    // the root relaxation's multipliers it checks.
+    std::vector<std::uint8_t> relax_eq, relax_fixed;
+    Eigen::VectorXd y, z, w;
   };
   using Warm = QpWorkingSet;
   /// A leaf's point and its QP's final working set: stage 1's answer warm-starts stage 2's
@@ -80,6 +85,11 @@ struct PangTedrakeMiqp::Problem {
     w.labels.assign(static_cast<size_t>(cap.eq_rows), 0);
     w.row_of_label.assign(static_cast<size_t>(disjunctions() + max_eq), -1);
     w.eq_map.assign(static_cast<size_t>(cap.eq_rows), -1);
+    w.relax_eq.assign(static_cast<size_t>(cap.eq_rows), 0);
+    w.relax_fixed.assign(static_cast<size_t>(max_n), 0);
+    w.y = Eigen::VectorXd::Zero(max_eq);
+    w.z = Eigen::VectorXd::Zero(std::max(max_in, 1));
+    w.w = Eigen::VectorXd::Zero(max_n);
     return w;
   }
   Warm make_warm() const { return QpWorkingSet(max_in, max_n); }
@@ -194,27 +204,62 @@ struct PangTedrakeMiqp::Problem {
     return std::abs(pair_left(c, t, x, scale)) <= std::abs(x[pair_var(c, t)]) ? Side::first : Side::second;
   }
 
-  /// After evaluate(fix, ..., ws, ...) solved a stage-2 node: whether every fixing's
-  /// multiplier has the sign of the inequality it fixes (a pair row's >= 0, a variable's
-  /// lower bound), by the QP solver's own test (DenseQpOptions::multiplier_tol on the
-  /// gradient c, |c|_inf = 1). Then the node's optimum is also the root relaxation's
-  /// (its KKT point with the fixings released as inequalities).
-  bool fixings_hold_as_inequalities(const Side* fix, const Workspace& ws) const {
-    const DenseQp& qp = *ws.qp;
+  /// After evaluate(fix, ..., ws, ...) solved a stage-2 node: whether its optimum is also the
+  /// root relaxation's (the node's KKT point with the fixings released: a pair row fixed
+  /// "first" back to >= 0, a variable fixed "second" back to >= 0).
+  ///  - When every fixing's multiplier has the sign of the inequality it fixes, by the QP
+  ///    solver's own test (DenseQpOptions::multiplier_tol on the gradient c, |c|_inf = 1),
+  ///    the node's multipliers are the root's.
+  ///  - Otherwise the optimum may be degenerate, the multipliers one choice among many: on
+  ///    seed 000's lift steps both fingers' normal rows pin the cylinder from the two sides,
+  ///    one of them is left out of the working set as dependent, and the other's multiplier
+  ///    is -200 N s/m. DenseQp::optimal_when_relaxed makes the degenerate exchanges at the
+  ///    point, and the multipliers it ends with are checked against the root's own data
+  ///    (qp_kkt_residual, the kernel's tolerance): the fixing rows' multipliers go to their
+  ///    pair rows. (One QP instead of two on each of those steps.)
+  bool root_optimal_at(const Side* fix, Workspace& ws) const {
+    DenseQp& qp = *ws.qp;
     const double tol = qp.options().multiplier_tol * (1.0 + c.head(n).cwiseAbs().maxCoeff());
-    for (int k = 0; k < ws.rows; ++k) {
+    bool signs = true;
+    for (int k = 0; k < ws.rows && signs; ++k) {
       const int d = ws.labels[static_cast<size_t>(k)];
       if (d < 0) continue;  // the stage's own equalities
       const int cc = contact_of_slot[d / 4];
-      if (qp.y()[k] * A_in.row(pair_row(cc, d % 4)).head(n).norm() < -tol) return false;
+      signs = qp.y()[k] * A_in.row(pair_row(cc, d % 4)).head(n).norm() >= -tol;
     }
+    for (int i = 0; i < n_slots && signs; ++i) {
+      const int cc = contact_of_slot[i];
+      if (cc < 0) continue;
+      for (int t = 0; t < 4; ++t)
+        if (fix[4 * i + t] == Side::second && qp.bound_multipliers()[pair_var(cc, t)] < -tol) signs = false;
+    }
+    if (signs) return true;
+    // The degenerate exchanges, on the node's problem as evaluate() posed it.
+    for (int k = 0; k < ws.rows; ++k) ws.relax_eq[static_cast<size_t>(k)] = ws.labels[static_cast<size_t>(k)] >= 0;
+    std::fill(ws.relax_fixed.begin(), ws.relax_fixed.begin() + n, 0);
     for (int i = 0; i < n_slots; ++i) {
       const int cc = contact_of_slot[i];
       if (cc < 0) continue;
       for (int t = 0; t < 4; ++t)
-        if (fix[4 * i + t] == Side::second && qp.bound_multipliers()[pair_var(cc, t)] < -tol) return false;
+        if (fix[4 * i + t] == Side::second) ws.relax_fixed[static_cast<size_t>(pair_var(cc, t))] = 1;
     }
-    return true;
+    const DenseQpProblem node{H.topLeftCorner(n, n),         c.head(n),         ws.A_eq.topLeftCorner(ws.rows, n),
+                              ws.b_eq.head(ws.rows),         A_in.topLeftCorner(m_in, n), b_in.head(m_in),
+                              lower.head(n),                 ws.upper.head(n)};
+    if (!qp.optimal_when_relaxed(node, ws.relax_eq.data(), ws.relax_fixed.data())) return false;
+    // The root's multipliers: its own equalities', the rows' plus the fixing rows' (as
+    // their pair rows'), the bounds'.
+    ws.y.head(m_eq) = qp.y().head(m_eq);
+    ws.z.head(m_in) = qp.z();
+    for (int k = m_eq; k < ws.rows; ++k) {
+      const int d = ws.labels[static_cast<size_t>(k)];
+      ws.z[pair_row(contact_of_slot[d / 4], d % 4)] += qp.y()[k];
+    }
+    ws.w.head(n) = qp.bound_multipliers();
+    const DenseQpProblem root{H.topLeftCorner(n, n),      c.head(n),         A_eq.topLeftCorner(m_eq, n),
+                              b_eq.head(m_eq),            A_in.topLeftCorner(m_in, n), b_in.head(m_in),
+                              lower.head(n),              upper.head(n)};
+    return qp_kkt_residual(root, qp.x(), ws.y.head(m_eq), ws.z.head(m_in), ws.w.head(n)) <= qp.options().kkt_tol;
   }
 
   /// The hint holds each fixing's side: left side = 0 (first) or variable = 0 (second), to
@@ -572,7 +617,7 @@ Status PangTedrakeMiqp::stage_two(double x1_grip, double last_record, const doub
     ++polished;
     const double g = p.c.head(n).dot(rp.polish.x.head(n));  // stage 2's cost (H = 0)
     if (e.status != Status::solved || p.complementarity(rp.polish.x) > p.tolerance) return true;
-    root_optimal = p.fixings_hold_as_inequalities(rp.polish_fixings.data(), *polish_ws);
+    root_optimal = p.root_optimal_at(rp.polish_fixings.data(), *polish_ws);
     if (g < p.hint_cost || root_optimal) {
       hint_x_.head(n) = rp.polish.x.head(n);
       p.hint_cost = g;
@@ -581,9 +626,9 @@ Status PangTedrakeMiqp::stage_two(double x1_grip, double last_record, const doub
     return true;
   };
   // On a streak the polish settled (last_record 1), the last answer's sides come first:
-  // when every fixing's multiplier there has the sign of the inequality it fixes, that
-  // polish's optimum is also the root relaxation's (the solver's own optimality test), so
-  // the root is a leaf at it without being solved (1 QP).
+  // when that polish's optimum is also the root relaxation's (root_optimal_at: the
+  // fixings' multipliers have their signs, or do after degenerate exchanges), the root is
+  // a leaf at it without being solved (1 QP).
   bool root_optimal = false, tried_last = false;
   if (polish && last_record == 1.0 && last_sides) {
     tried_last = run_polish(true, root_optimal);

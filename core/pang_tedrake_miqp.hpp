@@ -35,7 +35,9 @@
 // the hint when it grips less, and settles the root outright when it is down to the
 // root's bound (the seed 000 lift steps: 2 QPs instead of 3). On a streak the polish
 // settled, the last answer's sides go first, and the root is not solved at all when the
-// polish's multipliers certify its optimum as the root relaxation's. A polish that fails to
+// polish's multipliers certify its optimum as the root relaxation's (after degenerate
+// exchanges where that optimum is degenerate: the seed 000 lift steps after the first,
+// 1 QP). A polish that fails to
 // settle the root is skipped on the next three searching steps, unless a step between
 // needs no search, which starts the count over (State::memory keeps the last answer's
 // sides and that record per world). Either way the hint stands for a leaf

@@ -363,6 +363,7 @@ DenseQp::DenseQp(const DenseQpCapacity& capacity, const DenseQpOptions& options)
   up_lp_.setZero(n + cap_.in_rows);
   x_out_.setZero(n);
   y_out_.setZero(cap_.eq_rows);
+  relaxed_.assign(static_cast<std::size_t>(cap_.eq_rows), 0);
   z_out_.setZero(cap_.in_rows);
   w_out_.setZero(n);
   farkas_.setZero(rows);
@@ -374,7 +375,7 @@ DenseQp::DenseQp(const DenseQpCapacity& capacity, const DenseQpOptions& options)
 // ---- constraints by index -----------------------------------------------------------------------
 
 bool DenseQp::is_equality(int id) const {
-  if (id < me_) return true;
+  if (id < me_) return !relaxed_[id];
   if (id >= first_lower() && id < first_upper()) {
     const int j = id - first_lower();
     return lower_[j] == upper_[j];
@@ -1070,7 +1071,8 @@ DenseQp::Ratio DenseQp::ratio_test(double cap) {
   // Pass 1: the largest step the relaxed bounds allow (Harris), or under Bland's rule the
   // exact minimum ratio (its ties are then broken by the smallest index alone).
   double amax = cap;
-  for (int id = me_; id < end; ++id) {
+  const int start = relaxing_ ? 0 : me_;  // relaxed equality rows are inequalities there
+  for (int id = start; id < end; ++id) {
     if (!eligible(id)) continue;
     double s, r;
     slope_and_residual(id, s, r);
@@ -1080,7 +1082,7 @@ DenseQp::Ratio DenseQp::ratio_test(double cap) {
   if (bland) amax *= 1.0 + 1e-12;
   Ratio best;
   double best_pivot = 0.0;
-  for (int id = me_; id < end; ++id) {
+  for (int id = start; id < end; ++id) {
     if (!eligible(id)) continue;
     double s, r;
     slope_and_residual(id, s, r);
@@ -1637,7 +1639,7 @@ void DenseQp::write_outputs(bool multipliers) {
     const int id = work_[k];
     const double lam = multipliers ? lam_[k] : 0.0;
     if (id < me_) {
-      y_out_[id] = lam;
+      y_out_[id] = relaxed_[id] ? std::max(lam, 0.0) : lam;
     } else if (id < me_ + mi_) {
       z_out_[id - me_] = std::max(lam, 0.0);
       ws_.active[id - me_] = 1;
@@ -1654,6 +1656,60 @@ void DenseQp::write_outputs(bool multipliers) {
   h_times(x_.data(), hv_.data());
   objective_ = 0.0;
   for (int j = 0; j < n; ++j) objective_ += x_[j] * (0.5 * hv_[j] + p_->c[j]);
+}
+
+bool DenseQp::optimal_when_relaxed(const DenseQpProblem& p, const std::uint8_t* relax_eq,
+                                   const std::uint8_t* relax_fixed) {
+  if (status_ != Status::solved || !hot_ready_) return false;
+  hot_ready_ = false;  // W becomes the relaxed problem's
+  p_ = &p;
+  const int n = n_;
+  // A relaxed row keeps its normal and its place in W; a relaxed variable's upper bound is
+  // lifted until the end.
+  for (int k = 0; k < me_; ++k) relaxed_[k] = relax_eq && relax_eq[k] ? 1 : 0;
+  for (int j = 0; j < n && relax_fixed; ++j)
+    if (relax_fixed[j] && lower_[j] == upper_[j]) upper_[j] = kInf;
+  relaxing_ = true;
+  degenerate_steps_ = 0;
+  const double tol = opt_.feasibility_tol * primal_scale_at(x_.data());
+  const int limit = 2 * n + 10;
+  bool optimal = false;
+  for (int e = 0; e <= limit; ++e) {
+    compute_gradient();
+    compute_multipliers();
+    const int k = choose_deletion();
+    if (k < 0) {
+      optimal = true;
+      break;
+    }
+    if (e == limit) break;
+    const int deleted = work_[k];
+    delete_constraint(k);
+    const bool newton = border_new_column();
+    if (newton) newton_step();
+    else zero_curvature_direction(deleted);
+    // An equality left out of W as dependent on it may depend on the constraint that left:
+    // then it stops the direction at once, and joins.
+    Ratio r;
+    const double pnorm = step_.head(n).norm();
+    for (int id = 0; id < first_upper() && r.id < 0; ++id) {
+      if (id == me_) id = first_lower();
+      if (in_w_[id] || !is_equality(id)) continue;
+      if (std::abs(dot_normal(id, step_.data())) > opt_.pivot_tol * normal_norm(id) * pnorm) r.id = id;
+    }
+    // Else only a constraint active at x may block: a step of positive length would be a
+    // descent direction leaving x, which is then not optimal.
+    if (r.id < 0) r = ratio_test(newton ? 1.0 : kInf);
+    if (r.id < 0 || !(std::abs(residual(r.id)) <= tol) || !add_constraint(r.id, true)) break;
+    singular_ = false;
+    ++degenerate_steps_;  // the smallest-index rule after degenerate_steps_before_bland
+  }
+  if (optimal) write_outputs(true);  // with the relaxed signs (relaxed_, upper_)
+  relaxing_ = false;
+  for (int k = 0; k < me_; ++k) relaxed_[k] = 0;
+  for (int j = 0; j < n && relax_fixed; ++j)
+    if (relax_fixed[j]) upper_[j] = upper_of(p, j);
+  return optimal;
 }
 
 Status DenseQp::finish_optimal(bool& retry) {

@@ -296,6 +296,27 @@ class DenseQp {
   /// time, not a wrong answer: the check is on p's data). warm_start() == hot when used.
   Status solve_hot(const DenseQpProblem& p, const QpWorkingSet& warm, const int* eq_from_last);
 
+  /// After a solve of p that ended `solved` (p the same problem, which is not checked again):
+  /// whether x() is also optimal for p with some equalities relaxed to inequalities: equality row k to A_eq_k x >= b_eq_k where
+  /// relax_eq[k] != 0 (k < me), and a fixed variable j (lower_j == upper_j) to x_j >= lower_j
+  /// where relax_fixed[j] != 0 (j < n; either pointer may be null: none). x does not move:
+  /// from the final working set, a constraint whose multiplier has the wrong sign for the
+  /// relaxed problem leaves W, and a constraint active at x that blocks the direction this
+  /// opens joins it at step length zero (the degenerate steps phase 2 would take), at most
+  /// 2n + 10 exchanges, the smallest-index rule after degenerate_steps_before_bland of them.
+  /// True when every multiplier then has its sign (the solver's own optimality test); the
+  /// outputs y(), z(), bound_multipliers() and working_set() are then those of x for the
+  /// relaxed problem (a relaxed row's y_k >= 0, a relaxed variable's w_j >= 0), for the
+  /// caller to check against the relaxed problem's own data (qp_kkt_residual). False when a
+  /// direction of descent leaves x, on the exchange limit, or after any status but solved;
+  /// the outputs are then unspecified. Why: at a degenerate optimum the multipliers of W are
+  /// one choice among many (a constraint dependent on W and active at x was left out of it),
+  /// so one of the wrong sign does not show that x is not optimal once relaxed; seed 000's
+  /// lift steps, where two fingers pin the object from both sides, are such a case
+  /// (core/pang_tedrake_miqp.cpp). Afterwards the next solve does not start hot from this one.
+  /// Allocates nothing.
+  bool optimal_when_relaxed(const DenseQpProblem& p, const std::uint8_t* relax_eq, const std::uint8_t* relax_fixed);
+
   // ---- results of the last solve ------------------------------------------------------
   Status status() const { return status_; }
   /// iterations: phase-2 iterations (working-set changes and steps); phase1_pivots() the LP's.
@@ -468,6 +489,10 @@ class DenseQp {
   bool repair_proof_ = false;  // the last warm start's repair left a Farkas vector in farkas_
   bool hot_ready_ = false;     // the last solve ended solved or repair-proved infeasible:
                                // its Q, R, W and x can start a hot one
+  // optimal_when_relaxed(): equality rows treated as inequalities (all 0 outside it), and
+  // whether the ratio test then looks at equality rows too.
+  std::vector<unsigned char> relaxed_;
+  bool relaxing_ = false;
 };
 
 }  // namespace qs

@@ -1138,6 +1138,207 @@ TEST(DenseQpHotStart, AfterASolvedOrRepairProvenProblemAndABrokenPromiseCostsNoW
   }
 }
 
+/// The relaxed problem of optimal_when_relaxed: equality rows flagged in relax_eq move to
+/// the inequalities (appended to A_in), fixed variables flagged in relax_fixed lose their
+/// upper bound; and the multipliers of the solver's outputs in its layout.
+struct Relaxed {
+  Qp qp;
+  Eigen::VectorXd y, z, w;
+};
+Relaxed relaxed_of(const Qp& qp, const DenseQp& s, const std::vector<std::uint8_t>& relax_eq,
+                   const std::vector<std::uint8_t>& relax_fixed) {
+  Relaxed r{qp, {}, {}, {}};
+  std::vector<int> keep, moved;
+  for (int k = 0; k < qp.A_eq.rows(); ++k) (relax_eq.size() && relax_eq[k] ? moved : keep).push_back(k);
+  const int mi = static_cast<int>(qp.A_in.rows());
+  r.qp.A_eq.resize(static_cast<Eigen::Index>(keep.size()), qp.n());
+  r.qp.b_eq.resize(static_cast<Eigen::Index>(keep.size()));
+  r.y.resize(static_cast<Eigen::Index>(keep.size()));
+  for (size_t k = 0; k < keep.size(); ++k) {
+    r.qp.A_eq.row(k) = qp.A_eq.row(keep[k]);
+    r.qp.b_eq[k] = qp.b_eq[keep[k]];
+    r.y[k] = s.y()[keep[k]];
+  }
+  r.qp.A_in.conservativeResize(mi + static_cast<Eigen::Index>(moved.size()), Eigen::NoChange);
+  r.qp.b_in.conservativeResize(mi + static_cast<Eigen::Index>(moved.size()));
+  r.z.resize(mi + static_cast<Eigen::Index>(moved.size()));
+  r.z.head(mi) = s.z();
+  for (size_t k = 0; k < moved.size(); ++k) {
+    r.qp.A_in.row(mi + k) = qp.A_eq.row(moved[k]);
+    r.qp.b_in[mi + k] = qp.b_eq[moved[k]];
+    r.z[mi + k] = s.y()[moved[k]];
+  }
+  for (int j = 0; j < qp.n(); ++j)
+    if (relax_fixed.size() && relax_fixed[j]) r.qp.up[j] = kInf;
+  r.w = s.bound_multipliers();
+  return r;
+}
+
+TEST(DenseQpRelaxed, TwoRowsPinningAVariableFromBothSides) {
+  // Seed 000's lift steps in miniature: x (the object) is held by x - a1 = 0 and a2 - x = 0
+  // with a1 = a2 = 0 (the fingers, fixed). The second row depends on the others and stays
+  // out of W; maximising x gives the first a multiplier of -1, the wrong sign once both
+  // rows are relaxed to >= 0. But x = 0 is still optimal then (a2 - x >= 0 stops it), and
+  // one exchange finds the multipliers that show it: 0 on the first row, 1 on the second.
+  Qp qp = empty_qp(3);
+  qp.c = vec({-1, 0, 0});
+  qp.A_eq = Eigen::MatrixXd::Zero(4, 3);
+  qp.A_eq(0, 1) = 1;                        // a1 = 0
+  qp.A_eq(1, 2) = 1;                        // a2 = 0
+  qp.A_eq(2, 0) = 1, qp.A_eq(2, 1) = -1;    // x - a1 = 0
+  qp.A_eq(3, 0) = -1, qp.A_eq(3, 2) = 1;    // a2 - x = 0
+  qp.b_eq = Eigen::VectorXd::Zero(4);
+  qp.lo = Eigen::VectorXd::Constant(3, -kInf);
+  qp.up = Eigen::VectorXd::Constant(3, kInf);
+  DenseQp s(DenseQpCapacity{8, 8, 8});
+  ASSERT_EQ(s.solve(qp.view()), Status::solved);
+  ASSERT_LT(s.y()[2], -0.5);  // the degenerate choice this test is about
+  const std::vector<std::uint8_t> relax{0, 0, 1, 1};
+  ASSERT_TRUE(s.optimal_when_relaxed(qp.view(), relax.data(), nullptr));
+  EXPECT_NEAR(s.y()[2], 0.0, 1e-12);
+  EXPECT_NEAR(s.y()[3], 1.0, 1e-12);
+  EXPECT_EQ(s.x().norm(), 0.0);
+  const Relaxed r = relaxed_of(qp, s, relax, {});
+  EXPECT_LE(qp_kkt_residual(r.qp.view(), s.x(), r.y, r.z, r.w), 1e-12);
+  // Relaxing only the first row (the second stays an equality) needs no exchange.
+  ASSERT_EQ(s.solve(qp.view()), Status::solved);
+  const std::vector<std::uint8_t> first{0, 0, 1, 0};
+  EXPECT_TRUE(s.optimal_when_relaxed(qp.view(), first.data(), nullptr));
+  // Without the second row, x = 0 is not optimal once the first is relaxed (x -> 5).
+  Qp loose = qp;
+  loose.A_eq.conservativeResize(3, Eigen::NoChange);
+  loose.b_eq.conservativeResize(3);
+  loose.up[0] = 5;
+  ASSERT_EQ(s.solve(loose.view()), Status::solved);
+  EXPECT_FALSE(s.optimal_when_relaxed(loose.view(), first.data(), nullptr));
+  // Nor after any status but solved.
+  Qp empty = qp;
+  empty.b_eq[0] = 1;
+  empty.b_eq[1] = -1;  // x >= 1 and x <= -1
+  ASSERT_EQ(s.solve(empty.view()), Status::infeasible);
+  EXPECT_FALSE(s.optimal_when_relaxed(empty.view(), relax.data(), nullptr));
+}
+
+TEST(DenseQpRelaxed, AFixedVariableBecomesALowerBound) {
+  // v fixed at 0 with its objective pushing it up: fixed, its bound multiplier is -1. As
+  // v >= 0 it is optimal only while the row -v >= 0 holds it down.
+  Qp qp = empty_qp(2);
+  qp.c = vec({1, -1});
+  qp.A_in = Eigen::MatrixXd::Zero(1, 2);
+  qp.A_in(0, 1) = -1;  // -v >= 0
+  qp.b_in = Eigen::VectorXd::Zero(1);
+  qp.lo = vec({0, 0});
+  qp.up = vec({1, 0});
+  const std::vector<std::uint8_t> fixed{0, 1};
+  DenseQp s(DenseQpCapacity{4, 4, 4});
+  ASSERT_EQ(s.solve(qp.view()), Status::solved);
+  ASSERT_TRUE(s.optimal_when_relaxed(qp.view(), nullptr, fixed.data()));
+  const Relaxed r = relaxed_of(qp, s, {}, fixed);
+  EXPECT_GE(r.w[1], 0.0);
+  EXPECT_LE(qp_kkt_residual(r.qp.view(), s.x(), r.y, r.z, r.w), 1e-12);
+  // Without the row, v >= 0 is unbounded above: not optimal.
+  Qp free = qp;
+  free.A_in.resize(0, 2);
+  free.b_in.resize(0);
+  ASSERT_EQ(s.solve(free.view()), Status::solved);
+  EXPECT_FALSE(s.optimal_when_relaxed(free.view(), nullptr, fixed.data()));
+  // The solver goes on as usual: the next solve starts warm, not hot from the relaxed W.
+  ASSERT_EQ(s.solve(qp.view()), Status::solved);
+  const QpWorkingSet ws = s.working_set();
+  ASSERT_TRUE(s.optimal_when_relaxed(qp.view(), nullptr, fixed.data()));
+  ASSERT_EQ(s.solve_hot(qp.view(), ws, nullptr), Status::solved);
+  EXPECT_NE(s.warm_start(), QpWarmStart::hot);
+  expect_kkt(qp, s);
+}
+
+TEST(DenseQpRelaxed, RandomChildrenWhoseRelaxationIsTheParent) {
+  // A branch-and-bound child holding some rows of its parent as equalities (copies of
+  // inequality rows, as the MIQP's "first" fixings are) and some variables fixed at their
+  // lower bound 0: relaxed, it is the parent. Even trials fix rows and variables that hold
+  // at the parent's optimum (the child's optimum is then the parent's, and the answer must
+  // be true); odd trials also fix a row that does not (then mostly false). True must mean
+  // the multipliers pass the parent's KKT check and the objectives agree; a parent optimum
+  // below the child's must give false. Every third parent also holds the negation of a row
+  // active at its optimum (the row is then pinned from both sides, as by the fingers: a
+  // degenerate optimum).
+  std::mt19937_64 rng(20261124);
+  int yes = 0, no = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    SCOPED_TRACE(testing::Message() << "trial " << trial);
+    const int n = 6 + trial % 10, mi = n + 4;
+    Qp parent = random_qp(rng, n, 1, mi, trial % 3 ? n / 2 : 0);
+    parent.lo.head(n / 2).setZero();  // variables that may be fixed at 0
+    DenseQp s(DenseQpCapacity{32, 16, 64});
+    if (s.solve(parent.view()) != Status::solved) continue;
+    Eigen::VectorXd xp = s.x();
+    int pinned = -1;  // a row held from both sides (by its negation): the child fixes it first
+    if (trial % 3 == 0) {
+      for (int i = 0; i < mi; ++i) {
+        if (std::abs(parent.A_in.row(i).dot(xp) - parent.b_in[i]) > 1e-9) continue;
+        pinned = mi;  // the negation: the objective pushes against row i, so the child's
+                      // copy of it gets a multiplier of the wrong sign
+        parent.A_in.conservativeResize(mi + 1, Eigen::NoChange);
+        parent.b_in.conservativeResize(mi + 1);
+        parent.A_in.row(mi) = -parent.A_in.row(i);
+        parent.b_in[mi] = -parent.b_in[i];
+        break;
+      }
+      ASSERT_EQ(s.solve(parent.view()), Status::solved);
+      xp = s.x();
+    }
+    const double parent_cost = s.objective();
+    Qp child = parent;
+    std::vector<std::uint8_t> relax_eq{0};  // the parent's own equality stays
+    std::vector<std::uint8_t> relax_fixed(n, 0);
+    int rows = 0, vars = 0, loose = -1;
+    if (pinned >= 0) {
+      child = with_row_fixed(child, pinned);
+      relax_eq.push_back(1);
+      ++rows;
+    }
+    for (int i = 0; i < parent.A_in.rows(); ++i) {
+      const bool active = std::abs(parent.A_in.row(i).dot(xp) - parent.b_in[i]) <= 1e-9;
+      if (active && rows < 3 && i != pinned) {
+        child = with_row_fixed(child, i);
+        relax_eq.push_back(1);
+        ++rows;
+      } else if (!active && loose < 0 && trial % 2 == 1) {
+        loose = i;
+      }
+    }
+    if (loose >= 0) {
+      child = with_row_fixed(child, loose);
+      relax_eq.push_back(1);
+    }
+    for (int j = 0; j < n / 2 && vars < 2; ++j) {
+      if (xp[j] != 0.0) continue;
+      child.up[j] = 0.0;
+      relax_fixed[j] = 1;
+      ++vars;
+    }
+    if (s.solve(child.view()) != Status::solved) continue;
+    const double child_cost = s.objective();
+    const Eigen::VectorXd xc = s.x();
+    const bool verdict = s.optimal_when_relaxed(child.view(), relax_eq.data(), relax_fixed.data());
+    if (loose < 0) {
+      EXPECT_TRUE(verdict) << rows << " rows, " << vars << " variables";
+    }
+    if (verdict) {
+      ++yes;
+      const Relaxed r = relaxed_of(child, s, relax_eq, relax_fixed);
+      EXPECT_LE(qp_kkt_residual(r.qp.view(), xc, r.y, r.z, r.w), 1e-9);
+      EXPECT_NEAR(child_cost, parent_cost, 1e-8 * (1 + std::abs(parent_cost)));
+    } else {
+      ++no;
+    }
+    if (child_cost > parent_cost + 1e-6 * (1 + std::abs(parent_cost))) {
+      EXPECT_FALSE(verdict);
+    }
+  }
+  EXPECT_GE(yes, 20);
+  EXPECT_GE(no, 10);
+}
+
 TEST(DenseQpReuse, ASolverOverChangingProblemsAnswersAsAFreshOne) {
   // One solver over a random walk of problems, as a branch-and-bound hands them over:
   // equality rows added and dropped (the inequality rows kept from the last problem move),
