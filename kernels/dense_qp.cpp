@@ -364,6 +364,7 @@ DenseQp::DenseQp(const DenseQpCapacity& capacity, const DenseQpOptions& options)
   x_out_.setZero(n);
   y_out_.setZero(cap_.eq_rows);
   relaxed_.assign(static_cast<std::size_t>(cap_.eq_rows), 0);
+  exchanged_.assign(2 * (2 * static_cast<std::size_t>(n) + 11), -1);
   z_out_.setZero(cap_.in_rows);
   w_out_.setZero(n);
   farkas_.setZero(rows);
@@ -1661,7 +1662,6 @@ void DenseQp::write_outputs(bool multipliers) {
 bool DenseQp::optimal_when_relaxed(const DenseQpProblem& p, const std::uint8_t* relax_eq,
                                    const std::uint8_t* relax_fixed) {
   if (status_ != Status::solved || !hot_ready_) return false;
-  hot_ready_ = false;  // W becomes the relaxed problem's
   p_ = &p;
   const int n = n_;
   // A relaxed row keeps its normal and its place in W; a relaxed variable's upper bound is
@@ -1673,6 +1673,7 @@ bool DenseQp::optimal_when_relaxed(const DenseQpProblem& p, const std::uint8_t* 
   degenerate_steps_ = 0;
   const double tol = opt_.feasibility_tol * primal_scale_at(x_.data());
   const int limit = 2 * n + 10;
+  int exchanges = 0;  // pairs (left, joined) in exchanged_; joined -1: none (the last one)
   bool optimal = false;
   for (int e = 0; e <= limit; ++e) {
     compute_gradient();
@@ -1685,6 +1686,9 @@ bool DenseQp::optimal_when_relaxed(const DenseQpProblem& p, const std::uint8_t* 
     if (e == limit) break;
     const int deleted = work_[k];
     delete_constraint(k);
+    exchanged_[2 * exchanges] = deleted;
+    exchanged_[2 * exchanges + 1] = -1;
+    ++exchanges;
     const bool newton = border_new_column();
     if (newton) newton_step();
     else zero_curvature_direction(deleted);
@@ -1701,6 +1705,7 @@ bool DenseQp::optimal_when_relaxed(const DenseQpProblem& p, const std::uint8_t* 
     // descent direction leaving x, which is then not optimal.
     if (r.id < 0) r = ratio_test(newton ? 1.0 : kInf);
     if (r.id < 0 || !(std::abs(residual(r.id)) <= tol) || !add_constraint(r.id, true)) break;
+    exchanged_[2 * exchanges - 1] = r.id;
     singular_ = false;
     ++degenerate_steps_;  // the smallest-index rule after degenerate_steps_before_bland
   }
@@ -1709,7 +1714,29 @@ bool DenseQp::optimal_when_relaxed(const DenseQpProblem& p, const std::uint8_t* 
   for (int k = 0; k < me_; ++k) relaxed_[k] = 0;
   for (int j = 0; j < n && relax_fixed; ++j)
     if (relax_fixed[j]) upper_[j] = upper_of(p, j);
-  return optimal;
+  if (optimal) {
+    hot_ready_ = false;  // W is the relaxed problem's
+    return true;
+  }
+  // Not shown optimal: the exchanges are undone (last first), so that W is the solve's
+  // again and a hot start may follow (a branch-and-bound's next node on this workspace).
+  for (int e = exchanges - 1; e >= 0; --e) {
+    const int left = exchanged_[2 * e], joined = exchanged_[2 * e + 1];
+    if (joined >= 0) {
+      int pos = 0;
+      while (pos < t_ && work_[pos] != joined) ++pos;
+      delete_constraint(pos);
+      border_new_column();
+    }
+    if (!add_constraint(left, true)) {
+      hot_ready_ = false;
+      break;
+    }
+    if (left >= first_temp()) t_used_[left - first_temp()] = 1;
+  }
+  singular_ = false;
+  hot_ready_ = hot_ready_ && check_l_diagonal();
+  return false;
 }
 
 Status DenseQp::finish_optimal(bool& retry) {

@@ -309,11 +309,12 @@ class DenseQp {
   /// relaxed problem (a relaxed row's y_k >= 0, a relaxed variable's w_j >= 0), for the
   /// caller to check against the relaxed problem's own data (qp_kkt_residual). False when a
   /// direction of descent leaves x, on the exchange limit, or after any status but solved;
-  /// the outputs are then unspecified. Why: at a degenerate optimum the multipliers of W are
+  /// the outputs are then the solve's, and so is W (the exchanges are undone: a hot start
+  /// may follow as after the solve). Why: at a degenerate optimum the multipliers of W are
   /// one choice among many (a constraint dependent on W and active at x was left out of it),
   /// so one of the wrong sign does not show that x is not optimal once relaxed; seed 000's
   /// lift steps, where two fingers pin the object from both sides, are such a case
-  /// (core/pang_tedrake_miqp.cpp). Afterwards the next solve does not start hot from this one.
+  /// (core/pang_tedrake_miqp.cpp). After true the next solve does not start hot from this one.
   /// Allocates nothing.
   bool optimal_when_relaxed(const DenseQpProblem& p, const std::uint8_t* relax_eq, const std::uint8_t* relax_fixed);
 
@@ -493,6 +494,7 @@ class DenseQp {
   // whether the ratio test then looks at equality rows too.
   std::vector<unsigned char> relaxed_;
   bool relaxing_ = false;
+  std::vector<int> exchanged_;  // its exchanges (left, joined), to undo them
 };
 
 }  // namespace qs

@@ -1236,12 +1236,18 @@ TEST(DenseQpRelaxed, AFixedVariableBecomesALowerBound) {
   const Relaxed r = relaxed_of(qp, s, {}, fixed);
   EXPECT_GE(r.w[1], 0.0);
   EXPECT_LE(qp_kkt_residual(r.qp.view(), s.x(), r.y, r.z, r.w), 1e-12);
-  // Without the row, v >= 0 is unbounded above: not optimal.
+  // Without the row, v >= 0 is unbounded above: not optimal. The exchange is undone: the
+  // solver starts hot from its solve as before, and is at the optimum at once.
   Qp free = qp;
   free.A_in.resize(0, 2);
   free.b_in.resize(0);
   ASSERT_EQ(s.solve(free.view()), Status::solved);
+  const QpWorkingSet free_ws = s.working_set();
   EXPECT_FALSE(s.optimal_when_relaxed(free.view(), nullptr, fixed.data()));
+  ASSERT_EQ(s.solve_hot(free.view(), free_ws, nullptr), Status::solved);
+  EXPECT_EQ(s.warm_start(), QpWarmStart::hot);
+  EXPECT_EQ(s.stats().iterations, 0);
+  expect_kkt(free, s);
   // The solver goes on as usual: the next solve starts warm, not hot from the relaxed W.
   ASSERT_EQ(s.solve(qp.view()), Status::solved);
   const QpWorkingSet ws = s.working_set();
@@ -1330,6 +1336,13 @@ TEST(DenseQpRelaxed, RandomChildrenWhoseRelaxationIsTheParent) {
       EXPECT_NEAR(child_cost, parent_cost, 1e-8 * (1 + std::abs(parent_cost)));
     } else {
       ++no;
+      // Its exchanges undone, the solver re-solves the child hot, at once.
+      std::vector<int> same_rows(relax_eq.size());
+      for (size_t k = 0; k < same_rows.size(); ++k) same_rows[k] = static_cast<int>(k);
+      ASSERT_EQ(s.solve_hot(child.view(), s.working_set(), same_rows.data()), Status::solved);
+      EXPECT_EQ(s.warm_start(), QpWarmStart::hot);
+      EXPECT_EQ(s.stats().iterations, 0);
+      EXPECT_NEAR(s.objective(), child_cost, 1e-9 * (1 + std::abs(child_cost)));
     }
     if (child_cost > parent_cost + 1e-6 * (1 + std::abs(parent_cost))) {
       EXPECT_FALSE(verdict);
