@@ -151,7 +151,9 @@ class PangTedrakeMiqp final : public Stepper {
   std::vector<Side> free_fixings_;  // (4 n_slots) all free: the root
   /// This step's polish of x1 in stage 2 (stage_two), for the next step (the last entry of
   /// State::memory): +inf stage 2 needed no polish (nor search), 1 the polish settled the
-  /// root; -3 it did not, and a search followed: the next searching steps skip the polish,
+  /// root, 2 .. 4 a streak's polish settled it by a certificate that took degenerate
+  /// exchanges, 1 .. 3 times in a row (at 4 the next step's root goes first again, see
+  /// stage_two()); -3 it did not, and a search followed: the next searching steps skip the polish,
   /// counting up to 0, where it is tried again (a failed polish costs one QP in four
   /// searching steps, and a streak it would help is not lost for good); a step that needs
   /// no search writes +inf, which starts the count over.
