@@ -1665,7 +1665,8 @@ bool DenseQp::optimal_when_relaxed(const DenseQpProblem& p, const std::uint8_t* 
   p_ = &p;
   const int n = n_;
   // A relaxed row keeps its normal and its place in W; a relaxed variable's upper bound is
-  // lifted until the end.
+  // lifted until the end. (A fixed variable is in W by its lower bound: cold_start and
+  // try_warm_start add that one.)
   for (int k = 0; k < me_; ++k) relaxed_[k] = relax_eq && relax_eq[k] ? 1 : 0;
   for (int j = 0; j < n && relax_fixed; ++j)
     if (relax_fixed[j] && lower_[j] == upper_[j]) upper_[j] = kInf;
@@ -1673,10 +1674,42 @@ bool DenseQp::optimal_when_relaxed(const DenseQpProblem& p, const std::uint8_t* 
   degenerate_steps_ = 0;
   const double tol = opt_.feasibility_tol * primal_scale_at(x_.data());
   const int limit = 2 * n + 10;
-  int exchanges = 0;  // pairs (left, joined) in exchanged_; joined -1: none (the last one)
+  // The constraint that stops the direction in step_ at x at once, or -1: an equality
+  // left out of W as dependent on it (it may depend on a constraint that left: then any
+  // direction breaking it stops at once), else the ratio test's choice if it is active at
+  // x. A step of positive length would be a descent direction leaving x, which is then
+  // not optimal.
+  const auto blocking_at_x = [&](double cap) {
+    const double pnorm = step_.head(n).norm();
+    for (int id = 0; id < first_upper(); ++id) {
+      if (id == me_) id = first_lower();
+      if (in_w_[id] || !is_equality(id)) continue;
+      if (std::abs(dot_normal(id, step_.data())) > opt_.pivot_tol * normal_norm(id) * pnorm) return id;
+    }
+    const Ratio r = ratio_test(cap);
+    return r.id >= 0 && std::abs(residual(r.id)) <= tol ? r.id : -1;
+  };
+  int exchanges = 0;  // pairs (left, joined) in exchanged_; left -1: a join alone
   bool optimal = false;
   for (int e = 0; e <= limit; ++e) {
     compute_gradient();
+    // The multipliers mean something only at a minimizer on W, which x may no longer be
+    // after a constraint joined (with H != 0; found in review: a "true" at a point that
+    // was not optimal): the Newton step on W must be stopped at once, by a constraint
+    // that then joins, or x is not optimal.
+    double zg = 0.0;
+    for (int r = 0; r < nz_; ++r) zg = std::max(zg, std::abs(Q_.col(zcol(r)).head(n).dot(g_.head(n))));
+    if (zg > opt_.multiplier_tol * (1.0 + max_abs(g_.head(n)))) {
+      if (e == limit) break;
+      newton_step();
+      const int joined = blocking_at_x(1.0);
+      if (joined < 0 || !add_constraint(joined, true)) break;
+      exchanged_[2 * exchanges] = -1;
+      exchanged_[2 * exchanges + 1] = joined;
+      ++exchanges;
+      ++degenerate_steps_;
+      continue;
+    }
     compute_multipliers();
     const int k = choose_deletion();
     if (k < 0) {
@@ -1692,20 +1725,9 @@ bool DenseQp::optimal_when_relaxed(const DenseQpProblem& p, const std::uint8_t* 
     const bool newton = border_new_column();
     if (newton) newton_step();
     else zero_curvature_direction(deleted);
-    // An equality left out of W as dependent on it may depend on the constraint that left:
-    // then it stops the direction at once, and joins.
-    Ratio r;
-    const double pnorm = step_.head(n).norm();
-    for (int id = 0; id < first_upper() && r.id < 0; ++id) {
-      if (id == me_) id = first_lower();
-      if (in_w_[id] || !is_equality(id)) continue;
-      if (std::abs(dot_normal(id, step_.data())) > opt_.pivot_tol * normal_norm(id) * pnorm) r.id = id;
-    }
-    // Else only a constraint active at x may block: a step of positive length would be a
-    // descent direction leaving x, which is then not optimal.
-    if (r.id < 0) r = ratio_test(newton ? 1.0 : kInf);
-    if (r.id < 0 || !(std::abs(residual(r.id)) <= tol) || !add_constraint(r.id, true)) break;
-    exchanged_[2 * exchanges - 1] = r.id;
+    const int joined = blocking_at_x(newton ? 1.0 : kInf);
+    if (joined < 0 || !add_constraint(joined, true)) break;
+    exchanged_[2 * exchanges - 1] = joined;
     singular_ = false;
     ++degenerate_steps_;  // the smallest-index rule after degenerate_steps_before_bland
   }
@@ -1715,7 +1737,7 @@ bool DenseQp::optimal_when_relaxed(const DenseQpProblem& p, const std::uint8_t* 
   for (int j = 0; j < n && relax_fixed; ++j)
     if (relax_fixed[j]) upper_[j] = upper_of(p, j);
   if (optimal) {
-    hot_ready_ = false;  // W is the relaxed problem's
+    if (exchanges > 0) hot_ready_ = false;  // W is the relaxed problem's
     return true;
   }
   // Not shown optimal: the exchanges are undone (last first), so that W is the solve's
@@ -1728,6 +1750,7 @@ bool DenseQp::optimal_when_relaxed(const DenseQpProblem& p, const std::uint8_t* 
       delete_constraint(pos);
       border_new_column();
     }
+    if (left < 0) continue;
     if (!add_constraint(left, true)) {
       hot_ready_ = false;
       break;

@@ -1257,6 +1257,57 @@ TEST(DenseQpRelaxed, AFixedVariableBecomesALowerBound) {
   expect_kkt(qp, s);
 }
 
+TEST(DenseQpRelaxed, AfterAJoinXMustStillMinimizeOnW) {
+  // Found in review: with H != 0, a constraint that joins at step length zero can leave x
+  // off the minimizer on the new W; multipliers computed there have the right signs and
+  // mean nothing. The child holds row 1 as an equality (multiplier -1); relaxed, it is the
+  // parent, whose optimum (-13/3 at (-5/3, -5/3, -2)) is below the child's (-4 at
+  // (-1, -2, -2)): the answer must be false.
+  Qp parent = empty_qp(3);
+  parent.H.resize(3, 3);
+  parent.H << 2, 1, -1, 1, 2, -3, -1, -3, 6;
+  parent.c = vec({3, -1, 4});
+  parent.A_in.resize(4, 3);
+  parent.A_in << 0, 0, -1, -1, 0, 1, -1, 0, 0, 0, 0, -1;
+  parent.b_in = vec({1.5, -1, 1, 2});
+  parent.lo = Eigen::VectorXd::Constant(3, -5);
+  parent.up = Eigen::VectorXd::Constant(3, 5);
+  const Qp child = with_row_fixed(parent, 1);
+  DenseQp s(DenseQpCapacity{4, 4, 4}), f(DenseQpCapacity{4, 4, 4});
+  ASSERT_EQ(s.solve(child.view()), Status::solved);
+  ASSERT_EQ(f.solve(parent.view()), Status::solved);
+  ASSERT_NEAR(s.objective(), -4.0, 1e-12);
+  ASSERT_NEAR(f.objective(), -13.0 / 3.0, 1e-12);
+  const std::vector<std::uint8_t> relax{1};
+  EXPECT_FALSE(s.optimal_when_relaxed(child.view(), relax.data(), nullptr));
+  // Undone: the child re-solves hot at once.
+  const std::vector<int> same{0};
+  ASSERT_EQ(s.solve_hot(child.view(), s.working_set(), same.data()), Status::solved);
+  EXPECT_EQ(s.warm_start(), QpWarmStart::hot);
+  EXPECT_EQ(s.stats().iterations, 0);
+  // The 2-variable case of the review: min 1/2|x|^2 - x_1 with x_1 = 0 (relaxed: x_1 >=
+  // 0, optimum x_1 = 1) and -x_1 + x_2 >= 0.
+  Qp two = empty_qp(2);
+  two.H = Eigen::MatrixXd::Identity(2, 2);
+  two.c = vec({-1, 0});
+  two.A_eq = Eigen::MatrixXd(1, 2);
+  two.A_eq << 1, 0;
+  two.b_eq = vec({0});
+  two.A_in = Eigen::MatrixXd(1, 2);
+  two.A_in << -1, 1;
+  two.b_in = vec({0});
+  two.lo = Eigen::VectorXd::Constant(2, -10);
+  two.up = Eigen::VectorXd::Constant(2, 10);
+  for (const bool warm : {false, true}) {
+    DenseQp t(DenseQpCapacity{4, 4, 4});
+    QpWorkingSet ws(1, 2);
+    ws.x.setZero();
+    ws.has_point = true;
+    ASSERT_EQ(warm ? t.solve(two.view(), ws) : t.solve(two.view()), Status::solved);
+    EXPECT_FALSE(t.optimal_when_relaxed(two.view(), relax.data(), nullptr)) << warm;
+  }
+}
+
 TEST(DenseQpRelaxed, RandomChildrenWhoseRelaxationIsTheParent) {
   // A branch-and-bound child holding some rows of its parent as equalities (copies of
   // inequality rows, as the MIQP's "first" fixings are) and some variables fixed at their
