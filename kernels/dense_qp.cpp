@@ -1057,8 +1057,23 @@ DenseQp::Ratio DenseQp::ratio_test(double cap) {
   const int rows = me_ + mi_;
   // a'p, and a'x - b afresh (not updated step by step: long steps would carry their rounding).
   for (int i = 0; i < rows; ++i) {
-    s_[i] = row_dot(i, step_.data());
-    res_[i] = row_dot(i, x_.data()) - b_all_[i];
+    if (!row_sparse(i)) {
+      s_[i] = row_dot(i, step_.data());
+      res_[i] = row_dot(i, x_.data()) - b_all_[i];
+      continue;
+    }
+    // Both sums in one pass over the row's nonzeros (two independent chains of adds, each
+    // in row_dot's order: bitwise its results).
+    const double* a = N_.col(i).data();
+    const int* nz = row_nz_.data() + static_cast<std::size_t>(i) * cap_.vars;
+    double sp = 0.0, sx = 0.0;
+    for (int k = 0, e = row_nnz_[i]; k < e; ++k) {
+      const int j = nz[k];
+      sp += a[j] * step_[j];
+      sx += a[j] * x_[j];
+    }
+    s_[i] = sp;
+    res_[i] = sx - b_all_[i];
   }
   const double pnorm = step_.head(n_).norm();
   const double xmax = max_abs(x_.head(n_));
