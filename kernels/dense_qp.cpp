@@ -364,6 +364,7 @@ DenseQp::DenseQp(const DenseQpCapacity& capacity, const DenseQpOptions& options)
   x_out_.setZero(n);
   y_out_.setZero(cap_.eq_rows);
   relaxed_.assign(static_cast<std::size_t>(cap_.eq_rows), 0);
+  candidate_.assign(static_cast<std::size_t>(rows) + 2 * static_cast<std::size_t>(n), -1);
   exchanged_.assign(2 * (2 * static_cast<std::size_t>(n) + 11), -1);
   z_out_.setZero(cap_.in_rows);
   w_out_.setZero(n);
@@ -1106,23 +1107,26 @@ DenseQp::Ratio DenseQp::ratio_test(double cap) {
   const int end = first_temp();
   // Pass 1: the largest step the relaxed bounds allow (Harris), or under Bland's rule the
   // exact minimum ratio (its ties are then broken by the smallest index alone).
+  // The candidates (eligible, and a'p < 0 beyond the pivot tolerance) are kept in
+  // increasing index for pass 2 (mostly a few of all the constraints).
   double amax = cap;
   const int start = relaxing_ ? 0 : me_;  // relaxed equality rows are inequalities there
+  int candidates = 0;
   for (int id = start; id < end; ++id) {
     if (!eligible(id)) continue;
     double s, r;
     slope_and_residual(id, s, r);
     if (!(s < -opt_.pivot_tol * normal_norm(id) * pnorm)) continue;
     amax = std::min(amax, (std::max(r, 0.0) + (bland ? 0.0 : delta)) / -s);
+    candidate_[candidates++] = id;
   }
   if (bland) amax *= 1.0 + 1e-12;
   Ratio best;
   double best_pivot = 0.0;
-  for (int id = start; id < end; ++id) {
-    if (!eligible(id)) continue;
+  for (int c = 0; c < candidates; ++c) {
+    const int id = candidate_[c];
     double s, r;
     slope_and_residual(id, s, r);
-    if (!(s < -opt_.pivot_tol * normal_norm(id) * pnorm)) continue;
     const double alpha = std::max(r, 0.0) / -s;
     if (!(alpha <= amax)) continue;
     const double pivot = -s / normal_norm(id);

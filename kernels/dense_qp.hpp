@@ -470,6 +470,7 @@ class DenseQp {
   std::vector<unsigned char> in_w_;  // constraint index -> in W
   std::vector<unsigned char> t_used_;  // temporary slot -> in use
   std::vector<int> hidx_;      // vars: the variables H touches
+  std::vector<int> candidate_;  // rows + 2 vars: the ratio test's blocking candidates
   std::vector<int> piv_;       // vars: pivoted Cholesky's swaps
   Eigen::MatrixXd A_lp_;       // (eq_rows + in_rows) x (vars + in_rows)
   Eigen::VectorXd b_lp_, c_lp_, lo_lp_, up_lp_;
