@@ -219,8 +219,8 @@ struct PangTedrakeMiqp::Problem {
   ///    is -200 N s/m. DenseQp::optimal_when_relaxed makes the degenerate exchanges at the
   ///    point, and the multipliers it ends with are checked against the root's own data
   ///    (qp_kkt_residual, the kernel's tolerance): the fixing rows' multipliers go to their
-  ///    pair rows. (One QP instead of two on each of those steps.) `exchanged` says that
-  ///    this second way was taken.
+  ///    pair rows. (One QP instead of two on three of those steps in four; see
+  ///    stage_two() for the fourth.) `exchanged` says that this second way was taken.
   bool root_optimal_at(const Side* fix, Workspace& ws, bool& exchanged) const {
     exchanged = false;
     DenseQp& qp = *ws.qp;
@@ -640,7 +640,7 @@ Status PangTedrakeMiqp::stage_two(double x1_grip, double last_record, const doub
   // from stage 1's root and cheaper than the warm polish, would be a leaf too (the old
   // sign test sent those steps to the root), so every kCertifiedStreak + 1-th step of it
   // the root goes first again and the streak ends if the root settles alone (in the
-  // Monte Carlo grasp study the polish-first streak was 3% slower than the root; on seed
+  // Monte Carlo grasp study the polish-first streak was 4% slower than the root; on seed
   // 000's lift steps the root is not a leaf and the probe costs a QP in four steps).
   bool root_optimal = false, tried_last = false;
   if (polish && last_record >= 1.0 && last_record <= kCertifiedStreak && last_sides) {

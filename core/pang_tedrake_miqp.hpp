@@ -36,9 +36,9 @@
 // root's bound (the seed 000 lift steps: 2 QPs instead of 3). On a streak the polish
 // settled, the last answer's sides go first, and the root is not solved at all when the
 // polish's multipliers certify its optimum as the root relaxation's (after degenerate
-// exchanges where that optimum is degenerate: the seed 000 lift steps after the first,
-// 1 QP). A polish that fails to
-// settle the root is skipped on the next three searching steps, unless a step between
+// exchanges where that optimum is degenerate: the seed 000 lift steps after the first, 1
+// QP on three steps in four). A polish that fails to settle the root is skipped on the
+// next three searching steps, unless a step between
 // needs no search, which starts the count over (State::memory keeps the last answer's
 // sides and that record per world). Either way the hint stands for a leaf
 // of that node's subtree, so stage 2's answer is within about twice the search's tolerance
@@ -153,8 +153,8 @@ class PangTedrakeMiqp final : public Stepper {
   /// State::memory): +inf stage 2 needed no polish (nor search), 1 the polish settled the
   /// root, 2 .. 4 a streak's polish settled it by a certificate that took degenerate
   /// exchanges, 1 .. 3 times in a row (at 4 the next step's root goes first again, see
-  /// stage_two()); -3 it did not, and a search followed: the next searching steps skip the polish,
-  /// counting up to 0, where it is tried again (a failed polish costs one QP in four
+  /// stage_two()); -3 it did not, and a search followed: the next searching steps skip the
+  /// polish, counting up to 0, where it is tried again (a failed polish costs one QP in four
   /// searching steps, and a streak it would help is not lost for good); a step that needs
   /// no search writes +inf, which starts the count over.
   double polish_record_ = std::numeric_limits<double>::infinity();

@@ -297,12 +297,14 @@ class DenseQp {
   Status solve_hot(const DenseQpProblem& p, const QpWorkingSet& warm, const int* eq_from_last);
 
   /// After a solve of p that ended `solved` (p the same problem, which is not checked again):
-  /// whether x() is also optimal for p with some equalities relaxed to inequalities: equality row k to A_eq_k x >= b_eq_k where
-  /// relax_eq[k] != 0 (k < me), and a fixed variable j (lower_j == upper_j) to x_j >= lower_j
-  /// where relax_fixed[j] != 0 (j < n; either pointer may be null: none). x does not move:
-  /// from the final working set, a constraint whose multiplier has the wrong sign for the
-  /// relaxed problem leaves W, and a constraint active at x that blocks the direction this
-  /// opens joins it at step length zero (the degenerate steps phase 2 would take), at most
+  /// whether x() is also optimal for p with some equalities relaxed to inequalities:
+  /// equality row k to A_eq_k x >= b_eq_k where relax_eq[k] != 0 (k < me), and a fixed
+  /// variable j (lower_j == upper_j) to x_j >= lower_j where relax_fixed[j] != 0 (j < n;
+  /// either pointer may be null: none). x does not move: from the final working set, a
+  /// constraint whose multiplier has the wrong sign for the relaxed problem leaves W, and a
+  /// constraint active at x that blocks the direction this opens joins it at step length
+  /// zero (the degenerate steps phase 2 would take); where a join leaves x off the
+  /// minimizer on W (H != 0), the Newton step on W must be blocked at once too. At most
   /// 2n + 10 exchanges, the smallest-index rule after degenerate_steps_before_bland of them.
   /// True when every multiplier then has its sign (the solver's own optimality test); the
   /// outputs y(), z(), bound_multipliers() and working_set() are then those of x for the
