@@ -49,6 +49,10 @@ struct World {
 
 /// Parameters of the chosen formulation (docs/scene-format.md, "model"). Only the fields of
 /// the chosen formulation are set; the reader rejects the others.
+/// The widest search round a scene may ask for (a branch-and-bound holds one QP workspace per
+/// node of a round).
+inline constexpr int kMaxSearchRoundWidth = 64;
+
 struct FormulationParams {
   /// Ã of seed 001 eq. (11): body frame, torque about the body origin; symmetric positive
   /// definite. World-frame A = R Ã R' (eq. (12)) is formed by the stepper.
@@ -59,6 +63,10 @@ struct FormulationParams {
   int relinearize_iterations = 0;                  // seed 001 sec. 5 fixed-point re-linearisation
   double stiffness_K = 0.0;                        // seed 000 eq. (22), N/m, > 0
   bool elastic_bound_previous = false;             // seed 000 sec. V.B: (23f) with the previous step's phi_bar
+  /// pang_tedrake_miqp: nodes per round of the branch-and-bound (BnbOptions::round_width, 1
+  /// .. kMaxSearchRoundWidth). It fixes the search, and with it the answer among tied
+  /// optima, on any thread count; wider rounds let one world's search use more threads.
+  int search_round_width = 8;
   bool quasi_dynamic = false;                      // seed 002: anitescu_qp mode
   /// seed 002: the robots' impedance K_a (n_a, one positive entry per actuated joint, N/m or
   /// N m/rad); set for anitescu_qp (empty when the scene has no actuated joint).

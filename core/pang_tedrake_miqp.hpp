@@ -63,10 +63,12 @@ class PangTedrakeMiqp final : public Stepper {
   static constexpr int kMaxContacts = 18;  // 72 complementarity pairs
 
   /// The node limit per stage and step: 10000 by default (the pools hold one QP working set
-  /// per node, about 0.4 KB each for the gripper).
-  static BnbOptions default_options() {
+  /// per node, about 0.4 KB each for the gripper); the round width is the model's
+  /// (model.round_width, 8 by default).
+  static BnbOptions default_options(const Model& m) {
     BnbOptions o;
     o.max_nodes = 10000;
+    o.round_width = m.params.search_round_width;
     return o;
   }
   /// State::memory of a pang_tedrake_miqp model: [phi_bar (n_slots) | the root warm start].
@@ -79,7 +81,8 @@ class PangTedrakeMiqp final : public Stepper {
   /// starts at +inf (none), as initial_state() gives it.
   static int memory_size(const Model& m);
 
-  explicit PangTedrakeMiqp(const Model& m, const BnbOptions& options = default_options());
+  explicit PangTedrakeMiqp(const Model& m) : PangTedrakeMiqp(m, default_options(m)) {}
+  PangTedrakeMiqp(const Model& m, const BnbOptions& options);
   ~PangTedrakeMiqp() override;
 
   Status step(const Model& m, State& s) override;

@@ -420,10 +420,15 @@ class Compiler {
         p.ellipsoid_e_r = n.at("e_r").positive();
         break;
       case Formulation::pang_tedrake_miqp:
-        n.expect_object({"formulation", "stiffness", "elastic_bound"});
+        n.expect_object({"formulation", "stiffness", "elastic_bound", "round_width"});
         p.stiffness_K = n.at("stiffness").positive();
         if (auto e = n.get("elastic_bound"))
           p.elastic_bound_previous = e->choice<bool>({{"current", false}, {"previous", true}});
+        if (auto r = n.get("round_width")) {
+          p.search_round_width = r->integer(1);
+          if (p.search_round_width > kMaxSearchRoundWidth)
+            r->fail("must be <= " + std::to_string(kMaxSearchRoundWidth));
+        }
         break;
       case Formulation::anitescu_qp: {
         n.expect_object({"formulation", "mode", "stiffness"});

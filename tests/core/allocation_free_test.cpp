@@ -64,7 +64,7 @@ TEST(AllocationFree, PangTedrakeMiqpStep) {
   for (const char* rel : {"examples/pang_tedrake_grasp.json", "examples/pang_tedrake_box_36.json"}) {
     const Scene scene = load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/" + rel);
     const Model& m = *scene.model;
-    BnbOptions o = PangTedrakeMiqp::default_options();
+    BnbOptions o = PangTedrakeMiqp::default_options(m);
     o.parallel = false;
     PangTedrakeMiqp stepper(m, o);
     long count = 0, stepped = 0;

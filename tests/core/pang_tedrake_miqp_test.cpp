@@ -14,6 +14,7 @@
 #include <string>
 
 #include "core/scene.hpp"
+#include "core/stepper.hpp"
 
 namespace qs {
 namespace {
@@ -403,11 +404,44 @@ TEST(PangTedrakeMiqp, AnUnsupportedCylinderIsAnInfeasibleStepAndTheStateIsKept) 
   EXPECT_EQ(st.step, before.step);
 }
 
+TEST(PangTedrakeMiqp, TheModelsRoundWidthFixesTheSearch) {
+  // model.round_width sets how many open nodes a round of the search evaluates. Width 1
+  // explores one node a round (none speculatively: what a batch, parallel over worlds,
+  // wants); width 8 lets one world's search use several threads. Each fixes its own search
+  // (and the answer among tied optima) on any thread count; both answers are optimal: the
+  // same tracking cost and grip, and the same motion to rounding.
+  json wide = grasp_scene(), narrow = grasp_scene();
+  narrow["model"]["round_width"] = 1;
+  const Scene sw = parse_scene(wide.dump()), sn = parse_scene(narrow.dump());
+  const Model &mw = *sw.model, &mn = *sn.model;
+  ASSERT_EQ(mw.params.search_round_width, 8);
+  ASSERT_EQ(PangTedrakeMiqp::default_options(mn).round_width, 1);
+  const auto w = make_stepper(mw), n = make_stepper(mn);
+  auto& pw = dynamic_cast<PangTedrakeMiqp&>(*w);
+  auto& pn = dynamic_cast<PangTedrakeMiqp&>(*n);
+  State a = initial_state(mw), b = initial_state(mn);
+  int searched = 0;
+  for (int l = 1; l <= mw.step.steps; ++l) {
+    ASSERT_EQ(pw.step(mw, a), Status::solved) << l;
+    ASSERT_EQ(pn.step(mn, b), Status::solved) << l;
+    EXPECT_NEAR(pw.tracking_cost(), pn.tracking_cost(), 1e-15) << l;
+    EXPECT_NEAR(pw.normal_impulse()[0] + pw.normal_impulse()[1], pn.normal_impulse()[0] + pn.normal_impulse()[1], 1e-12)
+        << l;
+    EXPECT_LT((a.q - b.q).cwiseAbs().maxCoeff(), 1e-12) << l;
+    if (pn.stage1_stats().nodes > 1) {
+      ++searched;
+      EXPECT_EQ(pn.stage1_stats().rounds, pn.stage1_stats().nodes) << l;  // one node a round
+      EXPECT_LT(pw.stage1_stats().rounds, pw.stage1_stats().nodes) << l;
+    }
+  }
+  EXPECT_GE(searched, 2);
+}
+
 TEST(PangTedrakeMiqp, NodeLimitReportsTheBestIncumbentAndBound) {
   // Step 21 (the first squeeze) needs more than two nodes in stage 1.
   const Scene scene = parse_scene(grasp_scene().dump());
   const Model& m = *scene.model;
-  BnbOptions o = PangTedrakeMiqp::default_options();
+  BnbOptions o = PangTedrakeMiqp::default_options(m);
   PangTedrakeMiqp full(m, o);
   o.max_nodes = 2;
   PangTedrakeMiqp limited(m, o);

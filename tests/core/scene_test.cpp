@@ -290,7 +290,18 @@ TEST(SceneErrors, FormulationParameters) {
   EXPECT_TRUE(Fails(s, "model.stiffness", "missing (required)"));
   EXPECT_TRUE(Fails(with("/model/stiffness", 0, s), "model.stiffness", "must be > 0"));
   EXPECT_NO_THROW(parse(with("/model/stiffness", 1000, s)));
+  // The search's round width: 8 by default, an integer in 1 .. 64.
+  s = with("/model/stiffness", 1000, s);
+  EXPECT_EQ(parse(s).model->params.search_round_width, 8);
+  EXPECT_EQ(parse(with("/model/round_width", 1, s)).model->params.search_round_width, 1);
+  EXPECT_EQ(parse(with("/model/round_width", 64, s)).model->params.search_round_width, 64);
+  EXPECT_TRUE(Fails(with("/model/round_width", 0, s), "model.round_width", "must be >= 1"));
+  EXPECT_TRUE(Fails(with("/model/round_width", -2, s), "model.round_width", "must be >= 1"));
+  EXPECT_TRUE(Fails(with("/model/round_width", 65, s), "model.round_width", "must be <= 64"));
+  EXPECT_TRUE(Fails(with("/model/round_width", 1.5, s), "model.round_width", "must be an integer"));
+  EXPECT_TRUE(Fails(with("/model/round_width", "8", s), "model.round_width", "must be an integer"));
   s = with("/model", json{{"formulation", "anitescu_qp"}, {"mode", "dynamic"}, {"stiffness", 1000}});
+  EXPECT_TRUE(Fails(with("/model/round_width", 1, s), "model.round_width", "unknown field"));
   EXPECT_TRUE(Fails(s, "model.mode", "is not one of: quasistatic, quasi_dynamic"));
   const Scene qd = parse(with("/model/mode", "quasi_dynamic", s));
   EXPECT_TRUE(qd.model->params.quasi_dynamic);
