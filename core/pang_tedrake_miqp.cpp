@@ -98,6 +98,17 @@ struct PangTedrakeMiqp::Problem {
   Warm make_warm() const { return QpWorkingSet(max_in, max_n); }
   Solution make_solution() const { return {Eigen::VectorXd::Zero(max_n), QpWorkingSet(max_in, max_n)}; }
 
+  /// The root relaxation of the stage as built (no fixings), and a node's relaxation with
+  /// the first `rows` equality rows and the bounds evaluate() wrote into ws.
+  DenseQpProblem root_problem() const {
+    return {H.topLeftCorner(n, n), c.head(n),         A_eq.topLeftCorner(m_eq, n), b_eq.head(m_eq),
+            A_in.topLeftCorner(m_in, n), b_in.head(m_in), lower.head(n),               upper.head(n)};
+  }
+  DenseQpProblem node_problem(const Workspace& ws, int rows) const {
+    return {H.topLeftCorner(n, n),       c.head(n),        ws.A_eq.topLeftCorner(rows, n), ws.b_eq.head(rows),
+            A_in.topLeftCorner(m_in, n), b_in.head(m_in), lower.head(n),                  ws.upper.head(n)};
+  }
+
   int pair_row(int c, int t) const { return t * nc + c; }           // row of A_in
   int pair_var(int c, int t) const { return nu + na + t * nc + c; }  // P_n, P_t+, P_t-, Gamma
 
@@ -124,9 +135,7 @@ struct PangTedrakeMiqp::Problem {
         }
       }
     }
-    const DenseQpProblem p{H.topLeftCorner(n, n),      c.head(n),         ws.A_eq.topLeftCorner(rows, n),
-                           ws.b_eq.head(rows),         A_in.topLeftCorner(m_in, n), b_in.head(m_in),
-                           lower.head(n),              ws.upper.head(n)};
+    const DenseQpProblem p = node_problem(ws, rows);
     const bool parent_ok = parent && parent->rows == m_in && parent->cols == n;
     int distance = 0;
     for (int d = 0; d < K; ++d) distance += fix[d] != ws.fixings[static_cast<size_t>(d)];
@@ -249,10 +258,7 @@ struct PangTedrakeMiqp::Problem {
       for (int t = 0; t < 4; ++t)
         if (fix[4 * i + t] == Side::second) ws.relax_fixed[static_cast<size_t>(pair_var(cc, t))] = 1;
     }
-    const DenseQpProblem node{H.topLeftCorner(n, n),         c.head(n),         ws.A_eq.topLeftCorner(ws.rows, n),
-                              ws.b_eq.head(ws.rows),         A_in.topLeftCorner(m_in, n), b_in.head(m_in),
-                              lower.head(n),                 ws.upper.head(n)};
-    if (!qp.optimal_when_relaxed(node, ws.relax_eq.data(), ws.relax_fixed.data())) return false;
+    if (!qp.optimal_when_relaxed(node_problem(ws, ws.rows), ws.relax_eq.data(), ws.relax_fixed.data())) return false;
     // The root's multipliers: its own equalities', the rows' plus the fixing rows' (as
     // their pair rows'), the bounds'.
     ws.y.head(m_eq) = qp.y().head(m_eq);
@@ -262,10 +268,7 @@ struct PangTedrakeMiqp::Problem {
       ws.z[pair_row(contact_of_slot[d / 4], d % 4)] += qp.y()[k];
     }
     ws.w.head(n) = qp.bound_multipliers();
-    const DenseQpProblem root{H.topLeftCorner(n, n),      c.head(n),         A_eq.topLeftCorner(m_eq, n),
-                              b_eq.head(m_eq),            A_in.topLeftCorner(m_in, n), b_in.head(m_in),
-                              lower.head(n),              upper.head(n)};
-    return qp_kkt_residual(root, qp.x(), ws.y.head(m_eq), ws.z.head(m_in), ws.w.head(n)) <= qp.options().kkt_tol;
+    return qp_kkt_residual(root_problem(), qp.x(), ws.y.head(m_eq), ws.z.head(m_in), ws.w.head(n)) <= qp.options().kkt_tol;
   }
 
   /// The hint holds each fixing's side: left side = 0 (first) or variable = 0 (second), to
@@ -558,10 +561,7 @@ void PangTedrakeMiqp::store_memory(const Model& m, State& s) const {
 
 PangTedrakeMiqp::View PangTedrakeMiqp::view() const {
   const Problem& p = *problem_;
-  return View{DenseQpProblem{p.H.topLeftCorner(p.n, p.n), p.c.head(p.n), p.A_eq.topLeftCorner(p.m_eq, p.n),
-                             p.b_eq.head(p.m_eq), p.A_in.topLeftCorner(p.m_in, p.n), p.b_in.head(p.m_in),
-                             p.lower.head(p.n), p.upper.head(p.n)},
-              p.constant, p.nu, p.na, p.nc, slot_};
+  return View{p.root_problem(), p.constant, p.nu, p.na, p.nc, slot_};
 }
 
 Status PangTedrakeMiqp::stage_two(double x1_grip, double last_record, const double* last_sides) {
