@@ -273,9 +273,10 @@ struct State {
   /// - pang_tedrake_miqp (PangTedrakeMiqp::memory_size): each slot's hypothetical
   ///   penetration phi_bar of the last solved step, the next step's elastic bound under
   ///   elastic_bound = previous (seed 000 sec. V.B), +inf where the slot was inactive; then
-  ///   the last step's stage-1 answer, the next root's warm start; then the sides of the
-  ///   last answer's pairs and whether its stage-2 polish settled the root; all +inf at
-  ///   the start;
+  ///   the last step's stage-1 answer, the next root's warm start; then the last solved
+  ///   step's data and answer (a step with bitwise the same data reuses it); then the
+  ///   sides of the last answer's pairs and whether its stage-2 polish settled the root;
+  ///   all +inf at the start;
   /// - ecp_ncp (2 + 18 + hull faces): [1 when the rest is valid, the face k of the last step,
   ///   that step's MNCP solution], the next step's warm start; zeros at the start (cold).
   Eigen::VectorXd memory;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <utility>
@@ -323,7 +324,8 @@ PangTedrakeMiqp::PangTedrakeMiqp(const Model& m, const BnbOptions& options)
       dqa_bar_(m.n_a),
       dqa_star_(m.n_a),
       stage1_answer_(5 * std::min(kMaxContacts, m.n_slots()), m.n_q() + 4 * std::min(kMaxContacts, m.n_slots())),
-      root_warm_(stage1_answer_) {
+      root_warm_(stage1_answer_),
+      key_(key_capacity(m)) {
   Problem& p = *problem_;
   p.n_slots = m.n_slots();
   p.nu = m.n_u;
@@ -485,9 +487,53 @@ double PangTedrakeMiqp::fixed_pattern_cost(const std::vector<Side>& fixings) {
 
 int PangTedrakeMiqp::active_contacts() const { return problem_->nc; }
 
+int PangTedrakeMiqp::answer_capacity(const Model& m) { return m.n_q() + 4 * std::min(kMaxContacts, m.n_slots()); }
+
+int PangTedrakeMiqp::key_capacity(const Model& m) {
+  return 4 + std::min(kMaxContacts, m.n_slots()) * (4 + 2 * m.n_q()) + m.n_q() + m.n_a;
+}
+
+int PangTedrakeMiqp::memo_offset(const Model& m) {
+  const int k = std::min(kMaxContacts, m.n_slots());
+  return m.n_slots() + 1 + k + 5 * k + 2 * answer_capacity(m);
+}
+
 int PangTedrakeMiqp::memory_size(const Model& m) {
-  const int k = std::min(kMaxContacts, m.n_slots()), n = m.n_q() + 4 * k;
-  return m.n_slots() + 1 + k + 5 * k + 2 * n + 4 * m.n_slots() + 1;
+  return memo_offset(m) + 1 + key_capacity(m) + answer_capacity(m) + 1 + 4 * m.n_slots() + 1;
+}
+
+int PangTedrakeMiqp::memo_key(const Model& m) {
+  // Everything build() poses the step's problem from (and stage 2 reads): h, K, the bound's
+  // variant, per active contact its slot, friction, gap, elastic bound (under `previous`
+  // from the memory) and Jacobian rows, the generalized force and the command.
+  const Problem& p = *problem_;
+  double* k = key_.data();
+  int len = 0;
+  k[len++] = m.step.h;
+  k[len++] = m.params.stiffness_K;
+  k[len++] = m.params.elastic_bound_previous ? 1.0 : 0.0;
+  k[len++] = p.nc;
+  for (int c = 0; c < p.nc; ++c) {
+    const int i = slot_[c];
+    k[len++] = i;
+    k[len++] = m.pairs[m.slots[i].pair].friction;
+    k[len++] = ws_.frame[i].phi;
+    k[len++] = p.b_in[4 * p.nc + c];
+    for (int e = 0; e < m.n_q(); ++e) k[len++] = ws_.J_n(i, e);
+    for (int e = 0; e < m.n_q(); ++e) k[len++] = ws_.J_t(i, e);
+  }
+  for (int e = 0; e < m.n_q(); ++e) k[len++] = tau_[e];
+  for (int a = 0; a < m.n_a; ++a) k[len++] = dqa_bar_[a];
+  return len;
+}
+
+bool PangTedrakeMiqp::memo_matches(const Model& m, const State& s) {
+  const int len = key_length_ = memo_key(m);
+  if (s.memory.size() != memory_size(m)) return false;
+  const double* memo = s.memory.data() + memo_offset(m);
+  // Bitwise (memcmp: -0.0 is not 0.0 here), so the problem is exactly the same one.
+  return memo[0] == static_cast<double>(len) &&
+         std::memcmp(memo + 1, key_.data(), static_cast<std::size_t>(len) * sizeof(double)) == 0;
 }
 
 bool PangTedrakeMiqp::load_root_warm(const Model& m, const State& s) {
@@ -528,7 +574,7 @@ bool PangTedrakeMiqp::load_root_warm(const Model& m, const State& s) {
   return shared > 0;
 }
 
-void PangTedrakeMiqp::store_memory(const Model& m, State& s) const {
+void PangTedrakeMiqp::store_memory(const Model& m, State& s) {
   const Problem& p = *problem_;
   const int size = memory_size(m), k = std::min(kMaxContacts, m.n_slots()), cap = m.n_q() + 4 * k;
   if (s.memory.size() != size) s.memory.setConstant(size, std::numeric_limits<double>::infinity());  // once
@@ -541,6 +587,14 @@ void PangTedrakeMiqp::store_memory(const Model& m, State& s) const {
     for (int t = 0; t < 4; ++t)
       sides[4 * i + t] = c < 0 ? 0.0 : static_cast<double>(static_cast<int>(p.side_at(c, t, x_)));
   }
+  // This step's key and answer, for the next step (memo_matches()).
+  double* memo = s.memory.data() + memo_offset(m);
+  const int len = key_length_;  // memo_matches() wrote key_ for this step
+  memo[0] = len;
+  std::copy(key_.data(), key_.data() + len, memo + 1);
+  double* answer = memo + 1 + key_capacity(m);
+  std::copy(x_.data(), x_.data() + p.n, answer);
+  answer[answer_capacity(m)] = cost_;
   double* w = s.memory.data() + m.n_slots();
   const QpWorkingSet& ws = stage1_answer_;
   if (!ws.has_point || ws.rows != p.m_in || ws.cols != p.n) {
@@ -695,10 +749,8 @@ Status PangTedrakeMiqp::stage_two(double x1_grip, double last_record, const doub
   return Status::solved;
 }
 
-Status PangTedrakeMiqp::step(const Model& m, State& s) {
-  if (build(m, s) != Status::solved) return report_.status;
+Status PangTedrakeMiqp::solve_stages(const Model& m, const State& s) {
   Problem& p = *problem_;
-  const double h = m.step.h;
   const int nu = m.n_u, na = m.n_a, nc = p.nc, n = p.n;
   // Costs are m^2 (|dqa_bar|^2 ~ 1e-6 for the gripper): ties within 1e-9 of that scale.
   bnb_->set_tolerance(1e-9 * std::max(p.constant, 1e-12), 1e-9);
@@ -799,6 +851,26 @@ Status PangTedrakeMiqp::step(const Model& m, State& s) {
   } else if (const Status st2 = stage_two(grip_here, last_record, last_sides); st2 != Status::solved) {
     return st2;
   }
+  return Status::solved;
+}
+
+Status PangTedrakeMiqp::step(const Model& m, State& s) {
+  if (build(m, s) != Status::solved) return report_.status;
+  Problem& p = *problem_;
+  const double h = m.step.h;
+  const int nu = m.n_u, na = m.n_a, nc = p.nc, n = p.n;
+  // A step whose data are bitwise those of the last solved step (memo_key(): a finger
+  // sliding along an object at rest, an object resting alone) is the same problem: that
+  // step's answer is its answer. Kept per world in State::memory, so a batch world is still
+  // bitwise its single-world run.
+  reused_ = memo_matches(m, s);
+  if (reused_) {
+    const double* x = s.memory.data() + memo_offset(m) + 1 + key_capacity(m);
+    for (int j = 0; j < n; ++j) x_[j] = x[j];
+    cost_ = x[answer_capacity(m)];
+  } else if (const Status st = solve_stages(m, s); st != Status::solved) {
+    return st;
+  }
   report_.pivots = static_cast<int>(stage1_.nodes + stage2_.nodes);
   report_.complementarity_residual = p.complementarity(x_);
   if (report_.complementarity_residual > 1e-9) return fail(Status::numerical_failure, "the answer failed its complementarity check");
@@ -823,7 +895,7 @@ Status PangTedrakeMiqp::step(const Model& m, State& s) {
     for (int a = 0; a < na; ++a) v += ws_.J_n(i, nu + a) * dqa_bar_[a];
     phi_bar_[i] = v;
   }
-  store_memory(m, s);
+  if (!reused_) store_memory(m, s);  // a reused answer leaves the memory as it was
   for (int e = 0; e < nu + na; ++e) s.q[e] += x_[e];
   s.t += h;
   ++s.step;
