@@ -213,9 +213,19 @@ TEST(PangTedrakeMiqp, PolishingStageOnesAnswerSettlesTheLiftStepsAtTheRoot) {
   EXPECT_EQ(polish_alone, 14);
 }
 
+// Less friction at one finger and the cylinder off centre: from step 17 the cylinder slips
+// on the table under the least grip, and from step 27 the fingers slide up along it.
+json slipping_grasp_scene() {
+  json s = grasp_scene();
+  s["contacts"]["pairs"][0]["friction"] = 0.3;
+  s["contacts"]["pairs"][1]["friction"] = 0.55;
+  s["bodies"][1]["pose"][0] = 0.004;
+  return s;
+}
+
 TEST(PangTedrakeMiqp, APolishThatFailsIsRetriedOnTheFourthSearchingStep) {
-  // Less friction at one finger and the cylinder off centre: from step 17 the cylinder
-  // slips on the table under the least grip. Neither stage 1's answer (lifted) nor the
+  // slipping_grasp_scene(): from step 17 the cylinder slips on the table under the least
+  // grip. Neither stage 1's answer (lifted) nor the
   // last step's answer (before the squeeze) has a pattern whose polish reaches the root's
   // bound: the failure records -3, the next three searching steps skip the polish (-2, -1,
   // 0), the fourth tries again. Once the last step's answer slips, the polish with its
@@ -223,11 +233,7 @@ TEST(PangTedrakeMiqp, APolishThatFailsIsRetriedOnTheFourthSearchingStep) {
   // the polish alone (1 QP) on the next ones, where its multipliers certify it as the
   // root's optimum too, until the step's data repeat bitwise and the answer is reused. The
   // grip is the least one (all 4096 patterns) either way.
-  json s = grasp_scene();
-  s["contacts"]["pairs"][0]["friction"] = 0.3;
-  s["contacts"]["pairs"][1]["friction"] = 0.55;
-  s["bodies"][1]["pose"][0] = 0.004;
-  const Scene scene = parse_scene(s.dump());
+  const Scene scene = parse_scene(slipping_grasp_scene().dump());
   const Model& m = *scene.model;
   PangTedrakeMiqp stepper(m), probe(m);
   State st = initial_state(m);
@@ -270,17 +276,13 @@ TEST(PangTedrakeMiqp, APolishThatFailsIsRetriedOnTheFourthSearchingStep) {
 }
 
 TEST(PangTedrakeMiqp, AStepWhoseDataRepeatBitwiseReusesTheLastAnswer) {
-  // The slipping grasp above: from step 27 the fingers slide up the resting cylinder and
+  // slipping_grasp_scene(): from step 27 the fingers slide up the resting cylinder and
   // every step poses bitwise the same problem (gaps, Jacobians, loads and command do not
   // change). Such a step takes the last step's answer: no search, the memory unchanged,
   // from any stepper (the memo is the state's). That answer is the optimum a cold search
   // finds from the same state, and a changed datum (friction, stiffness, the command) is a
   // new problem.
-  json s = grasp_scene();
-  s["contacts"]["pairs"][0]["friction"] = 0.3;
-  s["contacts"]["pairs"][1]["friction"] = 0.55;
-  s["bodies"][1]["pose"][0] = 0.004;
-  const Scene scene = parse_scene(s.dump());
+  const Scene scene = parse_scene(slipping_grasp_scene().dump());
   const Model& m = *scene.model;
   PangTedrakeMiqp stepper(m), other(m);
   State st = initial_state(m);
