@@ -323,7 +323,7 @@ PangTedrakeMiqp::PangTedrakeMiqp(const Model& m, const BnbOptions& options)
       tau_(m.n_q()),
       dqa_bar_(m.n_a),
       dqa_star_(m.n_a),
-      stage1_answer_(5 * std::min(kMaxContacts, m.n_slots()), m.n_q() + 4 * std::min(kMaxContacts, m.n_slots())),
+      stage1_answer_(5 * std::min(kMaxContacts, m.n_slots()), answer_capacity(m)),
       root_warm_(stage1_answer_),
       key_(key_capacity(m)) {
   Problem& p = *problem_;
@@ -527,8 +527,8 @@ int PangTedrakeMiqp::memo_key(const Model& m) {
   return len;
 }
 
-bool PangTedrakeMiqp::memo_matches(const Model& m, const State& s) {
-  const int len = key_length_ = memo_key(m);
+bool PangTedrakeMiqp::memo_matches(const Model& m, const State& s) const {
+  const int len = key_length_;
   if (s.memory.size() != memory_size(m)) return false;
   const double* memo = s.memory.data() + memo_offset(m);
   // Bitwise (memcmp: -0.0 is not 0.0 here), so the problem is exactly the same one.
@@ -539,7 +539,7 @@ bool PangTedrakeMiqp::memo_matches(const Model& m, const State& s) {
 bool PangTedrakeMiqp::load_root_warm(const Model& m, const State& s) {
   const Problem& p = *problem_;
   if (s.memory.size() != memory_size(m) || p.nc == 0) return false;
-  const int k = std::min(kMaxContacts, m.n_slots()), cap = m.n_q() + 4 * k, nd = m.n_u + m.n_a;
+  const int k = std::min(kMaxContacts, m.n_slots()), cap = answer_capacity(m), nd = m.n_u + m.n_a;
   const double* w = s.memory.data() + m.n_slots();
   if (!(w[0] >= 1 && w[0] <= k)) return false;  // none (+inf)
   const int prev_nc = static_cast<int>(w[0]);
@@ -576,7 +576,7 @@ bool PangTedrakeMiqp::load_root_warm(const Model& m, const State& s) {
 
 void PangTedrakeMiqp::store_memory(const Model& m, State& s) {
   const Problem& p = *problem_;
-  const int size = memory_size(m), k = std::min(kMaxContacts, m.n_slots()), cap = m.n_q() + 4 * k;
+  const int size = memory_size(m), k = std::min(kMaxContacts, m.n_slots()), cap = answer_capacity(m);
   if (s.memory.size() != size) s.memory.setConstant(size, std::numeric_limits<double>::infinity());  // once
   for (int i = 0; i < m.n_slots(); ++i) s.memory[i] = phi_bar_[i];
   s.memory[size - 1] = polish_record_;
@@ -589,7 +589,7 @@ void PangTedrakeMiqp::store_memory(const Model& m, State& s) {
   }
   // This step's key and answer, for the next step (memo_matches()).
   double* memo = s.memory.data() + memo_offset(m);
-  const int len = key_length_;  // memo_matches() wrote key_ for this step
+  const int len = key_length_;  // this step's key (step())
   memo[0] = len;
   std::copy(key_.data(), key_.data() + len, memo + 1);
   double* answer = memo + 1 + key_capacity(m);
@@ -860,10 +860,11 @@ Status PangTedrakeMiqp::step(const Model& m, State& s) {
   const double h = m.step.h;
   const int nu = m.n_u, na = m.n_a, nc = p.nc, n = p.n;
   // A step whose data are bitwise those of the last solved step (memo_key(): a finger
-  // sliding along an object at rest, an object resting alone) is the same problem: that
+  // sliding along an object at rest) is the same problem: that
   // step's answer is its answer. Kept per world in State::memory, so a batch world is still
   // bitwise its single-world run.
-  reused_ = memo_matches(m, s);
+  key_length_ = memo_key(m);
+  reused_ = reuse_ && memo_matches(m, s);
   if (reused_) {
     const double* x = s.memory.data() + memo_offset(m) + 1 + key_capacity(m);
     for (int j = 0; j < n; ++j) x_[j] = x[j];

@@ -47,8 +47,8 @@
 //
 // Steps that repeat. A step whose data (memo_key(): every number its problem is posed from)
 // are bitwise those of the world's last solved step is that step's problem again and takes
-// its answer without a search (a finger sliding along a resting object, an object resting
-// alone: 27% of the Monte Carlo grasp study's steps). The key and the answer travel in
+// its answer without a search (a finger sliding along a resting object: 27% of the Monte
+// Carlo grasp study's steps). The key and the answer travel in
 // State::memory, so a batch world is still bitwise its single-world run.
 #pragma once
 
@@ -77,8 +77,8 @@ class PangTedrakeMiqp final : public Stepper {
     o.round_width = m.params.search_round_width;
     return o;
   }
-  /// State::memory of a pang_tedrake_miqp model: [phi_bar (n_slots) | the root warm start].
-  /// phi_bar is each slot's hypothetical penetration of the last step (read under
+  /// State::memory of a pang_tedrake_miqp model: [phi_bar (n_slots) | the root warm start |
+  /// the memo | the last answer's sides | the polish record]. phi_bar is each slot's hypothetical penetration of the last step (read under
   /// elastic_bound = previous). The root warm start is the last step's stage-1 answer as a
   /// QP working set: [nc, the nc slots (K entries), row flags (5 K), bound states (n_q + 4 K),
   /// the point (n_q + 4 K)], K = min(kMaxContacts, n_slots); then the memo of the last
@@ -103,9 +103,13 @@ class PangTedrakeMiqp final : public Stepper {
   /// pair 4 i + t of slot i), +inf when that pattern is infeasible, NaN on a QP failure.
   double fixed_pattern_cost(const std::vector<Side>& fixings);
   int active_contacts() const;
-  /// Whether the last step took the answer of the step before it without a search: its
-  /// problem's data (memo_key()) were bitwise that step's, kept in State::memory.
+  /// Whether the last step took the answer of the world's last solved step without a
+  /// search: its problem's data (memo_key()) were bitwise that step's, kept in
+  /// State::memory.
   bool reused_answer() const { return reused_; }
+  /// Reuse such answers (on by default). Off, every step searches (its answer then agrees
+  /// with the reused one to the search's tolerance): to time or test the search itself.
+  void set_reuse(bool on) { reuse_ = on; }
 
   /// The last step's search: stage 1 (min |dq_a - dqa_bar|^2) and stage 2 (min sum P_n;
   /// no node when stage 1's answer already has the least grip possible, see step()).
@@ -194,11 +198,12 @@ class PangTedrakeMiqp final : public Stepper {
   /// posed from; returns its length.
   int memo_key(const Model& m);
   /// Whether s.memory holds the last solved step's key and it is bitwise this step's
-  /// (writes this step's key first: key_, key_length_).
-  bool memo_matches(const Model& m, const State& s);
+  /// (key_, key_length_: memo_key() done).
+  bool memo_matches(const Model& m, const State& s) const;
   Eigen::VectorXd key_;   // (key_capacity) this step's memo key
   int key_length_ = 0;
-  bool reused_ = false;   // the last step reused the step before's answer
+  bool reused_ = false;   // the last step reused the last solved step's answer
+  bool reuse_ = true;     // set_reuse()
 };
 
 }  // namespace qs
