@@ -571,6 +571,7 @@ bool PangTedrakeMiqp::load_root_warm(const Model& m, const State& s) {
     shared += pc >= 0;
   }
   ws.has_point = true;
+  ws.point_is_guess = true;  // the last step's point, in this step's moved data
   return shared > 0;
 }
 

@@ -1265,7 +1265,9 @@ Status DenseQp::run(const DenseQpProblem& p, const QpWorkingSet* warm, bool hot,
         warm_ = QpWarmStart::rejected_invalid;
       } else {
         repair_proof_ = false;
-        if (try_warm_start(*warm)) {
+        // A guessed point first projected with its whole set; then the usual start.
+        if ((warm->point_is_guess && warm->has_point && try_warm_start(*warm, nullptr, nullptr, true)) ||
+            try_warm_start(*warm)) {
           warm_ = QpWarmStart::accepted;
           started = true;
         } else {
@@ -1391,7 +1393,7 @@ bool DenseQp::keep_last_working_set(const Hot& last, const int* eq_from_last) {
   return x_.head(n_).allFinite();
 }
 
-bool DenseQp::try_warm_start(const QpWorkingSet& ws, const Hot* hot, const int* eq_from_last) {
+bool DenseQp::try_warm_start(const QpWorkingSet& ws, const Hot* hot, const int* eq_from_last, bool project_guess) {
   const int n = n_, me = me_;
   if (hot) {
     if (!keep_last_working_set(*hot, eq_from_last)) return false;
@@ -1400,7 +1402,8 @@ bool DenseQp::try_warm_start(const QpWorkingSet& ws, const Hot* hot, const int* 
     if (ws.has_point) x_.head(n) = ws.x.head(n);
     else x_.head(n).setZero();
   }
-  const bool has_point = hot || ws.has_point;
+  // A guessed point is only the origin of the projection below, as the origin is without one.
+  const bool has_point = hot || (ws.has_point && !project_guess);
   // With a point: the constraints it violates are "pending" (in_w_ = 2: out of every ratio
   // test) until the repair below makes them active; listed constraints it does not hold
   // active are stale and left out.

@@ -149,6 +149,10 @@ struct QpWorkingSet {
   std::vector<QpBoundState> bound;    // bound[j], j < cols
   Eigen::VectorXd x;                  // the point (first cols entries), when has_point
   bool has_point = false;
+  /// The point and the set come from a neighbouring problem (the last time step's answer,
+  /// its data since moved), not from this one's matrices: a listed constraint the point
+  /// does not hold may still be active at this problem's optimum (see solve(p, ws)).
+  bool point_is_guess = false;
 };
 
 /// What happened to a warm start request.
@@ -277,6 +281,10 @@ class DenseQp {
   ///     the projected point if that does, else the solve is a cold start.
   ///  4. A phase 2 from the warm start that ends numerical_failure is retried once cold
   ///     (warm_start() == abandoned).
+  /// A guessed point (ws.point_is_guess) is tried first as the start of a set without a
+  /// point: every listed constraint joins W and the point is projected onto W (a small
+  /// move when the data moved little; listed rows a moved point no longer holds are kept).
+  /// When neither the projection nor the minimizer on W is feasible, steps 1-3 follow.
   /// warm_start() says which happened.
   Status solve(const DenseQpProblem& p, const QpWorkingSet& warm);
   /// Hot start: as solve(p, warm), but first from this solver's own factorization of the
@@ -370,7 +378,9 @@ class DenseQp {
   void begin(const DenseQpProblem& p);
   void load_rows(const Eigen::Ref<const Eigen::MatrixXd>& A, int off);  // A's rows as rows off..
   Status cold_start();
-  bool try_warm_start(const QpWorkingSet& ws, const Hot* hot = nullptr, const int* eq_from_last = nullptr);
+  /// project_guess: ws.point as the origin of a start without a point (ws.point_is_guess).
+  bool try_warm_start(const QpWorkingSet& ws, const Hot* hot = nullptr, const int* eq_from_last = nullptr,
+                      bool project_guess = false);
   bool keep_last_working_set(const Hot& last, const int* eq_from_last);  // hot: rename W
   bool repair(int id);  // warm start: make a violated constraint active, feasibly
   void record_repair_proof(int id, double sign);  // repair's infeasibility proof -> farkas_

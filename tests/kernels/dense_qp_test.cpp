@@ -885,6 +885,60 @@ TEST(DenseQpWarmStart, SameProblemChildAndStaleSets) {
   EXPECT_GE(cold_iterations, 0);
 }
 
+TEST(DenseQpWarmStart, AGuessedPointFromMovedDataKeepsItsWholeSet) {
+  // The last time step's answer in this step's data (the MIQP's warm root): the active rows'
+  // right-hand sides moved a little, so the old point leaves some of them slack. As a plain
+  // point, those rows are not active there and are left out of W (phase 2 must find them
+  // again); as a guess (point_is_guess) every listed row joins W and the point is projected
+  // onto W: the new optimum at once, when the active set did not change.
+  std::mt19937_64 rng(7);
+  const Qp qp = random_qp(rng, 40, 4, 60, 6);
+  DenseQp s(DenseQpCapacity{40, 8, 64});
+  ASSERT_EQ(s.solve(qp.view()), Status::solved);
+  const QpWorkingSet opt_set = s.working_set();
+  int loosened = 0;
+  Qp moved = qp;
+  for (int i = 0; i < opt_set.rows; ++i) {
+    if (!opt_set.active[i]) continue;
+    moved.b_in[i] -= 1e-4 * (1 + i % 3);  // the old point is now strictly inside these rows
+    ++loosened;
+  }
+  ASSERT_GT(loosened, 0);
+  ASSERT_EQ(s.solve(moved.view()), Status::solved);
+  const double cold_obj = s.objective();
+  const Eigen::VectorXd cold_x = s.x();
+
+  QpWorkingSet plain = opt_set;  // has_point: the old optimum
+  ASSERT_TRUE(plain.has_point);
+  ASSERT_EQ(s.solve(moved.view(), plain), Status::solved);
+  EXPECT_EQ(s.warm_start(), QpWarmStart::accepted);
+  const int plain_iterations = s.stats().iterations;
+  EXPECT_GE(plain_iterations, loosened);  // each dropped row joins W again by an iteration
+  expect_kkt(moved, s);
+
+  QpWorkingSet guess = opt_set;
+  guess.point_is_guess = true;
+  ASSERT_EQ(s.solve(moved.view(), guess), Status::solved);
+  EXPECT_EQ(s.warm_start(), QpWarmStart::accepted);
+  EXPECT_EQ(s.stats().iterations, 0);
+  EXPECT_EQ(s.phase1_pivots(), 0);
+  expect_kkt(moved, s);
+  EXPECT_NEAR(s.objective(), cold_obj, 1e-9 * (1 + std::abs(cold_obj)));
+  EXPECT_LE((s.x() - cold_x).cwiseAbs().maxCoeff(), 1e-8);
+
+  // A guess far off (every row listed active): neither its projection nor the minimizer on
+  // that W is feasible, so the usual warm start follows (rows the point does not hold are
+  // left out), and the answer is still the optimum.
+  QpWorkingSet far = opt_set;
+  for (int i = 0; i < far.rows; ++i) far.active[i] = 1;
+  far.point_is_guess = true;
+  ASSERT_EQ(s.solve(moved.view(), far), Status::solved);
+  EXPECT_EQ(s.warm_start(), QpWarmStart::accepted);
+  EXPECT_EQ(s.stats().iterations, plain_iterations);  // the plain start's path, not the guess's
+  expect_kkt(moved, s);
+  EXPECT_NEAR(s.objective(), cold_obj, 1e-9 * (1 + std::abs(cold_obj)));
+}
+
 TEST(DenseQpWarmStart, SemidefiniteOptimumWithTemporaryConstraints) {
   // A rank-2 H on 30 free variables with few rows: the optimum's working set leaves Z'HZ
   // singular, so a warm start needs temporary constraints at the given point, and still
