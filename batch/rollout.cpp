@@ -51,7 +51,7 @@ const RolloutResult& Rollout::propagate(std::span<const State> states, std::span
     }
     batch_ = std::make_unique<WorldBatch>(model_, n);
     stepper_ = std::make_unique<BatchStepper>(*batch_, options_);
-    command_.assign(static_cast<std::size_t>(std::max(na, 1)) * static_cast<std::size_t>(batch_->padded_size()), 0.0);
+    command_.assign(static_cast<std::size_t>(std::max(na, 1)) * static_cast<std::size_t>(batch_->row_stride()), 0.0);
     result_.next.assign(static_cast<std::size_t>(n), State{});
     for (State& s : result_.next) s = initial_state(*model_);  // sized once
     result_.contacts.assign(static_cast<std::size_t>(n), ContactSummary{});
@@ -61,7 +61,7 @@ const RolloutResult& Rollout::propagate(std::span<const State> states, std::span
   WorldBatch& b = *batch_;
   b.clear_outcomes();
   for (int i = 0; i < n; ++i) b.store_state(i, states[static_cast<std::size_t>(i)]);
-  const int stride = b.padded_size();
+  const int stride = b.row_stride();  // the batch's own rows' spacing (no cache-set aliasing)
   for (int l = 0; l < steps; ++l) {
     // Padding worlds keep velocity 0: they are never stored or reported.
     for (int i = 0; i < n; ++i)

@@ -59,16 +59,20 @@ class WorldBatch {
   int size() const { return worlds_; }           // real worlds
   int padded_size() const { return padded_; }    // worlds including padding: whole lane groups and 64-byte rows
   int group_count() const { return padded_ / lane_width_; }
+  /// Doubles from one row of a per-world quantity to the next: padded_size(), or one 64-byte
+  /// line more, so that a row is an odd number of lines (one world's rows then fall into
+  /// different cache sets; world_batch.cpp).
+  int row_stride() const { return stride_; }
   int lane_width() const { return lane_width_; }
 
-  // ---- state, one row per component, padded_size() entries each ----------------------
-  double* world_q(int dof) { return q_ + static_cast<std::size_t>(dof) * padded_; }              // (n_q x padded)
-  const double* world_q(int dof) const { return q_ + static_cast<std::size_t>(dof) * padded_; }
-  double* world_q_a_ref(int a) { return q_a_ref_ + static_cast<std::size_t>(a) * padded_; }      // (n_a x padded), anitescu_qp
-  const double* world_q_a_ref(int a) const { return q_a_ref_ + static_cast<std::size_t>(a) * padded_; }
+  // ---- state, one row per component, padded_size() entries each (rows row_stride() apart)
+  double* world_q(int dof) { return q_ + static_cast<std::size_t>(dof) * stride_; }              // (n_q x padded)
+  const double* world_q(int dof) const { return q_ + static_cast<std::size_t>(dof) * stride_; }
+  double* world_q_a_ref(int a) { return q_a_ref_ + static_cast<std::size_t>(a) * stride_; }      // (n_a x padded), anitescu_qp
+  const double* world_q_a_ref(int a) const { return q_a_ref_ + static_cast<std::size_t>(a) * stride_; }
   bool has_q_a_ref() const { return has_ref_; }
-  double* world_memory(int r) { return memory_ + static_cast<std::size_t>(r) * padded_; }  // (memory_rows x padded), State::memory
-  const double* world_memory(int r) const { return memory_ + static_cast<std::size_t>(r) * padded_; }
+  double* world_memory(int r) { return memory_ + static_cast<std::size_t>(r) * stride_; }  // (memory_rows x padded), State::memory
+  const double* world_memory(int r) const { return memory_ + static_cast<std::size_t>(r) * stride_; }
   int memory_rows() const { return memory_rows_; }
   double* world_time() { return time_; }         // (padded) s
   const double* world_time() const { return time_; }
@@ -93,8 +97,8 @@ class WorldBatch {
   // ---- varied parameters ---------------------------------------------------------------
   int varied_count() const { return static_cast<int>(varied_.size()); }
   const ParameterRef& varied(int k) const { return varied_[k]; }
-  double* param_value(int k) { return params_ + static_cast<std::size_t>(k) * padded_; }  // (varied x padded)
-  const double* param_value(int k) const { return params_ + static_cast<std::size_t>(k) * padded_; }
+  double* param_value(int k) { return params_ + static_cast<std::size_t>(k) * stride_; }  // (varied x padded)
+  const double* param_value(int k) const { return params_ + static_cast<std::size_t>(k) * stride_; }
   /// Sets world w's value of varied parameter k (checked against the parameter's range:
   /// BatchError naming the path and world). Call reset() after changing initial poses.
   void set_parameter(int k, int world, double value);
@@ -120,7 +124,7 @@ class WorldBatch {
   void fill_padding();
 
   std::shared_ptr<const Model> model_;
-  int worlds_ = 0, padded_ = 0, lane_width_ = 1;
+  int worlds_ = 0, padded_ = 0, stride_ = 0, lane_width_ = 1;
   bool has_ref_ = false;
   int memory_rows_ = 0;
   double memory_start_ = 0.0;  // the value initial_state gives every memory entry
