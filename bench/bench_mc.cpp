@@ -44,7 +44,7 @@ void BM_Study(benchmark::State& state, const char* scene_file, long samples) {
 }
 BENCHMARK_CAPTURE(BM_Study, grasp, "mc_grasp.json", 16384)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_Study, push, "mc_push.json", 16384)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(BM_Study, miqp, "mc_grasp_miqp.json", 256)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_Study, miqp, "mc_grasp_miqp.json", 2048)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_Rollout(benchmark::State& state) {
   const qs::Scene s = load("mpc_push.json");
