@@ -153,6 +153,41 @@ TEST(McGrasp, LowFrictionSlipsAndHighFrictionHolds) {
   }
 }
 
+TEST(McGraspMiqp, TheContactMarginLeavesEveryOutcomeAsWithoutIt) {
+  // examples/mc_grasp_miqp.json leaves a finger farther than 5 mm from the cylinder out of
+  // the step's MIQP (a finger closes 1 mm a step): the same outcome for every sample, and
+  // the same final pose to rounding, as with every contact in every step.
+  const json j = example_json("mc_grasp_miqp.json");
+  ASSERT_TRUE(j["contacts"].contains("margin"));
+  json all = j;
+  all["contacts"].erase("margin");
+  const McRun with_margin = run_monte_carlo(parse(j), options(64, 3));
+  const McRun without = run_monte_carlo(parse(all), options(64, 3));
+  const McRecords &a = with_margin.records, &b = without.records;
+  ASSERT_EQ(a.size(), 64);
+  ASSERT_EQ(b.size(), 64);
+  int held = 0, slipped = 0;
+  for (long i = 0; i < a.size(); ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    EXPECT_EQ(a.outcome[u], b.outcome[u]) << "sample " << i;
+    for (int k = 0; k < 3; ++k) EXPECT_NEAR(a.final_pose[u][k], b.final_pose[u][k], 1e-12) << "sample " << i;
+    held += a.outcome[u] == Outcome::held;
+    slipped += a.outcome[u] == Outcome::slipped;
+  }
+  EXPECT_GT(held, 0);  // both outcomes occur, so the comparison covers lift and slip
+  EXPECT_GT(slipped, 0);
+  // The comparison has teeth: 0.3 mm, less than the 1 mm a finger closes in a step, lets a
+  // finger reach the cylinder unseen and changes outcomes (5 mm keeps 2.5x the most a gap
+  // can close: 1 mm from the finger, 1 mm from the cylinder pushed by the other one).
+  json tight = j;
+  tight["contacts"]["margin"] = 0.0003;
+  const McRecords& c = run_monte_carlo(parse(tight), options(64, 3)).records;
+  ASSERT_EQ(c.size(), 64);
+  int differ = 0;
+  for (long i = 0; i < c.size(); ++i) differ += c.outcome[static_cast<std::size_t>(i)] != b.outcome[static_cast<std::size_t>(i)];
+  EXPECT_GT(differ, 0);
+}
+
 TEST(McGrasp, OneAnswerPerSampleAtAnyThreadsChunksAndShards) {
   const Scene s = load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/examples/mc_grasp.json");
   McOptions o = options(45, 11);
