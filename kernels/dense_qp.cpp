@@ -443,6 +443,28 @@ double DenseQp::primal_violation_at(const double* x) const {
   return worst;
 }
 
+double DenseQp::row_violation_at(const double* x) const {
+  // As the final check's primal part (kkt_residual_of_outputs): each row against its own
+  // terms, each bound against 1 + |bound|.
+  double worst = 0.0;
+  for (int i = 0; i < me_ + mi_; ++i) {
+    const double* a = N_.col(i).data();
+    const int* nz = row_nz_.data() + static_cast<std::size_t>(i) * cap_.vars;
+    double res = -b_all_[i], sc = 1.0 + std::abs(b_all_[i]);
+    for (int l = 0; l < row_nnz_[i]; ++l) {
+      const double t = a[nz[l]] * x[nz[l]];
+      res += t;
+      sc += std::abs(t);
+    }
+    worst = std::max(worst, (i < me_ ? std::abs(res) : -res) / sc);
+  }
+  for (int j = 0; j < n_; ++j) {
+    if (lower_[j] > -kInf) worst = std::max(worst, (lower_[j] - x[j]) / (1.0 + std::abs(lower_[j])));
+    if (upper_[j] < kInf) worst = std::max(worst, (x[j] - upper_[j]) / (1.0 + std::abs(upper_[j])));
+  }
+  return worst;
+}
+
 double DenseQp::kkt_residual_of_outputs() {
   // The definition of qp_kkt_residual (dense_qp.hpp), evaluated on the copy begin() made of
   // the rows (their nonzeros alone) with the scales check_problem() took: the same numbers
@@ -1285,10 +1307,11 @@ Status DenseQp::run(const DenseQpProblem& p, const QpWorkingSet* warm, bool hot,
       status_ = started ? Status::solved : cold_start();
     }
     if (status_ == Status::solved) status_ = phase2();
-    if (started && status_ == Status::numerical_failure) {
+    if (started && (status_ == Status::numerical_failure || status_ == Status::iteration_limit)) {
       // A warm start's repair walk and phase 2 can leave the final check just short (seen
-      // at 1e-9 to 2e-8 on the MIQP's stiff elastic-bound rows) where a cold start passes:
-      // one cold attempt before giving up.
+      // at 1e-9 to 2e-8 on the MIQP's stiff elastic-bound rows) where a cold start passes,
+      // or cycle to the iteration limit on badly scaled data (a fuzz found 66 such warm
+      // starts in 234k; the cold start solved them): one cold attempt before giving up.
       warm_ = QpWarmStart::abandoned;
       status_ = cold_start();
       if (status_ == Status::solved) status_ = phase2();
@@ -1468,13 +1491,19 @@ bool DenseQp::try_warm_start(const QpWorkingSet& ws, const Hot* hot, const int* 
   // refactor_interval changes as within one solve.
   changes_since_refactor_ = hot ? hot->changes + changes_since_refactor_ : 0;
   degenerate_steps_ = 0;
-  const bool here_feasible = primal_violation_at(x_.data()) <= opt_.feasibility_tol * primal_scale_at(x_.data());
+  // A guessed point's start must hold every row as the final check measures it, row by row:
+  // against the global scale, a row off by 6e-5 passed where |A| ~ 6e3 (found by fuzzing:
+  // phase 2 from there cycled, and an empty problem ended iteration_limit).
+  const auto feasible_at = [&](const double* x) {
+    return project_guess ? row_violation_at(x) <= opt_.feasibility_tol
+                         : primal_violation_at(x) <= opt_.feasibility_tol * primal_scale_at(x);
+  };
+  const bool here_feasible = feasible_at(x_.data());
   // The minimizer on W (with its temporaries) if it is feasible, else this point.
   compute_gradient();
   newton_step();
   for (int i = 0; i < n; ++i) v_[i] = x_[i] + step_[i];
-  if (v_.head(n).allFinite() &&
-      primal_violation_at(v_.data()) <= opt_.feasibility_tol * primal_scale_at(v_.data())) {
+  if (v_.head(n).allFinite() && feasible_at(v_.data())) {
     x_.head(n) = v_.head(n);
     at_minimizer_ = true;
   } else if (here_feasible) {

@@ -279,11 +279,13 @@ class DenseQp {
   ///     minimizer on W is tried: phase 2 starts there if it satisfies every constraint to
   ///     feasibility_tol (re-solving at an optimal set then takes 0 iterations), else from
   ///     the projected point if that does, else the solve is a cold start.
-  ///  4. A phase 2 from the warm start that ends numerical_failure is retried once cold
-  ///     (warm_start() == abandoned).
+  ///  4. A phase 2 from the warm start that ends numerical_failure or iteration_limit is
+  ///     retried once cold (warm_start() == abandoned).
   /// A guessed point (ws.point_is_guess) is tried first as the start of a set without a
   /// point: every listed constraint joins W and the point is projected onto W (a small
   /// move when the data moved little; listed rows a moved point no longer holds are kept).
+  /// Its start must hold every row and bound as the final check measures them (row by row,
+  /// to feasibility_tol).
   /// When neither the projection nor the minimizer on W is feasible, steps 1-3 follow.
   /// warm_start() says which happened.
   Status solve(const DenseQpProblem& p, const QpWorkingSet& warm);
@@ -405,6 +407,7 @@ class DenseQp {
   bool row_sparse(int i) const { return 4 * row_nnz_[i] <= n_ + 16; }
   double primal_scale_at(const double* x) const;      // s_p at x (see the check above)
   double primal_violation_at(const double* x) const;  // the largest violation (unscaled)
+  double row_violation_at(const double* x) const;     // the final check's primal part: row by row
   double kkt_residual_of_outputs();  // qp_kkt_residual of the outputs, on the copied data
 
   // Factorization.

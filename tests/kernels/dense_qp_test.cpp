@@ -939,6 +939,55 @@ TEST(DenseQpWarmStart, AGuessedPointFromMovedDataKeepsItsWholeSet) {
   EXPECT_NEAR(s.objective(), cold_obj, 1e-9 * (1 + std::abs(cold_obj)));
 }
 
+TEST(DenseQpWarmStart, AGuessedStartMustHoldEveryRowAsTheFinalCheckMeasuresIt) {
+  // Found by fuzzing the guess: row 0 (0 >= 6e-5) makes the problem empty, but against the
+  // global scale (rows up to 6e3, |x| ~ 100) a violation of 6e-5 passed, the guess's start
+  // was accepted and phase 2 cycled to the iteration limit. Row by row the start is
+  // rejected, and the answer is the cold solve's: infeasible, with a valid certificate.
+  const double inf = kInf;
+  Qp qp = empty_qp(6);
+  const double upper_h[6][6] = {{0.008, -5e-6, 1e-4, 1, -0.03, -10},  {0, 1.3e-4, -4e-5, -1, 0.007, 2},
+                                {0, 0, 9.2e-5, -0.2, -0.007, 1},       {0, 0, 0, 3e5, 80, -1e5},
+                                {0, 0, 0, 0, 2.4, 200},                {0, 0, 0, 0, 0, 8e5}};
+  for (int i = 0; i < 6; ++i)
+    for (int j = i; j < 6; ++j) qp.H(i, j) = qp.H(j, i) = upper_h[i][j];
+  qp.c = vec({-0.1, 0, 0, 0, 0, 0});
+  qp.A_in = Eigen::MatrixXd{{0, 0, 0, 0, 0, 0}, {-0.9, 0.06, 0.1, 6000, -10, 6000}, {0.03, 0.007, 0.007, 400, 1, -200}};
+  qp.b_in = vec({6e-5, -60, -5});
+  qp.lo = vec({-inf, -inf, -inf, -inf, -4, -inf});
+  qp.up = vec({inf, inf, inf, inf, 4, inf});
+  DenseQp s(DenseQpCapacity{6, 0, 3});
+  ASSERT_EQ(s.solve(qp.view()), Status::infeasible);
+  QpWorkingSet guess(3, 6);
+  guess.x.head(6) = vec({-40, 100, -60, -0.006, -3, -0.004});
+  guess.has_point = true;
+  guess.point_is_guess = true;
+  s.options().max_iterations = 100000;  // not a slow phase 2: a cycling one
+  ASSERT_EQ(s.solve(qp.view(), guess), Status::infeasible);
+  expect_certificate(qp, s);
+  EXPECT_LT(s.stats().iterations, 100);
+}
+
+TEST(DenseQpWarmStart, AWarmPhase2AtTheIterationLimitIsRetriedCold) {
+  // Phase 2 from a warm start that cycles to the limit gets the cold attempt a final check's
+  // failure gets (here the limit is simply small, so the cold attempt stops there too).
+  std::mt19937_64 rng(5);
+  const Qp qp = random_qp(rng, 30, 0, 40, 30);
+  DenseQp s(DenseQpCapacity{30, 0, 40});
+  ASSERT_EQ(s.solve(qp.view()), Status::solved);
+  const QpWorkingSet opt_set = s.working_set();
+  Qp turned = qp;  // the same constraints, the cost turned around: the optimum is far off
+  turned.c = -qp.c;
+  ASSERT_EQ(s.solve(turned.view(), opt_set), Status::solved);
+  ASSERT_EQ(s.warm_start(), QpWarmStart::accepted);
+  ASSERT_GT(s.stats().iterations, 2);
+  s.options().max_iterations = 2;
+  ASSERT_EQ(s.solve(turned.view(), opt_set), Status::iteration_limit);
+  EXPECT_EQ(s.warm_start(), QpWarmStart::abandoned);
+  EXPECT_TRUE(s.stats().has_point);
+  EXPECT_GE((turned.A_in * s.x() - turned.b_in).minCoeff(), -1e-9);
+}
+
 TEST(DenseQpWarmStart, SemidefiniteOptimumWithTemporaryConstraints) {
   // A rank-2 H on 30 free variables with few rows: the optimum's working set leaves Z'HZ
   // singular, so a warm start needs temporary constraints at the given point, and still
