@@ -83,8 +83,26 @@ std::string ignored_reason(const Model& m, const ParameterRef& r) {
       return (p.body_a == body || p.body_b == body) && p.slot_count > 0;
     });
   };
+  // Whether a body moves with an unactuated DOF (its own, as a free body, or an
+  // effort-controlled joint's up its chain): only then do its mass and gravity reach the
+  // motion (the velocity-controlled robot follows its commands; anitescu_qp's impedances
+  // cancel their own gravity).
+  const auto moves_unactuated = [&](int body) {
+    for (int i = body; i >= 0;) {
+      const Body& b = m.bodies[static_cast<std::size_t>(i)];
+      if (b.kind == BodyKind::free) return true;
+      if (b.kind != BodyKind::linked) return false;
+      const Joint& j = m.joints[static_cast<std::size_t>(b.parent_joint)];
+      if (j.control == Control::effort) return true;
+      i = j.parent;
+    }
+    return false;
+  };
   switch (r.kind) {
     case K::body_mass:
+      if (!moves_unactuated(r.index))
+        return "the body moves only with velocity-controlled joints, which follow their commands whatever it "
+               "weighs: its mass never reaches the motion";
       // Seed 001: the object's motion comes from the limit surface A and the gains; A is
       // computed once from the scene's mass (or given), so a sampled mass changes nothing.
       if (m.formulation == Formulation::halm_posa_lcp)

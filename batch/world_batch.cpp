@@ -89,7 +89,7 @@ std::string cannot_vary(const Model& m, const ParameterRef& r) {
   if (m.world.type == WorldType::tabletop && (r.kind == K::body_mass || r.kind == K::body_scale) &&
       m.params.limit_surface_computed)
     return "the tabletop limit surface is computed from the object's mass and shape when the scene is loaded, "
-           "so varying them per world would need one limit surface per world (not supported yet; give model.A)";
+           "so varying them per world would need one limit surface per world (not supported yet)";
   if (m.world.type == WorldType::tabletop && r.kind == K::body_scale)
     return "scaling the tabletop object would change its support patch and limit surface (not supported yet)";
   return {};

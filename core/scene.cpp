@@ -891,6 +891,17 @@ ParameterRef resolve_parameter(const Model& m, std::string_view path, const std:
     return fail("a model parameter is stiffness (pang_tedrake_miqp; anitescu_qp's is per joint: "
                 "joints.NAME.stiffness) or c (halm_posa_lcp)");
   }
+  if (parts.size() == 2 && parts[0] == "world" && parts[1] == "support_friction") {
+    // Seed 001: the support friction enters only the limit surface A, computed once when the
+    // model is built (not at all when A is given): a per-world value would change nothing.
+    if (m.formulation == Formulation::halm_posa_lcp || m.formulation == Formulation::perfect_velocity_lcp)
+      return fail(m.params.limit_surface_A && !m.params.limit_surface_computed
+                      ? "the model's limit surface A is given, so the support friction is never used"
+                      : "the support friction only sets the limit surface A, computed once when the model is "
+                        "built: one value per study");
+    return fail("the support friction cannot vary per world (only a tabletop or body_on_plane world has one, "
+                "and neither varies it per world yet)");
+  }
   if (parts.size() == 3 && parts[0] == "pairs") {
     const auto slash = parts[1].find('/');
     if (slash == std::string::npos) return fail("a pair is named \"A/B\" after its two bodies");

@@ -427,6 +427,36 @@ TEST(McRefusals, StudiesThatCannotRunSayWhy) {
   EXPECT_NE(reason(push).find("\"bodies.disk.mass\": halm_posa_lcp"), std::string::npos) << reason(push);
   push["model"] = json::parse(R"({"formulation": "perfect_velocity_lcp", "A": [[1, 0, 0], [0, 1, 0], [0, 0, 1]]})");
   EXPECT_NE(reason(push).find("only rescales the contact forces"), std::string::npos) << reason(push);
+  // The support friction only sets A (or, with A given, is never used): refused by the
+  // scene reader with the reason.
+  const auto refusal = [](const json& study) {
+    try {
+      parse(study);
+    } catch (const SceneError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  push = push_study();
+  push["uncertainty"]["parameters"][0] = json::parse(
+      R"({"parameter": "world.support_friction", "distribution": "uniform", "low": 0.2, "high": 0.6})");
+  EXPECT_NE(refusal(push).find("\"world.support_friction\": the model's limit surface A is given"), std::string::npos)
+      << refusal(push);
+  // A finger's mass: the velocity-controlled joints carry it whatever it weighs (found in
+  // review: accepted, and every sample ended the same).
+  for (const char* study : {"mc_grasp.json", "mc_grasp_miqp.json"}) {
+    j = example_json(study);
+    j["uncertainty"]["parameters"][0] = json::parse(
+        R"({"parameter": "bodies.left_finger.mass", "distribution": "uniform", "low": 0.1, "high": 0.5})");
+    EXPECT_NE(reason(j).find("\"bodies.left_finger.mass\": the body moves only with velocity-controlled joints"),
+              std::string::npos)
+        << study << ": " << reason(j);
+  }
+  // The cylinder's mass does reach the motion (a free body).
+  j = grasp;
+  j["uncertainty"]["parameters"][0] = json::parse(
+      R"({"parameter": "bodies.cylinder.mass", "distribution": "uniform", "low": 0.5, "high": 1.5})");
+  EXPECT_EQ(reason(j), "");
 
   // Options.
   const Scene s = parse(grasp);
