@@ -131,6 +131,20 @@ std::string ignored_reason(const Model& m, const ParameterRef& r) {
         }
         if (all_centered_disks) return "the body is a disk about its origin without a theta DOF: turning it changes nothing";
       }
+      // A half-plane slid along its own boundary is the same half-plane: x or y of a body
+      // whose shapes are all half-planes with boundaries along that axis (the ground).
+      if ((r.kind == K::body_pose_x || r.kind == K::body_pose_y) && !dof && !b.shapes.empty()) {
+        bool along_boundary = true;
+        for (int s : b.shapes) {
+          const Shape& sh = m.shapes[s];
+          const Vec2<double> n = Pose2<double>::from_xytheta(b.pose[0], b.pose[1], b.pose[2]).rotate(sh.normal);
+          along_boundary = along_boundary && sh.core == ShapeCore::half_plane &&
+                           (r.kind == K::body_pose_x ? n.x == 0.0 : n.y == 0.0);
+        }
+        if (along_boundary)
+          return "the body's half-planes have their boundaries along that axis: sliding them along it changes "
+                 "nothing";
+      }
       if (!dof && !in_a_pair(r.index)) return "the body is in no contact pair and its pose is not a DOF";
       return {};
     }

@@ -452,6 +452,13 @@ TEST(McRefusals, StudiesThatCannotRunSayWhy) {
               std::string::npos)
         << study << ": " << reason(j);
   }
+  // The ground slid along its own surface is the same ground; lifted or lowered it is not.
+  j = grasp;
+  j["uncertainty"]["parameters"][0] = json::parse(
+      R"({"parameter": "bodies.ground.pose.x", "distribution": "uniform", "low": -0.1, "high": 0.1})");
+  EXPECT_NE(reason(j).find("\"bodies.ground.pose.x\": the body's half-planes"), std::string::npos) << reason(j);
+  j["uncertainty"]["parameters"][0]["parameter"] = "bodies.ground.pose.y";
+  EXPECT_EQ(reason(j), "");
   // The cylinder's mass does reach the motion (a free body).
   j = grasp;
   j["uncertainty"]["parameters"][0] = json::parse(
