@@ -36,12 +36,34 @@ struct InputError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Sign checks on a number option with a message a user can read (CLI11's own
+/// NonNegativeNumber and PositiveNumber print the whole double range). The option's own
+/// parse still rejects what is not a number.
+CLI::Validator sign_check(bool allow_zero) {
+  return CLI::Validator(
+      [allow_zero](std::string& text) -> std::string {
+        double v = 0.0;
+        try {
+          std::size_t used = 0;
+          v = std::stod(text, &used);
+          if (used != text.size()) return "";  // not a number: the option's own parse says so
+        } catch (const std::exception&) {
+          return "";
+        }
+        if (allow_zero ? v >= 0.0 : v > 0.0) return "";
+        return std::string("must be ") + (allow_zero ? ">= 0" : "> 0") + " (got " + text + ")";
+      },
+      allow_zero ? "NONNEGATIVE" : "POSITIVE");
+}
+const CLI::Validator kNonNegative = sign_check(true);
+const CLI::Validator kPositive = sign_check(false);
+
 struct CommonOptions {
   int threads = 0;  // 0: all cores
 };
 
 void add_common(CLI::App& app, CommonOptions& o) {
-  app.add_option("--threads", o.threads, "Worker threads (0: all cores)")->check(CLI::NonNegativeNumber);
+  app.add_option("--threads", o.threads, "Worker threads (0: all cores)")->check(kNonNegative);
 }
 
 std::string dof_list(const Model& m, int begin, int end) {
@@ -413,7 +435,7 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   CLI::App* run = app.add_subcommand("run", "Step one world and write its trajectory");
   run->add_option("scene", run_opt.scene, "Scene file (JSON, format 1)")->required();
   run->add_option("--steps", run_opt.steps, "Number of steps (default: the scene's step.steps)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   run->add_option("--out", run_opt.out, "Trajectory CSV: row 0 is the initial state, row l the state after l steps");
   run->add_option("--forces", run_opt.forces, "Contact CSV: one row per step and active slot");
   add_common(*run, common);
@@ -423,9 +445,9 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
       app.add_subcommand("throughput", "Step N copies of a scene's world with the batch engine; prints world-steps/s");
   throughput->add_option("scene", tp_opt.scene, "Scene file (JSON, format 1); its overrides are cycled over the worlds")
       ->required();
-  throughput->add_option("--worlds", tp_opt.worlds, "Number of worlds (default 1024)")->check(CLI::PositiveNumber);
+  throughput->add_option("--worlds", tp_opt.worlds, "Number of worlds (default 1024)")->check(kPositive);
   throughput->add_option("--steps", tp_opt.steps, "Steps per world (default: the scene's step.steps)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   throughput->add_flag("--scalar", tp_opt.scalar, "Run the scalar reference path (T = double, world by world) instead of the lanes; same numbers");
   throughput->add_flag("--hash", tp_opt.hash, "Print a hash of the final state of every world");
   add_common(*throughput, common);
@@ -435,10 +457,10 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
       app.add_subcommand("export-miqp", "Write one step's big-M MIQP (seed 000 eq. (23)) as a CPLEX LP file");
   export_miqp->add_option("scene", export_opt.scene, "Scene file with model.formulation pang_tedrake_miqp")->required();
   export_miqp->add_option("--step", export_opt.step, "The step to export (counted from 1; the earlier ones are solved)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   export_miqp->add_option("--out", export_opt.out, "LP file (default: standard output)");
   export_miqp->add_option("--big-m", export_opt.big_m, "M of the big-M constraints (default 10)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   add_common(*export_miqp, common);
 
   McCommandOptions mc_opt;
@@ -448,7 +470,8 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
                  "Scene file with uncertainty and success sections (default: the built-in study, " +
                      std::string(kDefaultStudyName) + ")");
   mc->add_option("--samples", mc_opt.samples, "Number of samples N of the whole study (default 10000)");
-  mc->add_option("--seed", mc_opt.seed, "Seed of the random stream (default 0)");
+  mc->add_option("--seed", mc_opt.seed, "Seed of the random stream (default 0)")
+      ->check(kNonNegative);  // "-1" would otherwise wrap to 2^64 - 1
   mc->add_option("--out", mc_opt.out, "Sample CSV: the study's provenance, then one row per sample");
   mc->add_option("--report", mc_opt.report, "Self-contained HTML report (inline SVG)");
   mc->add_option("--shard", mc_opt.shard, "Run the K-th of M disjoint slices of the samples, K/M with 0 <= K < M");

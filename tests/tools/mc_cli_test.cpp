@@ -123,6 +123,11 @@ TEST_F(McCli, BadInputIsOneLineAndLeavesNoFile) {
             std::string::npos);
   EXPECT_NE(refused({"mc", grasp, "--samples", "10", "--shard", "x", "--out", path("a.csv")}).find("expected K/M"),
             std::string::npos);
+  // A negative seed would wrap to 2^64 - 1 as an unsigned number (found in review).
+  EXPECT_NE(refused({"mc", grasp, "--samples", "10", "--seed", "-1", "--out", path("a.csv")}).find("--seed: must be >= 0 (got -1)"),
+            std::string::npos);
+  EXPECT_NE(refused({"mc", grasp, "--samples", "10", "--threads", "-2", "--out", path("a.csv")}).find("--threads: must be >= 0"),
+            std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(path("a.csv")));
   EXPECT_FALSE(std::filesystem::exists(path("a.csv.partial")));
 
