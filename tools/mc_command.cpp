@@ -128,7 +128,10 @@ int run_mc(const Scene& scene, const McCommandOptions& o, std::ostream& out, std
   }
   const std::string title = scene.model->name.empty() ? scene.source : scene.model->name;
   if (!o.report.empty()) write_report(o.report, run.study, summary, run.trajectories, title);
-  err << "mc: samples " << run.first << ".." << run.first + run.count - 1 << " (shard " << mo.shard << "/" << mo.shards
+  err << "mc: samples ";
+  if (run.count > 0) err << run.first << ".." << run.first + run.count - 1;
+  else err << "none";  // a shard of more slices than samples
+  err << " (shard " << mo.shard << "/" << mo.shards
       << ") in " << fixed(run.seconds, 3) << " s, "
       << fixed(run.seconds > 0 ? static_cast<double>(run.count) / run.seconds : 0.0, 0) << " samples/s; " << run.path
       << "\n";

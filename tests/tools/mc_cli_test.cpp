@@ -100,6 +100,21 @@ TEST_F(McCli, ShardsMergeToTheSingleRunsSummary) {
   bad_word.replace(bad_word.rfind(",held,") != std::string::npos ? bad_word.rfind(",held,") : bad_word.rfind(",slipped,"),
                    1, ",exploded");
   EXPECT_NE(refused({"mc-merge", files[0], files[1], file("word.csv", bad_word)}).find("unknown outcome"), std::string::npos);
+  // More slices than samples: an empty shard says so (it said "samples 0..-1") and merges.
+  std::vector<std::string> small;
+  for (int k = 0; k < 3; ++k) {
+    const std::string name = std::to_string(k);  // (GCC 12 warns on "e" + to_string(k) + ...)
+    small.push_back(path("empty" + name));
+    const CliResult r = run_cli({"mc", grasp, "--samples", "2", "--seed", "9", "--shard", name + "/3", "--out", small.back()});
+    ASSERT_EQ(r.code, 0) << r.err;
+    if (k == 0) {
+      EXPECT_NE(r.err.find("mc: samples none (shard 0/3)"), std::string::npos) << r.err;
+    }
+  }
+  const CliResult one_run = run_cli({"mc", grasp, "--samples", "2", "--seed", "9"});
+  const CliResult small_merged = run_cli({"mc-merge", small[0], small[1], small[2]});
+  ASSERT_EQ(small_merged.code, 0) << small_merged.err;
+  EXPECT_EQ(small_merged.out, one_run.out);
 }
 
 TEST_F(McCli, WithoutASceneRunsTheBuiltInStudyByteForByteTheExample) {
