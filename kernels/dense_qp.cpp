@@ -1313,8 +1313,13 @@ Status DenseQp::run(const DenseQpProblem& p, const QpWorkingSet* warm, bool hot,
       // or cycle to the iteration limit on badly scaled data (a fuzz found 66 such warm
       // starts in 234k; the cold start solved them): one cold attempt before giving up.
       warm_ = QpWarmStart::abandoned;
+      // The cold attempt gets the whole iteration budget (a warm phase 2 at the limit has
+      // spent it); the count reported is both attempts'.
+      const int warm_iterations = stats_.iterations;
+      stats_.iterations = 0;
       status_ = cold_start();
       if (status_ == Status::solved) status_ = phase2();
+      stats_.iterations += warm_iterations;
     }
     // A hot start can follow a solved problem, or one the repair walk proved empty: its
     // walk leaves W active at x and every constraint but the pending ones held, as a start

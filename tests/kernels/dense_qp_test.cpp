@@ -11,12 +11,15 @@
 
 #include <Eigen/Dense>
 #include <cmath>
+#include <fstream>
 #include <limits>
 #include <memory>
 #include <numbers>
 #include <random>
 #include <tuple>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "kernels/dense_lp.hpp"
 
@@ -986,6 +989,38 @@ TEST(DenseQpWarmStart, AWarmPhase2AtTheIterationLimitIsRetriedCold) {
   EXPECT_EQ(s.warm_start(), QpWarmStart::abandoned);
   EXPECT_TRUE(s.stats().has_point);
   EXPECT_GE((turned.A_in * s.x() - turned.b_in).minCoeff(), -1e-9);
+}
+
+TEST(DenseQpWarmStart, TheColdRetryAfterACyclingPhase2HasItsOwnIterationBudget) {
+  // Found by fuzzing the guess (tests/data/dense_qp/guess_cycles.json): from this guessed
+  // start phase 2 cycles to the iteration limit. The cold retry solves it, but only with
+  // a budget of its own: it used to inherit the spent count and stop at once.
+  std::ifstream in(std::string(QUASISTEP_SOURCE_DIR) + "/tests/data/dense_qp/guess_cycles.json");
+  ASSERT_TRUE(in.good());
+  const nlohmann::json j = nlohmann::json::parse(in);
+  const int n = static_cast<int>(j["c"].size()), mi = static_cast<int>(j["b_in"].size());
+  Qp qp = empty_qp(n);
+  qp.A_in = Eigen::MatrixXd(mi, n);
+  qp.b_in = Eigen::VectorXd(mi);
+  for (int r = 0; r < n; ++r) {
+    qp.c[r] = j["c"][r].get<double>();
+    for (int k = 0; k < n; ++k) qp.H(r, k) = j["H"][r][k].get<double>();
+  }
+  for (int i = 0; i < mi; ++i) {
+    qp.b_in[i] = j["b_in"][i].get<double>();
+    for (int k = 0; k < n; ++k) qp.A_in(i, k) = j["A_in"][i][k].get<double>();
+  }
+  QpWorkingSet guess(mi, n);
+  for (int k = 0; k < n; ++k) guess.x[k] = j["x"][k].get<double>();
+  for (const auto& i : j["active"]) guess.active[i.get<int>()] = 1;
+  guess.has_point = true;
+  guess.point_is_guess = true;
+  DenseQp s(DenseQpCapacity{n, 0, mi});
+  ASSERT_EQ(s.solve(qp.view(), guess), Status::solved);
+  EXPECT_EQ(s.warm_start(), QpWarmStart::abandoned);  // the cold retry's answer
+  expect_kkt(qp, s);
+  const double expected = j["objective"].get<double>();
+  EXPECT_NEAR(s.objective(), expected, 1e-9 * std::abs(expected));
 }
 
 TEST(DenseQpWarmStart, SemidefiniteOptimumWithTemporaryConstraints) {
