@@ -468,7 +468,9 @@ double DenseQp::row_violation_at(const double* x) const {
 double DenseQp::kkt_residual_of_outputs() {
   // The definition of qp_kkt_residual (dense_qp.hpp), evaluated on the copy begin() made of
   // the rows (their nonzeros alone) with the scales check_problem() took: the same numbers
-  // to rounding, at a fraction of the cost of the general function on strided views.
+  // to rounding, at a fraction of the cost of the general function on strided views. Its
+  // primal part is row_violation_at()'s, fused here with stationarity in one pass over the
+  // rows: keep the two measures in step.
   const int n = n_, me = me_, mi = mi_;
   const double *x = x_out_.data(), *y = y_out_.data(), *z = z_out_.data(), *w = w_out_.data();
   double xmax = 0.0, mmax = 0.0, wmax = 0.0;
