@@ -43,6 +43,7 @@ class TempDirTest : public ::testing::Test {
     name += std::to_string(unit->random_seed());
     name += "_";
     name += unit->current_test_info()->name();
+    std::replace(name.begin(), name.end(), '/', '_');  // a parameterised test's name
     dir_ = std::filesystem::temp_directory_path() / name;
     std::filesystem::create_directories(dir_);
   }
