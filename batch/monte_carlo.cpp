@@ -1,6 +1,7 @@
 #include "batch/monte_carlo.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <numbers>
@@ -72,6 +73,14 @@ std::string number(double v) {
   o.precision(6);
   o << v;
   return o.str();
+}
+
+/// The shortest text that reads back as v: the criterion's numbers in the sample CSV's
+/// header are exact, so mc-merge can judge each row by them.
+std::string exact(double v) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
 }
 
 /// Why the model ignores a varied parameter, or where it only rescales forces ("" when the
@@ -166,10 +175,10 @@ std::string ignored_reason(const Model& m, const ParameterRef& r) {
 std::string describe(const SuccessCriterion& s, const Model& m) {
   const std::string body = m.bodies[s.body].name;
   if (s.kind == SuccessCriterion::Kind::lifted)
-    return "lifted " + body + " >= " + number(s.height) + " m until " + number(s.hold_until) + " s";
-  return "goal_region " + body + " at [" + number(s.center[0]) + ", " + number(s.center[1]) + ", " +
-         number(s.center[2]) + "] +- [" + number(s.tolerance[0]) + ", " + number(s.tolerance[1]) + ", " +
-         number(s.tolerance[2]) + "]";
+    return "lifted " + body + " >= " + exact(s.height) + " m until " + exact(s.hold_until) + " s";
+  return "goal_region " + body + " at [" + exact(s.center[0]) + ", " + exact(s.center[1]) + ", " +
+         exact(s.center[2]) + "] +- [" + exact(s.tolerance[0]) + ", " + exact(s.tolerance[1]) + ", " +
+         exact(s.tolerance[2]) + "]";
 }
 
 /// The object's world pose from a world's q on a Model whose per-world parameters are set.
@@ -267,7 +276,16 @@ McRun run_monte_carlo(const Scene& scene, const McOptions& o) {
   std::tie(run.first, run.count) = shard_range(o.samples, o.shard, o.shards);
   run.count -= run.first;
   run.records.parameter_count = n_params;
-  run.records.reserve(run.count);
+  // Streamed, the records hold one chunk at a time; kept, all of the run (checked against
+  // memory first: a count that cannot be held is refused, not an abort).
+  const long held = o.records_sink ? std::min<long>(o.chunk, run.count) : run.count;
+  const double bytes = static_cast<double>(held) * (sizeof(long) + sizeof(Outcome) + 3 * sizeof(double) +
+                                                    sizeof(int) + sizeof(Status) + n_params * sizeof(double));
+  if (bytes > kMaxKeptRecordBytes)
+    throw BatchError("mc: keeping " + std::to_string(run.count) + " samples' records needs " +
+                     std::to_string(static_cast<long>(bytes / (1 << 30))) +
+                     " GiB; stream them (McOptions::records_sink) or split the study into shards");
+  run.records.reserve(held);
 
   // Slots between the object and a linked (robot) body: the "touched" test.
   std::vector<int> robot_slots;
@@ -278,6 +296,9 @@ McRun run_monte_carlo(const Scene& scene, const McOptions& o) {
   }
 
   const long keep = std::min<long>(std::max(o.trajectories, 0), run.count);
+  if (static_cast<double>(keep) * (steps + 1.0) * sizeof(std::array<double, 3>) > kMaxKeptRecordBytes)
+    throw BatchError("mc: keeping " + std::to_string(keep) + " paths of " + std::to_string(steps) +
+                     " steps needs more than 4 GiB; keep fewer (--trajectories)");
   run.trajectories.resize(static_cast<std::size_t>(keep));
   for (long i = 0; i < keep; ++i) {
     run.trajectories[i].sample = run.first + i;
@@ -382,6 +403,10 @@ McRun run_monte_carlo(const Scene& scene, const McOptions& o) {
       }
     }
     done += count;
+    if (o.records_sink) {
+      o.records_sink(run.records);
+      run.records.clear();
+    }
     if (o.progress) o.progress(done, run.count);
   }
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -398,9 +423,14 @@ std::pair<double, double> wilson_interval(long k, long n, double z) {
 }
 
 McSummary summarize(const McStudy& study, const McRecords& r) {
+  McSummary s = empty_summary(study, r.parameter_count);
+  add_to_summary(s, r);
+  finish_summary(s);
+  return s;
+}
+
+McSummary empty_summary(const McStudy& study, int np) {
   McSummary s;
-  s.samples = r.size();
-  const int np = r.parameter_count;
   if (study.parameters.size() != static_cast<std::size_t>(np) || study.distributions.size() != static_cast<std::size_t>(np))
     throw std::invalid_argument("summarize: the study names " + std::to_string(study.parameters.size()) +
                                 " parameters, the records hold " + std::to_string(np));
@@ -419,6 +449,15 @@ McSummary summarize(const McStudy& study, const McRecords& r) {
     b.successes.assign(kParameterBins, 0);
     s.bins.push_back(std::move(b));
   }
+  return s;
+}
+
+void add_to_summary(McSummary& s, const McRecords& r) {
+  const int np = r.parameter_count;
+  if (s.bins.size() != static_cast<std::size_t>(np))
+    throw std::invalid_argument("summarize: the summary has " + std::to_string(s.bins.size()) +
+                                " parameters, the records hold " + std::to_string(np));
+  s.samples += r.size();
   for (long i = 0; i < r.size(); ++i) {
     const bool ok = is_success(r.outcome[static_cast<std::size_t>(i)]);
     s.successes += ok ? 1 : 0;
@@ -433,9 +472,11 @@ McSummary summarize(const McStudy& study, const McRecords& r) {
       b.successes[k] += ok ? 1 : 0;
     }
   }
+}
+
+void finish_summary(McSummary& s) {
   s.rate = s.samples > 0 ? static_cast<double>(s.successes) / static_cast<double>(s.samples) : 0.0;
   std::tie(s.wilson_low, s.wilson_high) = wilson_interval(s.successes, s.samples);
-  return s;
 }
 
 }  // namespace qs

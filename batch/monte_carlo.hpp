@@ -80,6 +80,10 @@ struct McTrajectory {
   std::vector<std::array<double, 3>> pose;
 };
 
+/// The most memory a run may use for the records and paths it keeps (bytes): more is
+/// refused with a one-line error instead of failing to allocate.
+inline constexpr double kMaxKeptRecordBytes = 4.0 * (1L << 30);
+
 struct McOptions {
   long samples = 0;         // N >= 1
   std::uint64_t seed = 0;
@@ -90,6 +94,10 @@ struct McOptions {
   /// Called after each step of a chunk (samples done counted pro rata) and after each chunk
   /// with the samples done and the run's total (the CLI's progress bar).
   std::function<void(long done, long total)> progress;
+  /// When set, each chunk's records are handed to it, in sample order, and not kept in
+  /// McRun::records: a study of any size then runs in memory bounded by `chunk` (the CLI
+  /// writes the rows and adds them to the summary as they come).
+  std::function<void(const McRecords& chunk)> records_sink;
 };
 
 struct McRun {
@@ -139,5 +147,12 @@ std::pair<double, double> wilson_interval(long k, long n, double z = 1.959963984
 /// the records, not on their order. No records: rate 0 and the interval [0, 1].
 /// Throws std::invalid_argument when the study and the records disagree on the parameters.
 McSummary summarize(const McStudy& study, const McRecords& records);
+
+/// summarize() in pieces, for records that arrive in chunks: start with the study's empty
+/// summary, add each chunk, then finish (rate and interval). The result is the same as
+/// summarize() over all the records.
+McSummary empty_summary(const McStudy& study, int parameter_count);
+void add_to_summary(McSummary& summary, const McRecords& records);
+void finish_summary(McSummary& summary);
 
 }  // namespace qs

@@ -2,6 +2,9 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstdint>
 #include <iomanip>
 #include <iostream>
 #include <limits>
@@ -9,7 +12,9 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <tbb/global_control.h>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -58,12 +63,33 @@ CLI::Validator sign_check(bool allow_zero) {
 const CLI::Validator kNonNegative = sign_check(true);
 const CLI::Validator kPositive = sign_check(false);
 
+/// An integer option's text must fit its type: CLI11 would clamp "99999999999999999999999"
+/// to the largest value without a word. Text that is not an integer is left to the option's
+/// own parse (and to the sign checks).
+template <class T>
+CLI::Validator fits() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const char* first = text.data();
+        const char* last = first + text.size();
+        if (first != last && *first == '+') ++first;
+        if (first == last || !(std::isdigit(static_cast<unsigned char>(*first)) || *first == '-')) return "";
+        T value{};
+        const auto [end, ec] = std::from_chars(first, last, value);
+        if (ec == std::errc::result_out_of_range)
+          return "out of range (got " + text + ", at most " + std::to_string(std::numeric_limits<T>::max()) + ")";
+        (void)end;
+        return "";
+      },
+      "INT");
+}
+
 struct CommonOptions {
   int threads = 0;  // 0: all cores
 };
 
 void add_common(CLI::App& app, CommonOptions& o) {
-  app.add_option("--threads", o.threads, "Worker threads (0: all cores)")->check(kNonNegative);
+  app.add_option("--threads", o.threads, "Worker threads (0: all cores)")->check(fits<int>())->check(kNonNegative);
 }
 
 std::string dof_list(const Model& m, int begin, int end) {
@@ -247,7 +273,7 @@ void write_force_rows(const Model& m, const Stepper& st, int step, double t, Sta
   }
 }
 
-int cmd_run(const RunOptions& opt, std::ostream& err) {
+int cmd_run(const RunOptions& opt, std::ostream& out, std::ostream& err) {
   const Scene scene = load(opt.scene);
   const Model& m = *scene.model;
   const int steps = opt.steps.value_or(m.step.steps);
@@ -257,13 +283,10 @@ int cmd_run(const RunOptions& opt, std::ostream& err) {
     throw InputError(opt.scene + ": model.formulation: \"" + std::string(to_string(m.formulation)) +
                      "\" has no stepper in this build yet; --steps 0 writes the initial state");
   State s = initial_state(m);
-  std::unique_ptr<io::OutputFile> traj, forces;
-  try {
-    if (!opt.out.empty()) traj = std::make_unique<io::OutputFile>(opt.out);
-    if (!opt.forces.empty()) forces = std::make_unique<io::OutputFile>(opt.forces);
-  } catch (const std::runtime_error& e) {
-    throw InputError(e.what());
-  }
+  io::OutputSet outputs(out, {opt.scene});
+  io::Output* traj = outputs.add("--out", opt.out);
+  io::Output* forces = outputs.add("--forces", opt.forces);
+  outputs.open();
   // The stepper's per-step outputs (Stepper::extra_columns()), appended to every row.
   const std::vector<std::string> extra_columns = stepper ? stepper->extra_columns() : std::vector<std::string>{};
   std::vector<double> extra;
@@ -326,12 +349,7 @@ int cmd_run(const RunOptions& opt, std::ostream& err) {
     if (traj) traj->stream() << "# stopped: " << failure_line << "\n";
     if (forces) forces->stream() << "# stopped: " << failure_line << "\n";
   }
-  try {
-    if (traj) traj->commit();
-    if (forces) forces->commit();
-  } catch (const std::runtime_error& e) {
-    throw InputError(e.what());
-  }
+  outputs.commit();
   const double penetration = std::max(0.0, -worst_phi);
   err << "run: " << taken << " of " << steps << " steps of " << to_string(m.formulation) << "; worst residual "
       << format_number(worst_residual) << ", worst penetration " << format_number(penetration) << " m (linearised "
@@ -344,8 +362,11 @@ int cmd_run(const RunOptions& opt, std::ostream& err) {
     err << ", hull of " << m.body3->given_points << " points (" << m.body3->dropped_points << " not extreme, dropped)";
   if (by_enumeration) err << ", " << by_enumeration << " solved by enumeration after Lemke's ray";
   if (by_substeps) err << ", " << by_substeps << " taken as substeps (no solution for the whole step)";
-  err << ", " << (failed_step ? 1 : 0) << " failed" << (traj ? "; trajectory in " + opt.out : std::string())
-      << (forces ? "; forces in " + opt.forces : std::string()) << "\n";
+  const auto where = [](const io::Output* o) {
+    return o->kind() == io::OutputKind::standard_output ? std::string("standard output") : io::printable(o->path());
+  };
+  err << ", " << (failed_step ? 1 : 0) << " failed" << (traj ? "; trajectory in " + where(traj) : std::string())
+      << (forces ? "; forces in " + where(forces) : std::string()) << "\n";
   if (failed_step) {
     err << "quasistep: " << opt.scene << ": " << failure_line << "\n";
     return kStepFailed;
@@ -368,6 +389,9 @@ int cmd_export_miqp(const ExportOptions& opt, std::ostream& out, std::ostream& e
     throw InputError(opt.scene + ": model.formulation: export-miqp needs \"pang_tedrake_miqp\", not \"" +
                      std::string(to_string(m.formulation)) + "\"");
   if (!(m.step.h > 0)) throw InputError(opt.scene + ": step.h: missing (required to take steps)");
+  // Checked before the earlier steps are solved; without --out the LP goes to standard output.
+  io::OutputSet outputs(out, {opt.scene});
+  io::Output* lp = outputs.add("--out", opt.out.empty() ? "-" : opt.out);
   PangTedrakeMiqp stepper(m);
   State s = initial_state(m);
   for (int l = 1; l < opt.step; ++l) {
@@ -382,19 +406,12 @@ int cmd_export_miqp(const ExportOptions& opt, std::ostream& out, std::ostream& e
     return kStepFailed;
   }
   const std::string line = provenance(scene) + " step=" + std::to_string(opt.step);
-  if (opt.out.empty()) {
-    io::write_miqp_lp(m, stepper.view(), opt.big_m, line, out);
-    return kOk;
-  }
-  try {
-    io::OutputFile file(opt.out);
-    io::write_miqp_lp(m, stepper.view(), opt.big_m, line, file.stream());
-    file.commit();
-  } catch (const std::runtime_error& e) {
-    throw InputError(e.what());
-  }
-  err << "export-miqp: step " << opt.step << " (" << stepper.active_contacts() << " contacts, "
-      << 4 * stepper.active_contacts() << " binaries) in " << opt.out << "\n";
+  outputs.open();
+  io::write_miqp_lp(m, stepper.view(), opt.big_m, line, lp->stream());
+  outputs.commit();
+  if (lp->kind() != io::OutputKind::standard_output)
+    err << "export-miqp: step " << opt.step << " (" << stepper.active_contacts() << " contacts, "
+        << 4 * stepper.active_contacts() << " binaries) in " << opt.out << "\n";
   return kOk;
 }
 
@@ -435,6 +452,7 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   CLI::App* run = app.add_subcommand("run", "Step one world and write its trajectory");
   run->add_option("scene", run_opt.scene, "Scene file (JSON, format 1)")->required();
   run->add_option("--steps", run_opt.steps, "Number of steps (default: the scene's step.steps)")
+      ->check(fits<int>())
       ->check(kNonNegative);
   run->add_option("--out", run_opt.out, "Trajectory CSV: row 0 is the initial state, row l the state after l steps");
   run->add_option("--forces", run_opt.forces, "Contact CSV: one row per step and active slot");
@@ -445,8 +463,9 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
       app.add_subcommand("throughput", "Step N copies of a scene's world with the batch engine; prints world-steps/s");
   throughput->add_option("scene", tp_opt.scene, "Scene file (JSON, format 1); its overrides are cycled over the worlds")
       ->required();
-  throughput->add_option("--worlds", tp_opt.worlds, "Number of worlds (default 1024)")->check(kPositive);
+  throughput->add_option("--worlds", tp_opt.worlds, "Number of worlds (default 1024)")->check(fits<int>())->check(kPositive);
   throughput->add_option("--steps", tp_opt.steps, "Steps per world (default: the scene's step.steps)")
+      ->check(fits<int>())
       ->check(kNonNegative);
   throughput->add_flag("--scalar", tp_opt.scalar, "Run the scalar reference path (T = double, world by world) instead of the lanes; same numbers");
   throughput->add_flag("--hash", tp_opt.hash, "Print a hash of the final state of every world");
@@ -457,8 +476,9 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
       app.add_subcommand("export-miqp", "Write one step's big-M MIQP (seed 000 eq. (23)) as a CPLEX LP file");
   export_miqp->add_option("scene", export_opt.scene, "Scene file with model.formulation pang_tedrake_miqp")->required();
   export_miqp->add_option("--step", export_opt.step, "The step to export (counted from 1; the earlier ones are solved)")
+      ->check(fits<int>())
       ->check(kPositive);
-  export_miqp->add_option("--out", export_opt.out, "LP file (default: standard output)");
+  export_miqp->add_option("--out", export_opt.out, "LP file (default, or -: standard output)");
   export_miqp->add_option("--big-m", export_opt.big_m, "M of the big-M constraints (default 10)")
       ->check(kPositive);
   add_common(*export_miqp, common);
@@ -469,8 +489,10 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   mc->add_option("scene", mc_opt.scene,
                  "Scene file with uncertainty and success sections (default: the built-in study, " +
                      std::string(kDefaultStudyName) + ")");
-  mc->add_option("--samples", mc_opt.samples, "Number of samples N of the whole study (default 10000)");
+  mc->add_option("--samples", mc_opt.samples, "Number of samples N of the whole study (default 10000)")
+      ->check(fits<long>());
   mc->add_option("--seed", mc_opt.seed, "Seed of the random stream (default 0)")
+      ->check(fits<std::uint64_t>())
       ->check(kNonNegative);  // "-1" would otherwise wrap to 2^64 - 1
   mc->add_option("--out", mc_opt.out, "Sample CSV: the study's provenance, then one row per sample");
   mc->add_option("--report", mc_opt.report, "Self-contained HTML report (inline SVG)");
@@ -500,10 +522,17 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   }
 
   try {
+    // More threads than cores never speeds a study up, and thousands of them can fail to be
+    // created (an abort inside the scheduler): cap, and say so. Results do not depend on it.
+    const int max_threads = std::max(64, 4 * static_cast<int>(std::thread::hardware_concurrency()));
+    if (common.threads > max_threads) {
+      err << "quasistep: note: --threads " << common.threads << " capped at " << max_threads << "\n";
+      common.threads = max_threads;
+    }
     std::optional<tbb::global_control> threads;
     if (common.threads > 0) threads.emplace(tbb::global_control::max_allowed_parallelism, common.threads);
     if (*validate) return cmd_validate(validate_path, contacts, out);
-    if (*run) return cmd_run(run_opt, err);
+    if (*run) return cmd_run(run_opt, out, err);
     if (*lcp) return cmd_lcp(lcp_path, out);
     if (*ucp) return cmd_ucp(ucp_path, ucp_scene, ucp_opt, out);
     if (*export_miqp) return cmd_export_miqp(export_opt, out, err);
@@ -543,6 +572,19 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
     }
   } catch (const InputError& e) {
     err << "quasistep: " << e.what() << "\n";
+    return kInputError;
+  } catch (const io::OutputError& e) {
+    err << "quasistep: " << e.what() << "\n";
+    return kInputError;
+  } catch (const std::bad_alloc&) {
+    // Sizes are checked against memory before the big allocations; this is the last line.
+    err << "quasistep: out of memory (reduce the number of worlds, samples, steps or bodies)\n";
+    return kInputError;
+  } catch (const std::system_error& e) {
+    err << "quasistep: " << io::printable(e.what()) << "\n";  // e.g. a thread could not be created
+    return kInputError;
+  } catch (const std::exception& e) {
+    err << "quasistep: " << io::printable(e.what()) << "\n";
     return kInputError;
   }
   return kInputError;

@@ -69,13 +69,6 @@ class ProgressBar {
   std::chrono::steady_clock::time_point t0_, last_{};
 };
 
-void write_report(const std::string& path, const McStudy& study, const McSummary& summary,
-                  const std::vector<McTrajectory>& trajectories, const std::string& title) {
-  io::OutputFile f(path);
-  io::write_mc_report(study, summary, trajectories, title, f.stream());
-  f.commit();
-}
-
 }  // namespace
 
 void print_mc_summary(const McStudy& st, const McSummary& s, std::ostream& out) {
@@ -111,23 +104,34 @@ int run_mc(const Scene& scene, const McCommandOptions& o, std::ostream& out, std
   mo.trajectories = o.trajectories;
   ProgressBar bar(err);
   if (o.progress) mo.progress = [&bar](long done, long total) { bar.update(done, total); };
-  // Open the outputs first: a path that cannot be written fails before the study runs.
-  std::unique_ptr<io::OutputFile> csv;
-  if (!o.out.empty()) csv = std::make_unique<io::OutputFile>(o.out);
+  // The outputs are checked and opened first: a path that cannot be written fails before the
+  // study runs, and none of them is left behind when a later one fails.
+  io::OutputSet outputs(out, {o.scene});
+  io::Output* csv = outputs.add("--out", o.out);
+  io::Output* report = outputs.add("--report", o.report);
+  outputs.open();
 
+  // The study streams: each chunk's rows are written and summed as they come, so any
+  // number of samples runs in bounded memory.
+  const McStudy study = make_study(scene, mo);
+  McSummary summary = empty_summary(study, static_cast<int>(study.parameters.size()));
+  if (csv)
+    io::write_mc_csv_header(study, mo.shard,
+                            io::provenance_line(scene.source, scene.hash, std::to_string(o.seed),
+                                                std::string(to_string(scene.model->world.type)), study.model),
+                            csv->stream());
+  mo.records_sink = [&](const McRecords& chunk) {
+    add_to_summary(summary, chunk);
+    if (csv) io::write_mc_csv_rows(chunk, csv->stream());
+  };
   const McRun run = run_monte_carlo(scene, mo);
-  const McSummary summary = summarize(run.study, run.records);
-  print_mc_summary(run.study, summary, out);
+  finish_summary(summary);
+  // With an output on standard output the summary goes to stderr, out of its way.
+  print_mc_summary(run.study, summary, outputs.uses_standard_output() ? err : out);
 
-  if (csv) {
-    io::write_mc_csv(run,
-                     io::provenance_line(scene.source, scene.hash, std::to_string(o.seed),
-                                         std::string(to_string(scene.model->world.type)), run.study.model),
-                     csv->stream());
-    csv->commit();
-  }
   const std::string title = scene.model->name.empty() ? scene.source : scene.model->name;
-  if (!o.report.empty()) write_report(o.report, run.study, summary, run.trajectories, title);
+  if (report) io::write_mc_report(run.study, summary, run.trajectories, title, report->stream());
+  outputs.commit();
   err << "mc: samples ";
   if (run.count > 0) err << run.first << ".." << run.first + run.count - 1;
   else err << "none";  // a shard of more slices than samples
@@ -135,13 +139,15 @@ int run_mc(const Scene& scene, const McCommandOptions& o, std::ostream& out, std
       << ") in " << fixed(run.seconds, 3) << " s, "
       << fixed(run.seconds > 0 ? static_cast<double>(run.count) / run.seconds : 0.0, 0) << " samples/s; " << run.path
       << "\n";
-  if (csv) err << "mc: samples written to " << o.out << "\n";
-  if (!o.report.empty()) err << "mc: report written to " << o.report << "\n";
+  if (csv && csv->kind() != io::OutputKind::standard_output) err << "mc: samples written to " << o.out << "\n";
+  if (report && report->kind() != io::OutputKind::standard_output) err << "mc: report written to " << o.report << "\n";
   return 0;
 }
 
 int run_mc_merge(const std::vector<std::string>& files, const std::string& report, std::ostream& out,
                  std::ostream& err) {
+  io::OutputSet outputs(out, files);
+  io::Output* out_report = outputs.add("--report", report);
   std::vector<io::McShard> shards;
   for (const std::string& f : files) {
     std::ifstream in(f);
@@ -151,10 +157,13 @@ int run_mc_merge(const std::vector<std::string>& files, const std::string& repor
   McStudy study;
   const McRecords records = io::merge_mc_shards(shards, study);
   const McSummary summary = summarize(study, records);
-  print_mc_summary(study, summary, out);
-  if (!report.empty()) {
-    write_report(report, study, summary, {}, "merged study " + study.scene_hash + " (seed " + std::to_string(study.seed) + ")");
-    err << "mc-merge: report written to " << report << "\n";
+  print_mc_summary(study, summary, outputs.uses_standard_output() ? err : out);
+  if (out_report) {
+    outputs.open();
+    io::write_mc_report(study, summary, {}, "merged study " + study.scene_hash + " (seed " + std::to_string(study.seed) + ")",
+                        out_report->stream());
+    outputs.commit();
+    if (out_report->kind() != io::OutputKind::standard_output) err << "mc-merge: report written to " << report << "\n";
   }
   return 0;
 }

@@ -67,14 +67,18 @@ Status status_from_string(const std::string& w, bool& ok) {
 }  // namespace
 
 void write_mc_csv(const McRun& run, const std::string& provenance, std::ostream& o) {
-  const McStudy& st = run.study;
+  write_mc_csv_header(run.study, run.shard, provenance, o);
+  write_mc_csv_rows(run.records, o);
+}
+
+void write_mc_csv_header(const McStudy& st, int shard, const std::string& provenance, std::ostream& o) {
   o << provenance << "\n";
   o << "# format: " << kFormat << "\n";
   o << "# scene_hash: " << st.scene_hash << "\n";
   o << "# model: " << st.model << "\n";
   o << "# seed: " << st.seed << "\n";
   o << "# samples: " << st.samples << "\n";
-  o << "# shard: " << run.shard << "/" << st.shards << "\n";
+  o << "# shard: " << shard << "/" << st.shards << "\n";
   o << "# success: " << (st.success_kind == SuccessCriterion::Kind::lifted ? "lifted" : "goal_region") << " "
     << st.object << " | " << st.success << "\n";
   for (std::size_t p = 0; p < st.parameters.size(); ++p)
@@ -82,7 +86,9 @@ void write_mc_csv(const McRun& run, const std::string& provenance, std::ostream&
   o << "sample";
   for (const std::string& p : st.parameters) o << "," << p;
   o << ",outcome,x,y,theta,failed_step,status\n";
-  const McRecords& r = run.records;
+}
+
+void write_mc_csv_rows(const McRecords& r, std::ostream& o) {
   const int np = r.parameter_count;
   for (long i = 0; i < r.size(); ++i) {
     const auto u = static_cast<std::size_t>(i);

@@ -26,6 +26,10 @@ class McCsvError : public std::runtime_error {
 /// (io::provenance_line); that line is informational (shards may load the scene from
 /// different paths): the study's identity is in the "# key: value" lines after it.
 void write_mc_csv(const McRun& run, const std::string& provenance, std::ostream& out);
+/// The same file in pieces, for a streamed study: the header (everything before the first
+/// row), then the rows of each chunk of records as they arrive.
+void write_mc_csv_header(const McStudy& study, int shard, const std::string& provenance, std::ostream& out);
+void write_mc_csv_rows(const McRecords& records, std::ostream& out);
 
 struct McShard {
   std::string file;
