@@ -382,15 +382,7 @@ McRun run_monte_carlo(const Scene& scene, const McOptions& o) {
       if (b.failed(w)) out = Outcome::solver_failed;
       else if (!tr.touched) out = Outcome::never_touched;
       else if (lifted) out = tr.reached_step >= 0 && !tr.dropped ? Outcome::held : Outcome::slipped;
-      else {
-        bool inside = true;
-        for (int k = 0; k < 3; ++k) {
-          double d = p[k] - crit.center[k];
-          if (k == 2) d = std::remainder(d, 2 * std::numbers::pi);  // theta modulo 2 pi
-          inside = inside && std::abs(d) <= crit.tolerance[k];
-        }
-        out = inside ? Outcome::in_goal : Outcome::missed;
-      }
+      else out = in_goal_region(p, crit.center, crit.tolerance) ? Outcome::in_goal : Outcome::missed;
       rec.outcome.push_back(out);
       rec.final_pose.push_back(p);
       rec.failed_step.push_back(b.failed(w) ? b.world_failed_step()[w] + 1 : -1);  // counted from 1, as `run`
@@ -411,6 +403,17 @@ McRun run_monte_carlo(const Scene& scene, const McOptions& o) {
   }
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return run;
+}
+
+bool in_goal_region(const std::array<double, 3>& p, const std::array<double, 3>& center,
+                    const std::array<double, 3>& tolerance) {
+  bool inside = true;
+  for (int k = 0; k < 3; ++k) {
+    double d = p[k] - center[k];
+    if (k == 2) d = std::remainder(d, 2 * std::numbers::pi);  // theta modulo 2 pi
+    inside = inside && std::abs(d) <= tolerance[k];
+  }
+  return inside;
 }
 
 std::pair<double, double> wilson_interval(long k, long n, double z) {

@@ -38,6 +38,11 @@ std::string_view to_string(Outcome o);
 /// Throws std::invalid_argument for a word that is not an outcome.
 Outcome outcome_from_string(std::string_view word);
 inline bool is_success(Outcome o) { return o == Outcome::held || o == Outcome::in_goal; }
+/// Whether a final pose lies in a goal region: |pose - center| <= tolerance per coordinate,
+/// theta compared modulo 2 pi. The one test behind `in_goal`, in runs and in mc-merge's
+/// row checks.
+bool in_goal_region(const std::array<double, 3>& pose, const std::array<double, 3>& center,
+                    const std::array<double, 3>& tolerance);
 /// The four outcomes a criterion can give, success first (report order).
 std::array<Outcome, 4> outcomes_of(SuccessCriterion::Kind k);
 

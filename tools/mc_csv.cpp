@@ -1,6 +1,7 @@
 #include "tools/mc_csv.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -52,6 +53,29 @@ template <class Int>
 bool parse_int(const std::string& s, Int& v) {
   const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
   return r.ec == std::errc() && r.ptr == s.data() + s.size();
+}
+
+/// The goal region from a criterion text "... at [x, y, theta] +- [dx, dy, dtheta]" (the
+/// numbers written exactly, batch/monte_carlo.cpp describe()).
+bool parse_goal(const std::string& text, std::array<double, 3>& center, std::array<double, 3>& tolerance) {
+  const auto read3 = [&](std::size_t open, std::array<double, 3>& v) -> std::size_t {
+    const std::size_t close = text.find(']', open);
+    if (open == std::string::npos || close == std::string::npos) return std::string::npos;
+    const auto parts = split(text.substr(open + 1, close - open - 1), ',');
+    if (parts.size() != 3) return std::string::npos;
+    for (int k = 0; k < 3; ++k) {
+      std::string p = parts[k];
+      if (!p.empty() && p.front() == ' ') p.erase(0, 1);
+      if (!parse_double(p, v[k])) return std::string::npos;
+    }
+    return close;
+  };
+  const std::size_t at = text.find(" at [");
+  if (at == std::string::npos) return false;
+  const std::size_t c = read3(at + 4, center);
+  if (c == std::string::npos || text.compare(c, 6, "] +- [") != 0) return false;
+  const std::size_t t = read3(c + 5, tolerance);
+  return t == text.size() - 1;
 }
 
 Status status_from_string(const std::string& w, bool& ok) {
@@ -110,6 +134,7 @@ McShard read_mc_csv(std::istream& in, const std::string& name) {
   };
   std::string line;
   std::map<std::string, std::string> header;
+  std::array<double, 3> goal_center{}, goal_tolerance{};
   std::vector<std::string> parameter_lines;
   // Header: the provenance line, then "# key: value" lines until the column line.
   const std::string not_mc = "not a sample CSV of quasistep mc (it starts with \"# quasistep \" and has \"# format: " +
@@ -158,6 +183,8 @@ McShard read_mc_csv(std::istream& in, const std::string& name) {
     else throw McCsvError(name + ": header success kind \"" + kind + "\" is not lifted or goal_region");
     st.object = s.substr(sp + 1, bar - sp - 1);
     st.success = s.substr(bar + 3);
+    if (st.success_kind == SuccessCriterion::Kind::goal_region && !parse_goal(st.success, goal_center, goal_tolerance))
+      throw McCsvError(name + ": header success \"" + s + "\" does not give the goal region as \"at [x, y, theta] +- [dx, dy, dtheta]\"");
   }
   for (const std::string& pl : parameter_lines) {
     const auto words = split(pl, ' ');
@@ -222,36 +249,62 @@ McShard read_mc_csv(std::istream& in, const std::string& name) {
     for (int p = 0; p < np; ++p) {
       double v = 0;
       if (!parse_double(f[1 + p], v)) throw fail(st.parameters[p] + " \"" + f[1 + p] + "\" is not a finite number");
+      // A sampled value lies in its distribution's support, as the header records it.
+      const Distribution& d = st.distributions[p];
+      if (d.kind != Distribution::Kind::normal && !(v >= d.low && v <= d.high))
+        throw fail(st.parameters[p] + " " + f[1 + p] + " is outside its distribution's support [" + exact(d.low) + ", " +
+                   exact(d.high) + "]");
       r.values.push_back(v);
     }
+    Outcome outcome = Outcome::never_touched;
     try {
-      r.outcome.push_back(outcome_from_string(f[1 + np]));
+      outcome = outcome_from_string(f[1 + np]);
     } catch (const std::invalid_argument& e) {
       throw fail(e.what());
     }
-    std::array<double, 3> pose{};
-    for (int k = 0; k < 3; ++k)
-      if (!parse_double(f[2 + np + k], pose[k]) && f[2 + np + k] != "nan")
-        throw fail("pose \"" + f[2 + np + k] + "\" is not a number");
-    r.final_pose.push_back(pose);
+    const auto& kinds = outcomes_of(st.success_kind);
+    if (std::find(kinds.begin(), kinds.end(), outcome) == kinds.end())
+      throw fail("outcome " + f[1 + np] + " is not one of a " +
+                 (st.success_kind == SuccessCriterion::Kind::lifted ? "lifted" : "goal_region") + " study's outcomes");
+    r.outcome.push_back(outcome);
     int failed = 0;
-    if (!parse_int(f[5 + np], failed) || failed < -1) throw fail("failed_step \"" + f[5 + np] + "\" is not a step");
+    if (!parse_int(f[5 + np], failed) || failed < -1 || failed == 0)
+      throw fail("failed_step \"" + f[5 + np] + "\" is not a step (-1, or counted from 1)");
     r.failed_step.push_back(failed);
     bool ok = false;
-    r.status.push_back(status_from_string(f[6 + np], ok));
+    const Status status = status_from_string(f[6 + np], ok);
     if (!ok) throw fail("status \"" + f[6 + np] + "\" is not a status word");
+    r.status.push_back(status);
+    // A failed world is solver_failed, with its step and status; any other world solved.
+    const bool failed_world = outcome == Outcome::solver_failed;
+    if (failed_world != (status != Status::solved) || failed_world != (failed >= 1))
+      throw fail("outcome " + f[1 + np] + " does not agree with status " + f[6 + np] + " and failed_step " + f[5 + np]);
+    std::array<double, 3> pose{};
+    for (int k = 0; k < 3; ++k)
+      if (!parse_double(f[2 + np + k], pose[k]))
+        throw fail(std::string("pose ") + (k == 0 ? "x" : k == 1 ? "y" : "theta") + " \"" + f[2 + np + k] +
+                   "\" is not a finite number");
+    r.final_pose.push_back(pose);
+    // The goal rule judges a world from its final pose alone: in_goal exactly when inside.
+    // (never_touched and a lifted study's outcomes depend on the path, which is not stored.)
+    if (st.success_kind == SuccessCriterion::Kind::goal_region && (outcome == Outcome::in_goal || outcome == Outcome::missed) &&
+        (outcome == Outcome::in_goal) != in_goal_region(pose, goal_center, goal_tolerance))
+      throw fail("outcome " + f[1 + np] + " contradicts the final pose (" + f[2 + np] + ", " + f[3 + np] + ", " +
+                 f[4 + np] + ") and the goal region " + st.success);
   }
   if (in.bad()) throw McCsvError(name + ": read error");
 
-  // Exactly the shard's samples, each once.
+  // Exactly the shard's samples, each once. The sample ranges are checked first and the
+  // count before `seen` is sized: a header claiming 10^18 samples is refused, not allocated.
   const auto [first, end] = shard_range(st.samples, sh.shard, st.shards);
-  std::vector<char> seen(static_cast<std::size_t>(end - first), 0);
-  for (long s : r.sample) {
+  for (long s : r.sample)
     if (s < first || s >= end)
       throw McCsvError(name + ": sample " + std::to_string(s) + " is outside shard " + std::to_string(sh.shard) + "/" +
                        std::to_string(st.shards) + " (samples " + std::to_string(first) + ".." + std::to_string(end - 1) + ")");
-    if (seen[static_cast<std::size_t>(s - first)]++) throw McCsvError(name + ": sample " + std::to_string(s) + " appears twice");
-  }
+  std::vector<char> seen(static_cast<std::size_t>(std::min(end - first, r.size())), 0);
+  for (long s : r.sample)
+    if (s - first < r.size() && seen[static_cast<std::size_t>(s - first)]++)
+      throw McCsvError(name + ": sample " + std::to_string(s) + " appears twice");
   if (r.size() != end - first)
     throw McCsvError(name + ": shard " + std::to_string(sh.shard) + "/" + std::to_string(st.shards) + " has " +
                      std::to_string(r.size()) + " of its " + std::to_string(end - first) + " samples (incomplete file?)");

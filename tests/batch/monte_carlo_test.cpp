@@ -226,6 +226,53 @@ TEST(McGrasp, OneAnswerPerSampleAtAnyThreadsChunksAndShards) {
   EXPECT_NE(run_monte_carlo(s, other).records.values, whole.records.values);
 }
 
+TEST(McGrasp, AStreamedRunHandsOverEveryChunkAndKeepsNone) {
+  const Scene s = load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/examples/mc_grasp.json");
+  McOptions o = options(45, 11);
+  o.chunk = 16;
+  const McRun kept = run_monte_carlo(s, o);
+  McRecords streamed;
+  streamed.parameter_count = kept.records.parameter_count;
+  McSummary summary = empty_summary(kept.study, kept.records.parameter_count);
+  std::vector<long> chunk_sizes;
+  o.records_sink = [&](const McRecords& c) {
+    chunk_sizes.push_back(c.size());
+    add_to_summary(summary, c);
+    streamed.sample.insert(streamed.sample.end(), c.sample.begin(), c.sample.end());
+    streamed.values.insert(streamed.values.end(), c.values.begin(), c.values.end());
+    streamed.outcome.insert(streamed.outcome.end(), c.outcome.begin(), c.outcome.end());
+    streamed.final_pose.insert(streamed.final_pose.end(), c.final_pose.begin(), c.final_pose.end());
+    streamed.failed_step.insert(streamed.failed_step.end(), c.failed_step.begin(), c.failed_step.end());
+    streamed.status.insert(streamed.status.end(), c.status.begin(), c.status.end());
+  };
+  const McRun run = run_monte_carlo(s, o);
+  finish_summary(summary);
+  EXPECT_EQ(run.records.size(), 0);  // bounded memory: nothing kept
+  EXPECT_LE(run.records.sample.capacity(), 16u);
+  EXPECT_EQ(chunk_sizes, (std::vector<long>{16, 16, 13}));
+  expect_same_records(kept.records, streamed);
+  const McSummary whole = summarize(kept.study, kept.records);
+  EXPECT_EQ(summary.samples, whole.samples);
+  EXPECT_EQ(summary.successes, whole.successes);
+  EXPECT_EQ(summary.outcome_count, whole.outcome_count);
+  EXPECT_EQ(summary.rate, whole.rate);
+  EXPECT_EQ(summary.wilson_low, whole.wilson_low);
+  for (std::size_t p = 0; p < whole.bins.size(); ++p) EXPECT_EQ(summary.bins[p].successes, whole.bins[p].successes);
+}
+
+TEST(McGrasp, KeepingMoreRecordsThanMemoryAllowsIsRefusedNotAborted) {
+  const Scene s = load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/examples/mc_grasp.json");
+  McOptions o = options(1000000000000L);
+  const std::string e = error_of([&] { run_monte_carlo(s, o); });
+  EXPECT_NE(e.find("mc: keeping 1000000000000 samples' records needs"), std::string::npos) << e;
+  McOptions paths = options(10);
+  paths.trajectories = 1000;
+  json j = example_json("mc_grasp.json");
+  j["step"]["steps"] = 1000000000;
+  const std::string e2 = error_of([&] { run_monte_carlo(parse(j), paths); });
+  EXPECT_NE(e2.find("paths of 1000000000 steps needs more than 4 GiB"), std::string::npos) << e2;
+}
+
 TEST(McGrasp, ProgressRisesToTheTotal) {
   const Scene s = load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/examples/mc_grasp.json");
   McOptions o = options(20);

@@ -406,3 +406,33 @@ TEST_F(CliTest, ExportMiqpNeedsTheMiqpFormulation) {
 
 }  // namespace
 }  // namespace qs::cli
+
+namespace qs {
+namespace {
+
+TEST(CliNumbers, IntegerOptionsOutOfRangeAreRefusedNotClamped) {
+  const std::string study = std::string(QUASISTEP_SOURCE_DIR) + "/examples/mc_push.json";
+  for (const auto& [args, option] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"mc", study, "--seed", "99999999999999999999999"}, "--seed"},
+           {{"mc", study, "--samples", "99999999999999999999"}, "--samples"},
+           {{"run", study, "--steps", "4294967296"}, "--steps"},
+           {{"throughput", study, "--worlds", "99999999999"}, "--worlds"},
+           {{"validate", study, "--threads", "99999999999"}, "--threads"}}) {
+    const test::CliResult r = test::run_cli(args);
+    EXPECT_EQ(r.code, 1) << option << ": " << r.err;
+    EXPECT_EQ(test::count_lines(r.err), 1) << r.err;
+    EXPECT_EQ(r.err.rfind("quasistep: " + option + ": out of range", 0), 0u) << r.err;
+  }
+  // The largest seed is still a seed.
+  EXPECT_EQ(test::run_cli({"mc", study, "--samples", "2", "--seed", "18446744073709551615"}).code, 0);
+}
+
+TEST(CliNumbers, AThreadCountBeyondReasonIsCappedWithANote) {
+  const test::CliResult r = test::run_cli(
+      {"mc", std::string(QUASISTEP_SOURCE_DIR) + "/examples/mc_push.json", "--samples", "4", "--threads", "10000"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("quasistep: note: --threads 10000 capped at "), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace qs

@@ -3,6 +3,7 @@
 // refusals of bad input with no output file left behind.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -162,6 +163,68 @@ TEST_F(McCli, BadInputIsOneLineAndLeavesNoFile) {
                 .find("success: the scene has no success criterion"),
             std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(path("b.csv")));
+}
+
+/// `csv` with the first data row's field `column` (counted from 0) replaced by `value`.
+std::string with_field(const std::string& csv, int column, const std::string& value) {
+  std::istringstream in(csv);
+  std::string out, line;
+  bool done = false;
+  while (std::getline(in, line)) {
+    if (!done && !line.empty() && std::isdigit(static_cast<unsigned char>(line[0]))) {
+      std::vector<std::string> f;
+      std::stringstream ls(line);
+      for (std::string cell; std::getline(ls, cell, ',');) f.push_back(cell);
+      f[static_cast<std::size_t>(column)] = value;
+      line.clear();
+      for (std::size_t i = 0; i < f.size(); ++i) line += (i ? "," : "") + f[i];
+      done = true;
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+TEST_F(McCli, MergeRefusesRowsTheStudyCouldNotHaveWritten) {
+  // The push study: sample, y (truncated normal on [-0.03, 0.03]), friction (uniform on
+  // [0.1, 0.6]), outcome, x, y, theta, failed_step, status.
+  const std::string push = std::string(QUASISTEP_SOURCE_DIR) + "/examples/mc_push.json";
+  // Every row a real study writes passes the checks (both goal outcomes occur).
+  ASSERT_EQ(run_cli({"mc", push, "--samples", "200", "--seed", "2", "--out", path("p.csv")}).code, 0);
+  const std::string good = read(path("p.csv"));
+  const CliResult merged = run_cli({"mc-merge", path("p.csv")});
+  ASSERT_EQ(merged.code, 0) << merged.err;
+  EXPECT_NE(merged.out.find("in_goal"), std::string::npos);
+  struct Case {
+    int column;
+    std::string value, cause;
+  };
+  for (const Case& c : std::vector<Case>{
+           {2, "-0.2", "pairs.pusher/puck.friction -0.2 is outside its distribution's support [0.1, 0.6]"},
+           {1, "0.05", "bodies.puck.pose.y 0.05 is outside its distribution's support [-0.03, 0.03]"},
+           {1, "nan", "is not a finite number"},
+           {4, "nan", "pose x \"nan\" is not a finite number"},
+           {6, "inf", "pose theta \"inf\" is not a finite number"},
+           {3, "missed", "outcome missed contradicts the final pose"},  // sample 0 ends in the goal
+           {3, "held", "outcome held is not one of a goal_region study's outcomes"},
+           {3, "solver_failed", "outcome solver_failed does not agree with status solved and failed_step -1"},
+           {8, "iteration_limit", "does not agree with status iteration_limit"},
+           {7, "0", "failed_step \"0\" is not a step"}}) {
+    SCOPED_TRACE(c.value);
+    const std::string bad = file("bad.csv", with_field(good, c.column, c.value));
+    const std::string err = refused({"mc-merge", bad});
+    EXPECT_NE(err.find(c.cause), std::string::npos) << err;
+    EXPECT_NE(err.find("bad.csv:12: "), std::string::npos) << err;  // file and line of the first row
+  }
+}
+
+TEST_F(McCli, MergeRefusesAHeaderClaimingMoreSamplesThanMemoryWithoutAllocatingThem) {
+  const std::string push = std::string(QUASISTEP_SOURCE_DIR) + "/examples/mc_push.json";
+  ASSERT_EQ(run_cli({"mc", push, "--samples", "4", "--out", path("p.csv")}).code, 0);
+  std::string csv = read(path("p.csv"));
+  csv.replace(csv.find("# samples: 4"), 12, "# samples: 4000000000000000000");
+  const std::string err = refused({"mc-merge", file("huge.csv", csv)});
+  EXPECT_NE(err.find("has 4 of its"), std::string::npos) << err;
 }
 
 }  // namespace
