@@ -368,7 +368,7 @@ int cmd_run(const RunOptions& opt, std::ostream& out, std::ostream& err) {
   err << ", " << (failed_step ? 1 : 0) << " failed" << (traj ? "; trajectory in " + where(traj) : std::string())
       << (forces ? "; forces in " + where(forces) : std::string()) << "\n";
   if (failed_step) {
-    err << "quasistep: " << opt.scene << ": " << failure_line << "\n";
+    err << "quasistep: " << io::printable(opt.scene + ": " + failure_line) << "\n";
     return kStepFailed;
   }
   return kOk;
@@ -396,13 +396,16 @@ int cmd_export_miqp(const ExportOptions& opt, std::ostream& out, std::ostream& e
   State s = initial_state(m);
   for (int l = 1; l < opt.step; ++l) {
     if (stepper.step(m, s) != Status::solved) {
-      err << "quasistep: " << opt.scene << ": step " << l << " (before the exported one): "
-          << to_string(stepper.report().status) << ": " << stepper.report().detail << "\n";
+      err << "quasistep: "
+          << io::printable(opt.scene + ": step " + std::to_string(l) + " (before the exported one): " +
+                           std::string(to_string(stepper.report().status)) + ": " + stepper.report().detail)
+          << "\n";
       return kStepFailed;
     }
   }
   if (stepper.build(m, s) != Status::solved) {
-    err << "quasistep: " << opt.scene << ": step " << opt.step << ": " << stepper.report().detail << "\n";
+    err << "quasistep: " << io::printable(opt.scene + ": step " + std::to_string(opt.step) + ": " + stepper.report().detail)
+        << "\n";
     return kStepFailed;
   }
   const std::string line = provenance(scene) + " step=" + std::to_string(opt.step);
@@ -517,7 +520,7 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e, out, err);
   } catch (const CLI::ParseError& e) {
-    err << "quasistep: " << e.what() << " (see --help)\n";
+    err << "quasistep: " << io::printable(e.what()) << " (see --help)\n";
     return kInputError;
   }
 
@@ -571,10 +574,11 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
       }
     }
   } catch (const InputError& e) {
-    err << "quasistep: " << e.what() << "\n";
+    // Every message is one line whatever a path, key or name in it holds.
+    err << "quasistep: " << io::printable(e.what()) << "\n";
     return kInputError;
   } catch (const io::OutputError& e) {
-    err << "quasistep: " << e.what() << "\n";
+    err << "quasistep: " << io::printable(e.what()) << "\n";
     return kInputError;
   } catch (const std::bad_alloc&) {
     // Sizes are checked against memory before the big allocations; this is the last line.

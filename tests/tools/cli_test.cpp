@@ -427,6 +427,30 @@ TEST(CliNumbers, IntegerOptionsOutOfRangeAreRefusedNotClamped) {
   EXPECT_EQ(test::run_cli({"mc", study, "--samples", "2", "--seed", "18446744073709551615"}).code, 0);
 }
 
+TEST(CliMessages, ControlCharactersInKeysNamesAndPathsAreEscapedOntoOneLine) {
+  const std::string dir = ::testing::TempDir();
+  const auto write = [&](const std::string& name, const std::string& text) {
+    const std::string p = dir + name;
+    std::ofstream(p) << text;
+    return p;
+  };
+  const std::string key = write("qs_key.json", R"({"format": 1, "world": {"type": "vertical"}, "a\nb": 1})");
+  const std::string name = write("qs_name.json", R"({"format": 1, "world": {"type": "vertical"},
+    "model": {"formulation": "ucp"},
+    "bodies": [{"name": "x\r\ny", "kind": "free", "mass": 1, "shapes": [{"type": "disk", "radius": 1}]},
+               {"name": "x\r\ny", "kind": "free", "mass": 1, "shapes": [{"type": "disk", "radius": 1}]}]})");
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"validate", key}, {"validate", name}, {"validate", dir + "no\nsuch\r\nfile.json"},
+           {"run", name, "--out", dir + "a\tb\n.csv"}, {"validate", dir + "bell\x07.json"}}) {
+    const test::CliResult r = test::run_cli(args);
+    EXPECT_EQ(r.code, 1) << r.err;
+    EXPECT_EQ(test::count_lines(r.err), 1) << r.err;
+    EXPECT_EQ(r.err.find('\r'), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find('\x07'), std::string::npos) << r.err;
+  }
+  EXPECT_NE(test::run_cli({"validate", key}).err.find("a\\nb"), std::string::npos);
+}
+
 TEST(CliNumbers, AThreadCountBeyondReasonIsCappedWithANote) {
   const test::CliResult r = test::run_cli(
       {"mc", std::string(QUASISTEP_SOURCE_DIR) + "/examples/mc_push.json", "--samples", "4", "--threads", "10000"});
