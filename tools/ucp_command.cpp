@@ -1,5 +1,6 @@
 #include "tools/ucp_command.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <iterator>
@@ -67,6 +68,8 @@ nlohmann::ordered_json vec(const Eigen::Ref<const Eigen::VectorXd>& v) {
   for (Eigen::Index i = 0; i < v.size(); ++i) a.push_back(v[i]);
   return a;
 }
+
+constexpr double kMaxPoolBytes = 4.0 * (1L << 30);
 
 std::string number(double v) {
   std::ostringstream o;
@@ -177,6 +180,16 @@ std::string solve_ucp_to_json(const UcpData& data, const UcpCommandOptions& o) {
   if (o.method == "exact" || (o.method == "auto" && status == Status::not_found)) {
     UcpExactOptions eo;
     eo.max_nodes = o.node_limit;
+    // The exact method allocates its node pools up front (core/ucp.hpp UcpExactOptions):
+    // per node a warm start (y, two LP bases) and two tree nodes. Refuse a limit whose pools
+    // do not fit, rather than fail to allocate them.
+    const double rows = static_cast<double>(std::max(u.A_x().rows(), u.A_y().rows()));
+    const double per_node = 8.0 * u.n() + 2 * (4 * rows + (u.n() + rows) + 48) + 2 * (64.0 + u.n()) + 64;
+    const double pool = per_node * static_cast<double>(o.node_limit);
+    if (pool > kMaxPoolBytes)
+      throw JsonInputError("", "--node-limit " + std::to_string(o.node_limit) + ": the exact method's node pools for n_c = " +
+                                   std::to_string(u.n_c()) + " would need " + number(pool / (1 << 30)) +
+                                   " GiB (at most 4 GiB); lower --node-limit");
     exact.emplace(u, eo);
     const UcpExactResult& r = exact->solve();
     status = r.status;

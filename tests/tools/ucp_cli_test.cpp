@@ -2,6 +2,8 @@
 // one-line errors naming the field for bad problem files.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -142,6 +144,32 @@ TEST_F(UcpCli, GivenLoadsAndEffortControlledJoints) {
   ASSERT_EQ(j["status"], "solved");
   EXPECT_DOUBLE_EQ(j["tau"][5].get<double>(), 0.05);
   EXPECT_NEAR(j["c_t"][2].get<double>(), 0.05, 1e-9);
+}
+
+TEST_F(UcpCli, ANodeLimitWhosePoolsDoNotFitIsRefusedNotAborted) {
+  // 200 point fingers on one object: the exact method's pools for 10^6 nodes would need
+  // tens of GiB (it aborted with bad_alloc before the check).
+  const int nc = 200, nq = 3;
+  nlohmann::json P = nlohmann::json::array(), Jn = nlohmann::json::array(), Jt = nlohmann::json::array();
+  for (int r = 0; r < 2 * nc; ++r) P.push_back({std::sin(r + 1.0), std::cos(r + 2.0), 0.1 * std::sin(3.0 * r)});
+  for (int i = 0; i < nc; ++i) {
+    std::vector<int> n(2 * nc, 0), t(2 * nc, 0);
+    n[2 * i] = 1;
+    t[2 * i + 1] = 1;
+    Jn.push_back(n);
+    Jt.push_back(t);
+  }
+  std::vector<double> theta(2 * nc, 0.1), d(nc + nq, 0.0), mu(nc, 0.5);
+  d[nc + 1] = -1;
+  const std::string p =
+      file("n200.json", nlohmann::json{{"P", P}, {"J_n", Jn}, {"J_t", Jt}, {"theta_dot", theta}, {"d", d}, {"mu", mu}}.dump());
+  const CliRun r = run({"ucp", p, "--method", "exact", "--node-limit", "1000000"});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("--node-limit 1000000: the exact method's node pools for n_c = 200 would need"), std::string::npos)
+      << r.err;
+  // A limit that fits runs (whatever it concludes within its nodes).
+  EXPECT_EQ(run({"ucp", p, "--method", "exact", "--node-limit", "20"}).code, 0);
 }
 
 TEST_F(UcpCli, BadProblemFilesGiveOneLineNamingTheField) {
