@@ -188,6 +188,16 @@ TEST(McGraspMiqp, TheContactMarginLeavesEveryOutcomeAsWithoutIt) {
   EXPECT_GT(differ, 0);
 }
 
+/// Appends r's samples to `to` (records of consecutive runs or chunks).
+void append_records(McRecords& to, const McRecords& r) {
+  to.sample.insert(to.sample.end(), r.sample.begin(), r.sample.end());
+  to.values.insert(to.values.end(), r.values.begin(), r.values.end());
+  to.outcome.insert(to.outcome.end(), r.outcome.begin(), r.outcome.end());
+  to.final_pose.insert(to.final_pose.end(), r.final_pose.begin(), r.final_pose.end());
+  to.failed_step.insert(to.failed_step.end(), r.failed_step.begin(), r.failed_step.end());
+  to.status.insert(to.status.end(), r.status.begin(), r.status.end());
+}
+
 TEST(McGrasp, OneAnswerPerSampleAtAnyThreadsChunksAndShards) {
   const Scene s = load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/examples/mc_grasp.json");
   McOptions o = options(45, 11);
@@ -211,13 +221,7 @@ TEST(McGrasp, OneAnswerPerSampleAtAnyThreadsChunksAndShards) {
     ok.shards = 3;
     const McRun part = run_monte_carlo(s, ok);
     EXPECT_EQ(part.first, shard_range(45, k, 3).first);
-    const McRecords& r = part.records;
-    merged.sample.insert(merged.sample.end(), r.sample.begin(), r.sample.end());
-    merged.values.insert(merged.values.end(), r.values.begin(), r.values.end());
-    merged.outcome.insert(merged.outcome.end(), r.outcome.begin(), r.outcome.end());
-    merged.final_pose.insert(merged.final_pose.end(), r.final_pose.begin(), r.final_pose.end());
-    merged.failed_step.insert(merged.failed_step.end(), r.failed_step.begin(), r.failed_step.end());
-    merged.status.insert(merged.status.end(), r.status.begin(), r.status.end());
+    append_records(merged, part.records);
   }
   expect_same_records(whole.records, merged);
   // A different seed gives different samples.
@@ -238,12 +242,7 @@ TEST(McGrasp, AStreamedRunHandsOverEveryChunkAndKeepsNone) {
   o.records_sink = [&](const McRecords& c) {
     chunk_sizes.push_back(c.size());
     add_to_summary(summary, c);
-    streamed.sample.insert(streamed.sample.end(), c.sample.begin(), c.sample.end());
-    streamed.values.insert(streamed.values.end(), c.values.begin(), c.values.end());
-    streamed.outcome.insert(streamed.outcome.end(), c.outcome.begin(), c.outcome.end());
-    streamed.final_pose.insert(streamed.final_pose.end(), c.final_pose.begin(), c.final_pose.end());
-    streamed.failed_step.insert(streamed.failed_step.end(), c.failed_step.begin(), c.failed_step.end());
-    streamed.status.insert(streamed.status.end(), c.status.begin(), c.status.end());
+    append_records(streamed, c);
   };
   const McRun run = run_monte_carlo(s, o);
   finish_summary(summary);
