@@ -65,7 +65,8 @@ class DocumentBuilder final : public json::json_sax_t {
   bool key(json::string_t& k) override {
     auto& members = open_.back().value->get_ref<json::object_t&>();
     auto [it, inserted] = members.try_emplace(k);
-    if (!inserted && duplicate_.empty()) {
+    if (!inserted && !has_duplicate_) {
+      has_duplicate_ = true;
       duplicate_ = k;
       duplicate_in_ = path_of_open_object();
     }
@@ -82,7 +83,8 @@ class DocumentBuilder final : public json::json_sax_t {
     throw JsonInputError("", "malformed JSON: " + without_prefix(e.what()));
   }
 
-  /// The first repeated key ("" when none) and the path of the object holding it.
+  /// Whether a key was repeated; the first such key and the path of the object holding it.
+  bool has_duplicate() const { return has_duplicate_; }
   const std::string& duplicate() const { return duplicate_; }
   const std::string& duplicate_in() const { return duplicate_in_; }
 
@@ -148,6 +150,7 @@ class DocumentBuilder final : public json::json_sax_t {
   json& root_;
   std::vector<Open> open_;
   json* slot_ = nullptr;
+  bool has_duplicate_ = false;  // the key may be "", so duplicate_ cannot tell
   std::string duplicate_, duplicate_in_;
 };
 
@@ -162,7 +165,7 @@ json parse_document(std::string_view text) {
     throw JsonInputError("", "malformed JSON: " + DocumentBuilder::without_prefix(e.what()));
   }
   // Reported after the whole text is read, so a later syntax error still comes first.
-  if (!builder.duplicate().empty())
+  if (builder.has_duplicate())
     throw JsonInputError(builder.duplicate_in(), "malformed JSON: duplicate key " + json_quote(builder.duplicate()));
   return doc;
 }
