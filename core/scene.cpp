@@ -656,7 +656,7 @@ class Compiler {
       const double k = std::min(slots, static_cast<double>(PangTedrakeMiqp::kMaxContacts));
       add((5 * slots + 2 * k * (nq + 4) + 3 * nq) * d, "pang_tedrake_miqp's step memory");
     }
-    add(jacobians, "the contact Jacobians (" + std::string(m_.formulation == Formulation::anitescu_qp ? "6" : "2") +
+    add(jacobians, "the contact Jacobians (" + std::string(m_.formulation == Formulation::anitescu_qp ? "8" : "2") +
                        " x slots x DOFs doubles)");
     return f;
   }
@@ -672,7 +672,7 @@ class Compiler {
     const Footprint f = footprint(static_cast<double>(count_pairs_), static_cast<double>(count_slots_));
     if (f.total <= static_cast<double>(kMaxWorldBytes)) return;
     const char* more = at_least ? "at least " : "";
-    const std::string all = gib(f.total) == gib(f.largest) ? "" : " (" + gib(f.total) + " in all)";
+    const std::string all = gib(f.total) == gib(f.largest) ? "" : " (" + (more + gib(f.total)) + " in all)";
     where.fail(std::to_string(m_.bodies.size()) + " bodies give " + more + std::to_string(count_slots_) +
                " contact slots with " + std::to_string(m_.n_q()) + " DOFs: " + f.what + " would need " + more +
                gib(f.largest) + all + ", more than the limit of " + gib(static_cast<double>(kMaxWorldBytes)) +
@@ -761,7 +761,7 @@ class Compiler {
         }
       }
     };
-    // Counting stops once the size is hopeless (2^20 times the limit), so that even a
+    // Counting stops once the size is hopeless (1,024 times the limit), so that even a
     // scene of a million bodies is refused at once; the message then says "at least".
     bool stopped = false;
     std::int64_t visits = 0;
@@ -770,7 +770,7 @@ class Compiler {
       count_pair(a, b);
       if ((++visits & 0xffff) == 0 &&
           footprint(static_cast<double>(count_pairs_), static_cast<double>(count_slots_)).total >
-              static_cast<double>(kMaxWorldBytes) * 1048576.0) {
+              static_cast<double>(kMaxWorldBytes) * 1024.0) {
         stopped = true;
         return false;
       }
