@@ -355,16 +355,22 @@ class Compiler {
       c.parent_joint = static_cast<int>(m_.joints.size());
       m_.joints.push_back(std::move(j));
     }
-    // A cycle shows as a chain of parents longer than the number of joints.
+    // A cycle shows as a chain of parents longer than the number of joints. Bodies whose
+    // chain is known to end are marked, so a long chain is walked once, not once per joint.
+    std::vector<char> ends(m_.bodies.size(), 0);
+    std::vector<int> walked;
     for (size_t i = 0; i < m_.joints.size(); ++i) {
+      walked.clear();
       int body = m_.joints[i].parent;
-      for (size_t steps = 0; body >= 0 && m_.bodies[body].kind == BodyKind::linked; ++steps) {
+      for (size_t steps = 0; body >= 0 && m_.bodies[body].kind == BodyKind::linked && !ends[body]; ++steps) {
         if (steps > m_.joints.size())
           list.item(i).child("parent").fail("the joints form a cycle through joint \"" + m_.joints[i].name + "\"");
+        walked.push_back(body);
         const int pj = m_.bodies[body].parent_joint;
         if (pj < 0) break;  // reported by check_linked_bodies
         body = m_.joints[pj].parent;
       }
+      for (int b : walked) ends[b] = 1;
     }
   }
 
@@ -397,17 +403,20 @@ class Compiler {
   }
 
   void order_bodies() {
-    std::vector<int> state(m_.bodies.size(), 0);  // 0 unvisited, 1 placed
-    std::function<void(int)> place = [&](int b) {
-      if (state[b]) return;
-      if (m_.bodies[b].kind == BodyKind::linked) {
-        const int parent = m_.joints[m_.bodies[b].parent_joint].parent;
-        if (parent >= 0) place(parent);
+    // Each body after its parent chain, in the order of a depth-first walk up the parents;
+    // iterative, as a recursion as deep as a long joint chain overflows the stack.
+    std::vector<char> placed(m_.bodies.size(), 0);
+    std::vector<int> chain;
+    for (size_t b0 = 0; b0 < m_.bodies.size(); ++b0) {
+      chain.clear();
+      for (int b = static_cast<int>(b0); b >= 0 && !placed[b];
+           b = m_.bodies[b].kind == BodyKind::linked ? m_.joints[m_.bodies[b].parent_joint].parent : -1)
+        chain.push_back(b);
+      for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+        placed[*it] = 1;
+        m_.body_order.push_back(*it);
       }
-      state[b] = 1;
-      m_.body_order.push_back(b);
-    };
-    for (size_t b = 0; b < m_.bodies.size(); ++b) place(static_cast<int>(b));
+    }
   }
 
   void read_model(const Node& n) {
@@ -488,6 +497,12 @@ class Compiler {
         if (auto a = n.get("A")) p.limit_surface_A = Eigen::Matrix3d(read_spd(*a, 3));
         if (auto r = n.get("relinearize")) p.relinearize_iterations = r->integer(0);
         if (hp) {
+          // B is n_a x n_a: checked before it is allocated (the scene's size limit).
+          const double b_bytes = static_cast<double>(m_.n_a) * m_.n_a * sizeof(double);
+          if (b_bytes > static_cast<double>(kMaxWorldBytes))
+            n.fail("the gain matrix B of " + std::to_string(m_.n_a) + " velocity-controlled joints would need " +
+                   gib(b_bytes) + ", more than the limit of " + gib(static_cast<double>(kMaxWorldBytes)) +
+                   " per world");
           if (auto c = n.get("c")) p.feedback_scale_c = c->positive();
           if (auto b = n.get("B")) {
             if (b->raw().is_number()) p.gain_B = Eigen::MatrixXd::Identity(m_.n_a, m_.n_a) * b->positive();

@@ -1617,6 +1617,49 @@ TEST(SceneSize, ModerateScenesStillWork) {
   EXPECT_EQ(a.model->n_slots(), 50 * 49 / 2 + 50);
 }
 
+namespace {
+
+/// The scene with a chain of n more prismatic joints, each link the child of the one
+/// before: world -> l0 -> l1 ...
+std::string numbered(char prefix, int i) {
+  std::string s(1, prefix);  // appended: GCC 12 warns falsely (-Wrestrict) on "l" + std::string
+  s += std::to_string(i);
+  return s;
+}
+
+json chain(int n, json scene) {
+  if (!scene.contains("joints")) scene["joints"] = json::array();
+  for (int i = 0; i < n; ++i) {
+    scene["bodies"].push_back({{"name", numbered('l', i)}, {"kind", "linked"}});
+    scene["joints"].push_back({{"name", numbered('j', i)}, {"type", "prismatic"},
+                               {"parent", i ? numbered('l', i - 1) : std::string("world")}, {"child", numbered('l', i)}});
+  }
+  scene.erase("commands");
+  return scene;
+}
+
+}  // namespace
+
+TEST(SceneSize, LongJointChainsAreReadWithoutDeepRecursion) {
+  // 100,000 links: the cycle check walked every chain once per joint (10^10 steps) and the
+  // body order recursed 100,000 deep.
+  json s = chain(100000, disks(1));
+  const Scene sc = parse(s);
+  const Model& m = *sc.model;
+  ASSERT_EQ(m.body_order.size(), m.bodies.size());
+  for (size_t i = 0; i < m.body_order.size(); ++i) EXPECT_EQ(m.body_order[i], static_cast<int>(i)) << i;
+  // A cycle is still found, at the first joint on it.
+  json cyc = chain(3, disks(1));
+  cyc["joints"][0]["parent"] = "l2";
+  EXPECT_TRUE(Fails(cyc, "joints[0].parent", "the joints form a cycle through joint \"j0\""));
+}
+
+TEST(SceneSize, HalmPosaGainMatrixIsCheckedBeforeItIsBuilt) {
+  // 25,000 velocity-controlled joints: B (n_a x n_a doubles) would need 4.7 GiB.
+  EXPECT_TRUE(Fails(chain(25000, tabletop_scene()), "model",
+                    "the gain matrix B of 25002 velocity-controlled joints would need 4.7 GiB"));
+}
+
 TEST(SceneSize, AutoPairsKeepTheirOrderAmongManyFixedBodies) {
   // Fixed bodies pair only with moving ones; the pairs come in (i, j) order, i < j.
   json s = disks(3);
