@@ -1,6 +1,8 @@
 #include "core/json_node.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <new>
 #include <utility>
 #include <vector>
 
@@ -45,6 +47,9 @@ std::string json_quote(std::string_view s) {
 
 namespace {
 
+// release() recurses once per level; deeper documents are left to nlohmann's destructor.
+constexpr size_t kMaxReleaseDepth = 10000;
+
 /// Builds the document as nlohmann's own DOM parser does (each value is placed once, so the
 /// time is linear in the text) and notes the first key repeated within one object. The
 /// callback parser of nlohmann 3.11 rescans the parent at the end of every object, which is
@@ -83,6 +88,8 @@ class DocumentBuilder final : public json::json_sax_t {
     throw JsonInputError("", "malformed JSON: " + without_prefix(e.what()));
   }
 
+  /// The deepest nesting seen so far.
+  size_t max_depth() const { return max_depth_; }
   /// Whether a key was repeated; the first such key and the path of the object holding it.
   bool has_duplicate() const { return has_duplicate_; }
   const std::string& duplicate() const { return duplicate_; }
@@ -124,6 +131,7 @@ class DocumentBuilder final : public json::json_sax_t {
   }
   bool open(json&& container) {
     open_.push_back({place(std::move(container)), {}});
+    max_depth_ = std::max(max_depth_, open_.size());
     return true;
   }
   bool close() {
@@ -150,9 +158,33 @@ class DocumentBuilder final : public json::json_sax_t {
   json& root_;
   std::vector<Open> open_;
   json* slot_ = nullptr;
+  size_t max_depth_ = 0;
   bool has_duplicate_ = false;  // the key may be "", so duplicate_ cannot tell
   std::string duplicate_, duplicate_in_;
 };
+
+}  // namespace
+
+namespace {
+
+/// Frees a document without allocating: children before their container, each container
+/// emptied from the back (an empty container's destructor allocates nothing). Recursive,
+/// one frame per level of nesting.
+void release(json& j) {
+  if (j.is_array()) {
+    auto& items = j.get_ref<json::array_t&>();
+    while (!items.empty()) {
+      release(items.back());
+      items.pop_back();
+    }
+  } else if (j.is_object()) {
+    auto& members = j.get_ref<json::object_t&>();
+    while (!members.empty()) {
+      release(members.begin()->second);
+      members.erase(members.begin());
+    }
+  }
+}
 
 }  // namespace
 
@@ -163,6 +195,12 @@ json parse_document(std::string_view text) {
     json::sax_parse(text, &builder);
   } catch (const json::exception& e) {
     throw JsonInputError("", "malformed JSON: " + DocumentBuilder::without_prefix(e.what()));
+  } catch (const std::bad_alloc&) {
+    // The document takes about 15 times its text: a file too large for this machine is an
+    // input error, not an abort. nlohmann's destructor allocates a stack as large as the
+    // largest container, which fails now, so the partial document is taken apart here first.
+    if (builder.max_depth() <= kMaxReleaseDepth) release(doc);
+    throw JsonInputError("", "out of memory while reading " + std::to_string(text.size()) + " bytes of JSON");
   }
   // Reported after the whole text is read, so a later syntax error still comes first.
   if (builder.has_duplicate())

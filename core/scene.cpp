@@ -13,7 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <functional>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <cstdio>
 #include <set>
@@ -1118,7 +1118,16 @@ std::string fnv1a_hex(std::string_view bytes) {
 
 Scene parse_scene(std::string_view text, const std::string& source) {
   const json doc = json_input::parse_document(text);
-  Scene scene = Compiler(doc).run();
+  Scene scene;
+  try {
+    scene = Compiler(doc).run();
+  } catch (const std::bad_alloc&) {
+    // Sizes that scale with bodies and slots are checked before allocating; this is the
+    // last line of defence (e.g. a machine with less free memory than the limit).
+    throw SceneError("", "out of memory while compiling the scene");
+  } catch (const std::length_error&) {
+    throw SceneError("", "the scene is too large to hold in memory");
+  }
   scene.source = source;
   scene.hash = fnv1a_hex(text);
   return scene;
@@ -1130,7 +1139,13 @@ Scene load_scene_file(const std::string& path) {
     throw SceneError("", "cannot read scene file " + json_quote(path) + " (it is a directory)");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw SceneError("", "cannot read scene file " + json_quote(path));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text;
+  try {
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } catch (const std::bad_alloc&) {
+    text = std::string();  // free what was read before the message is made
+    throw SceneError("", "cannot read scene file " + json_quote(path) + ": out of memory");
+  }
   if (in.bad()) throw SceneError("", "error while reading scene file " + json_quote(path));
   return parse_scene(text, path);
 }

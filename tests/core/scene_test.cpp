@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cmath>
+#include <cstdio>
+#include <sys/resource.h>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -1658,6 +1660,41 @@ TEST(SceneSize, HalmPosaGainMatrixIsCheckedBeforeItIsBuilt) {
   // 25,000 velocity-controlled joints: B (n_a x n_a doubles) would need 4.7 GiB.
   EXPECT_TRUE(Fails(chain(25000, tabletop_scene()), "model",
                     "the gain matrix B of 25002 velocity-controlled joints would need 4.7 GiB"));
+}
+
+namespace {
+
+/// In a death test's child: parse with the heap limited to 300 MB; exit 3 with the message
+/// on a SceneError, 0 when the scene was read.
+[[noreturn]] void parse_with_small_heap(const std::string& text) {
+  rlimit limit{};
+  limit.rlim_cur = limit.rlim_max = 300u << 20;
+  setrlimit(RLIMIT_DATA, &limit);
+  try {
+    (void)parse_scene(text);
+  } catch (const SceneError& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    std::exit(3);
+  }
+  std::exit(0);
+}
+
+}  // namespace
+
+TEST(SceneSize, OutOfMemoryWhileReadingIsASceneError) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer reserves more address space than the limit below";
+#else
+  // A 40 MB scene takes about 600 MB as a document; with the heap limited to 300 MB the
+  // reader must fail with a SceneError, not abort with std::bad_alloc.
+  json s = disks(1);
+  std::string text = s.dump();
+  text.pop_back();  // reopen the top-level object
+  text += ", \"note\": [";
+  for (int i = 0; text.size() < (40u << 20); ++i) text += i ? ", [1, 2, {\"a\": [3]}]" : "[1, 2, {\"a\": [3]}]";
+  text += "]}";
+  EXPECT_EXIT(parse_with_small_heap(text), ::testing::ExitedWithCode(3), "out of memory while reading [0-9]+ bytes of JSON");
+#endif
 }
 
 TEST(SceneSize, AutoPairsKeepTheirOrderAmongManyFixedBodies) {
