@@ -338,7 +338,7 @@ void read_body_on_plane(const json_input::Node& root, Model& m,
       const json_input::Node ln = l->item(i);
       ln.expect_object({"body", "force", "torque", "point", "frame"});
       const json_input::Node bn = ln.at("body");
-      if (bn.string() != b.name) bn.fail("no body named \"" + bn.string() + "\"");
+      if (bn.string() != b.name) bn.fail("no body named " + json_input::json_quote(bn.string()));
       Load3 load;
       auto read3 = [&](const char* key, std::array<Schedule, 3>& into) {
         if (auto f = ln.get(key)) {

@@ -23,12 +23,27 @@
 
 namespace qs {
 
+namespace json_input {
+/// `s` with control characters (U+0000..U+001F, U+007F) written as JSON escapes (\n, \r,
+/// \t, \u0001, ...) and, when `quotes_and_backslashes`, '"' and '\' escaped too: user text
+/// (keys, names, file names) can then never break an error message's single line.
+std::string escape_text(std::string_view s, bool quotes_and_backslashes = true);
+/// `s` as a JSON string literal, for quoting user text in messages: "a\nb".
+std::string json_quote(std::string_view s);
+/// The path of member `key` of the value at `parent` ("bodies[1]" -> "bodies[1].mass").
+inline std::string child_path(const std::string& parent, std::string_view key) {
+  return parent.empty() ? escape_text(key) : parent + "." + escape_text(key);
+}
+}  // namespace json_input
+
 /// An input error: the JSON path of the field at fault ("" for the document as a whole) and
-/// the cause; what() is "path: cause" on one line.
+/// the cause; what() is "path: cause" on one line (control characters that reach it from
+/// user text are escaped here as a last line of defence).
 class JsonInputError : public std::runtime_error {
  public:
-  JsonInputError(std::string path, const std::string& message)
-      : std::runtime_error(path.empty() ? message : path + ": " + message), path_(std::move(path)) {}
+  JsonInputError(const std::string& path, const std::string& message)
+      : std::runtime_error(json_input::escape_text(path.empty() ? message : path + ": " + message, false)),
+        path_(json_input::escape_text(path, false)) {}
   const std::string& path() const { return path_; }
 
  private:
@@ -66,11 +81,9 @@ class Node {
   }
   bool has(std::string_view key) const { return j_->contains(key); }
   /// The value at an existing key (checked: indexing a missing key is a bug, not input).
-  Node child(std::string_view key) const {
-    return Node(j_->at(std::string(key)), path_.empty() ? std::string(key) : path_ + "." + std::string(key));
-  }
+  Node child(std::string_view key) const { return Node(j_->at(std::string(key)), child_path(path_, key)); }
   Node at(std::string_view key) const {
-    if (!has(key)) throw JsonInputError(path_.empty() ? std::string(key) : path_ + "." + std::string(key), "missing (required)");
+    if (!has(key)) throw JsonInputError(child_path(path_, key), "missing (required)");
     return child(key);
   }
   std::optional<Node> get(std::string_view key) const {
@@ -118,7 +131,7 @@ class Node {
     if (s.empty()) fail("must not be empty");
     for (char c : s)
       if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'))
-        fail("\"" + s + "\" may contain only letters, digits, '_' and '-'");
+        fail(json_quote(s) + " may contain only letters, digits, '_' and '-'");
     return s;
   }
   template <class E>
@@ -129,7 +142,7 @@ class Node {
       if (s == name) return value;
       known += (known.empty() ? "" : ", ") + std::string(name);
     }
-    fail("\"" + s + "\" is not one of: " + known);
+    fail(json_quote(s) + " is not one of: " + known);
   }
   template <size_t N>
   std::array<double, N> fixed_vector() const {
@@ -160,8 +173,9 @@ class Node {
   std::string path_;
 };
 
-/// Parses text, turning every parser complaint (syntax, a number beyond double range) and
-/// every duplicate key into a one-line JsonInputError at the document level.
+/// Parses text in time linear in its length, turning every parser complaint (syntax, a
+/// number beyond double range) into a one-line JsonInputError at the document level, and a
+/// key given twice in one object into one at that object's path.
 json parse_document(std::string_view text);
 
 }  // namespace json_input

@@ -1,8 +1,10 @@
 #include "core/scene.hpp"
 
+#include "core/contacts.hpp"
 #include "core/ecp_ncp.hpp"
 #include "core/json_node.hpp"
 #include "core/limit_surface.hpp"
+#include "core/pang_tedrake_miqp.hpp"
 
 #include <Eigen/Cholesky>
 #include <algorithm>
@@ -11,15 +13,19 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <functional>
+#include <new>
 #include <nlohmann/json.hpp>
+#include <cstdio>
 #include <set>
+#include <stdexcept>
+#include <unordered_map>
 
 namespace qs {
 namespace {
 
 using json_input::json;
 using json_input::Node;
+using json_input::json_quote;
 
 // ---- pieces ------------------------------------------------------------------------------
 
@@ -244,11 +250,18 @@ class Compiler {
              std::to_string(kSceneFormatVersion) + ")");
   }
 
+  // Names are looked up in hash maps: Model::find_body scans, which made reading a scene of
+  // many bodies quadratic.
+  int find_body(const std::string& name) const {
+    const auto it = body_by_name_.find(name);
+    return it == body_by_name_.end() ? -1 : it->second;
+  }
+
   int body_index(const Node& n, bool allow_world) const {
     const std::string name = n.string();
     if (allow_world && name == "world") return -1;
-    const int b = m_.find_body(name);
-    if (b < 0) n.fail("no body named \"" + name + "\"");
+    const int b = find_body(name);
+    if (b < 0) n.fail("no body named " + json_quote(name));
     return b;
   }
 
@@ -272,7 +285,8 @@ class Compiler {
       b.name = name.identifier();
       if (b.name == "world") name.fail("\"world\" is reserved for the fixed world frame");
       if (b.name == "note") name.fail("\"note\" is reserved for comments");
-      if (m_.find_body(b.name) >= 0) name.fail("duplicate body name \"" + b.name + "\"");
+      const int index = static_cast<int>(m_.bodies.size());
+      if (!body_by_name_.emplace(b.name, index).second) name.fail("duplicate body name \"" + b.name + "\"");
       if (auto p = n.get("pose")) b.pose = p->fixed_vector<3>();
       if (b.kind == BodyKind::free) {
         b.mass = n.at("mass").positive();
@@ -292,7 +306,6 @@ class Compiler {
       }
       if (auto in = n.get("inertia")) b.inertia = in->positive();
       if (auto com = n.get("com")) b.com = com->vec2();
-      const int index = static_cast<int>(m_.bodies.size());
       if (auto s = n.get("shapes")) {
         const size_t ns = s->array();
         for (size_t j = 0; j < ns; ++j) {
@@ -313,7 +326,8 @@ class Compiler {
       const Node name = n.at("name");
       j.name = name.identifier();
       if (j.name == "note") name.fail("\"note\" is reserved for comments (commands are keyed by joint name)");
-      if (m_.find_joint(j.name) >= 0) name.fail("duplicate joint name \"" + j.name + "\"");
+      if (!joint_by_name_.emplace(j.name, static_cast<int>(m_.joints.size())).second)
+        name.fail("duplicate joint name \"" + j.name + "\"");
       j.type = n.at("type").choice<JointType>({{"prismatic", JointType::prismatic}, {"revolute", JointType::revolute}});
       const Node parent = n.at("parent");
       j.parent = body_index(parent, true);
@@ -341,16 +355,22 @@ class Compiler {
       c.parent_joint = static_cast<int>(m_.joints.size());
       m_.joints.push_back(std::move(j));
     }
-    // A cycle shows as a chain of parents longer than the number of joints.
+    // A cycle shows as a chain of parents longer than the number of joints. Bodies whose
+    // chain is known to end are marked, so a long chain is walked once, not once per joint.
+    std::vector<char> ends(m_.bodies.size(), 0);
+    std::vector<int> walked;
     for (size_t i = 0; i < m_.joints.size(); ++i) {
+      walked.clear();
       int body = m_.joints[i].parent;
-      for (size_t steps = 0; body >= 0 && m_.bodies[body].kind == BodyKind::linked; ++steps) {
+      for (size_t steps = 0; body >= 0 && m_.bodies[body].kind == BodyKind::linked && !ends[body]; ++steps) {
         if (steps > m_.joints.size())
           list.item(i).child("parent").fail("the joints form a cycle through joint \"" + m_.joints[i].name + "\"");
+        walked.push_back(body);
         const int pj = m_.bodies[body].parent_joint;
         if (pj < 0) break;  // reported by check_linked_bodies
         body = m_.joints[pj].parent;
       }
+      for (int b : walked) ends[b] = 1;
     }
   }
 
@@ -383,17 +403,20 @@ class Compiler {
   }
 
   void order_bodies() {
-    std::vector<int> state(m_.bodies.size(), 0);  // 0 unvisited, 1 placed
-    std::function<void(int)> place = [&](int b) {
-      if (state[b]) return;
-      if (m_.bodies[b].kind == BodyKind::linked) {
-        const int parent = m_.joints[m_.bodies[b].parent_joint].parent;
-        if (parent >= 0) place(parent);
+    // Each body after its parent chain, in the order of a depth-first walk up the parents;
+    // iterative, as a recursion as deep as a long joint chain overflows the stack.
+    std::vector<char> placed(m_.bodies.size(), 0);
+    std::vector<int> chain;
+    for (size_t b0 = 0; b0 < m_.bodies.size(); ++b0) {
+      chain.clear();
+      for (int b = static_cast<int>(b0); b >= 0 && !placed[b];
+           b = m_.bodies[b].kind == BodyKind::linked ? m_.joints[m_.bodies[b].parent_joint].parent : -1)
+        chain.push_back(b);
+      for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+        placed[*it] = 1;
+        m_.body_order.push_back(*it);
       }
-      state[b] = 1;
-      m_.body_order.push_back(b);
-    };
-    for (size_t b = 0; b < m_.bodies.size(); ++b) place(static_cast<int>(b));
+    }
   }
 
   void read_model(const Node& n) {
@@ -474,6 +497,12 @@ class Compiler {
         if (auto a = n.get("A")) p.limit_surface_A = Eigen::Matrix3d(read_spd(*a, 3));
         if (auto r = n.get("relinearize")) p.relinearize_iterations = r->integer(0);
         if (hp) {
+          // B is n_a x n_a: checked before it is allocated (the scene's size limit).
+          const double b_bytes = static_cast<double>(m_.n_a) * m_.n_a * sizeof(double);
+          if (b_bytes > static_cast<double>(kMaxWorldBytes))
+            n.fail("the gain matrix B of " + std::to_string(m_.n_a) + " velocity-controlled joints would need " +
+                   gib(b_bytes) + ", more than the limit of " + gib(static_cast<double>(kMaxWorldBytes)) +
+                   " per world");
           if (auto c = n.get("c")) p.feedback_scale_c = c->positive();
           if (auto b = n.get("B")) {
             if (b->raw().is_number()) p.gain_B = Eigen::MatrixXd::Identity(m_.n_a, m_.n_a) * b->positive();
@@ -537,11 +566,14 @@ class Compiler {
     return parent_of(a) == b || parent_of(b) == a;
   }
 
-  void add_pair(int a, int b, double friction, const Node& where) {
+  void check_pair(int a, int b, const Node& where) const {
     if (m_.bodies[a].kind == BodyKind::fixed && m_.bodies[b].kind == BodyKind::fixed)
       where.fail("bodies \"" + m_.bodies[a].name + "\" and \"" + m_.bodies[b].name + "\" are both fixed");
     for (int x : {a, b})
       if (m_.bodies[x].shapes.empty()) where.fail("body \"" + m_.bodies[x].name + "\" has no shapes to touch with");
+  }
+
+  void add_pair(int a, int b, double friction) {
     for (int sa : m_.bodies[a].shapes) {
       for (int sb : m_.bodies[b].shapes) {
         const Shape& A = m_.shapes[sa];
@@ -573,6 +605,95 @@ class Compiler {
     }
   }
 
+  // ---- the model's size, checked before any pair is built -------------------------------
+  //
+  // The dense buffers of a world grow with slots x DOFs (the contact Jacobians) or slots^2
+  // (anitescu_qp's LCP matrix), and "auto" pairs grow with bodies^2: a scene of 1,000 disks
+  // would need tens of GiB. The counts are added up first, without allocating, and a scene
+  // beyond kMaxWorldBytes is refused with the buffer that dominates.
+
+  /// A body's shapes by the slots they give in add_pair.
+  struct ShapeCounts {
+    std::int64_t point = 0, half_plane = 0, other = 0;  // other: segment and polygon cores
+    std::int64_t features = 0;                          // feature points of the `other` shapes
+  };
+  ShapeCounts shape_counts(int b) const {
+    ShapeCounts c;
+    for (int s : m_.bodies[b].shapes) {
+      const Shape& sh = m_.shapes[s];
+      if (sh.core == ShapeCore::point) ++c.point;
+      else if (sh.core == ShapeCore::half_plane) ++c.half_plane;
+      else {
+        ++c.other;
+        c.features += sh.feature_count();
+      }
+    }
+    return c;
+  }
+  /// The shape pairs and slots add_pair(a, b) makes: a point core meets any shape in one
+  /// slot; otherwise every feature point of either shape is one slot (a half-plane has none,
+  /// and two half-planes are no pair).
+  void count_pair(int a, int b) {
+    const ShapeCounts& x = shape_counts_[a];
+    const ShapeCounts& y = shape_counts_[b];
+    const std::int64_t all_x = x.point + x.half_plane + x.other, all_y = y.point + y.half_plane + y.other;
+    count_pairs_ += all_x * all_y - x.half_plane * y.half_plane;
+    count_slots_ += x.point * all_y + all_x * y.point - x.point * y.point +
+                    x.features * (y.half_plane + y.other) + (x.half_plane + x.other) * y.features;
+  }
+
+  struct Footprint {
+    double total = 0;    // bytes
+    double largest = 0;  // bytes of the largest buffer
+    std::string what;    // that buffer
+  };
+  /// The dense buffers one world of this model holds, as the steppers size them
+  /// (ContactWorkspace, AnitescuStepWorkspace, the MIQP's step memory), for `slots` slots.
+  Footprint footprint(double pairs, double slots) const {
+    const double nq = m_.n_q(), nu = m_.n_u, d = sizeof(double);
+    Footprint f;
+    auto add = [&](double bytes, std::string what) {
+      f.total += bytes;
+      if (bytes > f.largest) {
+        f.largest = bytes;
+        f.what = std::move(what);
+      }
+    };
+    add(pairs * sizeof(ContactPair) + slots * (sizeof(ContactSlot) + sizeof(ContactFrame<double>) + 4 * d),
+        "the contact slots and their per-step results");
+    double jacobians = 2 * slots * nq * d;  // J_n, J_t of every stepper's ContactWorkspace
+    if (m_.formulation == Formulation::anitescu_qp) {
+      jacobians += 2 * slots * nq * d + 2 * (2 * slots) * nq * d;  // its own J_n, J_t; A and Q^-1 A'
+      add((2 * slots) * (2 * slots) * d, "anitescu_qp's LCP matrix ((2 x slots)^2 doubles)");
+      add((nq * nq + 2 * nu * nu) * d, "anitescu_qp's mass matrices (DOFs^2 doubles)");
+    }
+    if (m_.formulation == Formulation::pang_tedrake_miqp) {
+      const double k = std::min(slots, static_cast<double>(PangTedrakeMiqp::kMaxContacts));
+      add((5 * slots + 2 * k * (nq + 4) + 3 * nq) * d, "pang_tedrake_miqp's step memory");
+    }
+    add(jacobians, "the contact Jacobians (" + std::string(m_.formulation == Formulation::anitescu_qp ? "8" : "2") +
+                       " x slots x DOFs doubles)");
+    return f;
+  }
+
+  static std::string gib(double bytes) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+    return buf;
+  }
+
+  /// Refuses (at `where`) a model whose counted pairs and slots need more than the limit.
+  void check_size(const Node& where, bool at_least) const {
+    const Footprint f = footprint(static_cast<double>(count_pairs_), static_cast<double>(count_slots_));
+    if (f.total <= static_cast<double>(kMaxWorldBytes)) return;
+    const char* more = at_least ? "at least " : "";
+    const std::string all = gib(f.total) == gib(f.largest) ? "" : " (" + (more + gib(f.total)) + " in all)";
+    where.fail(std::to_string(m_.bodies.size()) + " bodies give " + more + std::to_string(count_slots_) +
+               " contact slots with " + std::to_string(m_.n_q()) + " DOFs: " + f.what + " would need " + more +
+               gib(f.largest) + all + ", more than the limit of " + gib(static_cast<double>(kMaxWorldBytes)) +
+               " per world; list fewer contact pairs");
+  }
+
   void read_contacts(const std::optional<Node>& n) {
     std::optional<double> default_friction;
     std::optional<Node> pairs, exclude;
@@ -591,9 +712,17 @@ class Compiler {
     };
     std::set<std::pair<int, int>> seen;
     auto key = [](int a, int b) { return std::make_pair(std::min(a, b), std::max(a, b)); };
+    shape_counts_.clear();
+    for (size_t b = 0; b < m_.bodies.size(); ++b) shape_counts_.push_back(shape_counts(static_cast<int>(b)));
+    count_pairs_ = count_slots_ = 0;
 
     if (pairs && !(pairs->raw().is_string() && pairs->raw() == "auto")) {
       if (exclude) exclude->fail("only with \"pairs\": \"auto\"");
+      struct Listed {
+        int a, b;
+        double mu;
+      };
+      std::vector<Listed> listed;
       const size_t k = pairs->array();
       for (size_t i = 0; i < k; ++i) {
         const Node p = pairs->item(i);
@@ -605,8 +734,13 @@ class Compiler {
         if (a == b) bodies.fail("a body cannot touch itself");
         if (!seen.insert(key(a, b)).second) bodies.fail("pair listed twice");
         const double mu = p.has("friction") ? p.child("friction").nonnegative() : friction_or_default(p);
-        add_pair(a, b, mu, bodies);
+        check_pair(a, b, bodies);
+        count_pair(a, b);
+        listed.push_back({a, b, mu});
       }
+      check_size(*pairs, false);
+      for (const Listed& l : listed) add_pair(l.a, l.b, l.mu);
+      check_counted();
       return;
     }
     // "auto" (the default): every shape pair of bodies that can move relative to each other,
@@ -621,16 +755,56 @@ class Compiler {
         seen.insert(key(a, b));
       }
     }
-    for (size_t i = 0; i < m_.bodies.size(); ++i) {
-      for (size_t j = i + 1; j < m_.bodies.size(); ++j) {
-        int a = static_cast<int>(i), b = static_cast<int>(j);
-        if (seen.count(key(a, b)) || adjacent(a, b)) continue;
-        if (m_.bodies[a].kind == BodyKind::fixed && m_.bodies[b].kind == BodyKind::fixed) continue;
-        if (m_.bodies[a].shapes.empty() || m_.bodies[b].shapes.empty()) continue;
-        if (rank(m_.bodies[b].kind) < rank(m_.bodies[a].kind)) std::swap(a, b);
-        add_pair(a, b, friction_or_default(where), where);
-      }
+    // Bodies with shapes, and those of them that move: a fixed body pairs only with these,
+    // so the loops visit (about) the pairs they make, not every pair of bodies.
+    std::vector<int> shaped, moving;
+    for (size_t b = 0; b < m_.bodies.size(); ++b) {
+      if (m_.bodies[b].shapes.empty()) continue;
+      shaped.push_back(static_cast<int>(b));
+      if (m_.bodies[b].kind != BodyKind::fixed) moving.push_back(static_cast<int>(b));
     }
+    // Every pair (i, j), i < j, in that order (the slot numbering follows it); stops early
+    // when visit returns false.
+    auto for_each_auto_pair = [&](auto&& visit) {
+      for (int i : shaped) {
+        const std::vector<int>& partners = m_.bodies[i].kind == BodyKind::fixed ? moving : shaped;
+        for (auto it = std::upper_bound(partners.begin(), partners.end(), i); it != partners.end(); ++it) {
+          int a = i, b = *it;
+          if (seen.count(key(a, b)) || adjacent(a, b)) continue;
+          if (rank(m_.bodies[b].kind) < rank(m_.bodies[a].kind)) std::swap(a, b);
+          if (!visit(a, b)) return;
+        }
+      }
+    };
+    // Counting stops once the size is hopeless (1,024 times the limit), so that even a
+    // scene of a million bodies is refused at once; the message then says "at least".
+    bool stopped = false;
+    std::int64_t visits = 0;
+    for_each_auto_pair([&](int a, int b) {
+      friction_or_default(where);
+      count_pair(a, b);
+      if ((++visits & 0xffff) == 0 &&
+          footprint(static_cast<double>(count_pairs_), static_cast<double>(count_slots_)).total >
+              static_cast<double>(kMaxWorldBytes) * 1024.0) {
+        stopped = true;
+        return false;
+      }
+      return true;
+    });
+    check_size(where, stopped);
+    for_each_auto_pair([&](int a, int b) {
+      add_pair(a, b, *default_friction);
+      return true;
+    });
+    check_counted();
+  }
+
+  /// The size check is only as good as the count: every scene read checks it.
+  void check_counted() const {
+    if (count_pairs_ != static_cast<std::int64_t>(m_.pairs.size()) || count_slots_ != m_.n_slots())
+      throw std::logic_error("scene reader: counted " + std::to_string(count_pairs_) + " pairs and " +
+                             std::to_string(count_slots_) + " slots, built " + std::to_string(m_.pairs.size()) +
+                             " and " + std::to_string(m_.n_slots()));
   }
 
   void read_loads(const Node& list) {
@@ -665,7 +839,8 @@ class Compiler {
         c.string();
         continue;
       }
-      const int j = m_.find_joint(item.key());
+      const auto found = joint_by_name_.find(item.key());
+      const int j = found == joint_by_name_.end() ? -1 : found->second;
       if (j < 0) {
         for (const Dof& d : m_.dofs)
           if (d.name == item.key()) c.fail("not an actuated joint (an unactuated DOF of a free body cannot be commanded)");
@@ -673,13 +848,13 @@ class Compiler {
         // or a body moves only through its DOFs, never by command.
         const std::string& key = item.key();
         const size_t dot = key.rfind('.');
-        const int body = m_.find_body(dot == std::string::npos ? key : key.substr(0, dot));
+        const int body = find_body(dot == std::string::npos ? key : key.substr(0, dot));
         if (body >= 0 && dot != std::string::npos && m_.bodies[body].kind == BodyKind::free)
-          c.fail("\"" + key.substr(dot + 1) + "\" is a locked DOF of free body \"" + m_.bodies[body].name +
+          c.fail(json_quote(key.substr(dot + 1)) + " is a locked DOF of free body \"" + m_.bodies[body].name +
                  "\" (not in its \"dofs\"): it cannot move, so it cannot be commanded");
         if (body >= 0)
           c.fail("names a body, not a joint: only velocity- or effort-controlled joints take commands");
-        c.fail("no joint named \"" + key + "\"");
+        c.fail("no joint named " + json_quote(key));
       }
       Joint& joint = m_.joints[j];
       c.expect_object({"velocity", "effort"});
@@ -796,7 +971,7 @@ class Compiler {
     else n.expect_object({"type", "body", "center", "tolerance"});
     const Node body = n.at("body");
     s.body = m.find_body(body.string());
-    if (s.body < 0) body.fail("no body named \"" + body.string() + "\"");
+    if (s.body < 0) body.fail("no body named " + json_quote(body.string()));
     if (m.bodies[s.body].kind != BodyKind::free) body.fail("must be a free body (the object)");
     if (s.kind == SuccessCriterion::Kind::lifted) {
       if (m.world.type != WorldType::vertical) n.child("type").fail("\"lifted\" needs a vertical world");
@@ -814,6 +989,10 @@ class Compiler {
 
   Node root_;
   Model m_;
+  std::unordered_map<std::string, int> body_by_name_, joint_by_name_;
+  // read_contacts: shapes per body, and the pairs and slots counted so far.
+  std::vector<ShapeCounts> shape_counts_;
+  std::int64_t count_pairs_ = 0, count_slots_ = 0;
 };
 
 }  // namespace
@@ -821,7 +1000,7 @@ class Compiler {
 ParameterRef resolve_parameter(const Model& m, std::string_view path, const std::string& where) {
   using K = ParameterRef::Kind;
   auto fail = [&](const std::string& why) -> ParameterRef {
-    throw SceneError(where, "parameter \"" + std::string(path) + "\": " + why);
+    throw SceneError(where, "parameter " + json_quote(path) + ": " + why);
   };
   std::vector<std::string> parts;
   {
@@ -840,7 +1019,7 @@ ParameterRef resolve_parameter(const Model& m, std::string_view path, const std:
   ref.path = std::string(path);
   if (parts.size() >= 3 && parts[0] == "bodies") {
     const int b = m.find_body(parts[1]);
-    if (b < 0) return fail("no body named \"" + parts[1] + "\"");
+    if (b < 0) return fail("no body named " + json_quote(parts[1]));
     const Body& body = m.bodies[b];
     ref.index = b;
     if (parts.size() == 3 && parts[2] == "mass") {
@@ -865,7 +1044,7 @@ ParameterRef resolve_parameter(const Model& m, std::string_view path, const std:
   }
   if (parts.size() == 3 && parts[0] == "joints") {
     ref.index = m.find_joint(parts[1]);
-    if (ref.index < 0) return fail("no joint named \"" + parts[1] + "\"");
+    if (ref.index < 0) return fail("no joint named " + json_quote(parts[1]));
     if (parts[2] == "stiffness") {
       // Seed 002's impedance: one K_a entry per velocity-controlled joint.
       if (m.formulation != Formulation::anitescu_qp) return fail("a joint's stiffness is a parameter of anitescu_qp only");
@@ -908,8 +1087,8 @@ ParameterRef resolve_parameter(const Model& m, std::string_view path, const std:
     const std::string name_a = parts[1].substr(0, slash), name_b = parts[1].substr(slash + 1);
     const int a = m.find_body(name_a);
     const int b = m.find_body(name_b);
-    if (a < 0) return fail("no body named \"" + name_a + "\"");
-    if (b < 0) return fail("no body named \"" + name_b + "\"");
+    if (a < 0) return fail("no body named " + json_quote(name_a));
+    if (b < 0) return fail("no body named " + json_quote(name_b));
     for (const ContactPair& p : m.pairs) {
       if ((p.body_a == a && p.body_b == b) || (p.body_a == b && p.body_b == a)) {
         if (parts[2] != "friction") return fail("a pair parameter is friction");
@@ -939,7 +1118,16 @@ std::string fnv1a_hex(std::string_view bytes) {
 
 Scene parse_scene(std::string_view text, const std::string& source) {
   const json doc = json_input::parse_document(text);
-  Scene scene = Compiler(doc).run();
+  Scene scene;
+  try {
+    scene = Compiler(doc).run();
+  } catch (const std::bad_alloc&) {
+    // Sizes that scale with bodies and slots are checked before allocating; this is the
+    // last line of defence (e.g. a machine with less free memory than the limit).
+    throw SceneError("", "out of memory while compiling the scene");
+  } catch (const std::length_error&) {
+    throw SceneError("", "the scene is too large to hold in memory");
+  }
   scene.source = source;
   scene.hash = fnv1a_hex(text);
   return scene;
@@ -948,11 +1136,17 @@ Scene parse_scene(std::string_view text, const std::string& source) {
 Scene load_scene_file(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
-    throw SceneError("", "cannot read scene file \"" + path + "\" (it is a directory)");
+    throw SceneError("", "cannot read scene file " + json_quote(path) + " (it is a directory)");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw SceneError("", "cannot read scene file \"" + path + "\"");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw SceneError("", "error while reading scene file \"" + path + "\"");
+  if (!in) throw SceneError("", "cannot read scene file " + json_quote(path));
+  std::string text;
+  try {
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } catch (const std::bad_alloc&) {
+    text = std::string();  // free what was read before the message is made
+    throw SceneError("", "cannot read scene file " + json_quote(path) + ": out of memory");
+  }
+  if (in.bad()) throw SceneError("", "error while reading scene file " + json_quote(path));
   return parse_scene(text, path);
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -20,6 +21,12 @@
 namespace qs {
 
 constexpr int kSceneFormatVersion = 1;
+
+/// The most memory the dense buffers of one world of a scene may need (its contact
+/// Jacobians, anitescu_qp's LCP matrix, ...; docs/scene-format.md, "Size limit"). The reader
+/// counts slots before building them and refuses a larger scene, so that no step or command
+/// later dies of std::bad_alloc.
+inline constexpr std::int64_t kMaxWorldBytes = std::int64_t{4} << 30;
 
 /// A scene input error: what() is "path: cause" (see core/json_node.hpp).
 using SceneError = JsonInputError;

@@ -46,7 +46,7 @@ nlohmann::ordered_json vector_json(const Eigen::Ref<const Eigen::VectorXd>& v) {
 
 LcpProblem load_lcp_problem(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw JsonInputError("", "cannot read problem file \"" + path + "\"");
+  if (!in) throw JsonInputError("", "cannot read problem file " + json_input::json_quote(path));
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   return read_problem(json_input::parse_document(text));
 }

@@ -140,7 +140,7 @@ UcpData read_ucp_problem(const std::string& text) {
 
 UcpData load_ucp_problem(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw JsonInputError("", "cannot read problem file \"" + path + "\"");
+  if (!in) throw JsonInputError("", "cannot read problem file " + json_input::json_quote(path));
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   return read_ucp_problem(text);
 }

@@ -9,8 +9,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cmath>
+#include <cstdio>
+#include <sys/resource.h>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <numbers>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -148,7 +151,70 @@ TEST(SceneErrors, DuplicateKey) {
   const std::string from = "\"mass\":1.0,";
   ASSERT_NE(text.find(from), std::string::npos);
   text.replace(text.find(from), from.size(), "\"mass\":1.0,\"mass\":2.0,");
-  EXPECT_TRUE(FailsText(text, "", "malformed JSON: duplicate key \"mass\""));
+  // The path is that of the object holding the key twice.
+  EXPECT_TRUE(FailsText(text, "bodies[1]", "malformed JSON: duplicate key \"mass\""));
+}
+
+TEST(SceneErrors, DuplicateKeyNamesTheObjectAtAnyDepth) {
+  // In arrays of arrays and objects, and after other keys that repeat only across objects.
+  EXPECT_TRUE(FailsText(R"({"format": 1, "a": [[0], [1, {"x": 1}, {"x": 2, "y": [{"z": 0, "z": 1}]}]]})",
+                        "a[1][2].y[0]", "malformed JSON: duplicate key \"z\""));
+  EXPECT_TRUE(FailsText(R"({"b": {"c": {"d": 1}, "e": {"d": 1, "f": 2, "d": 3}}})", "b.e", "duplicate key \"d\""));
+  // The first duplicate in the text is the one named.
+  EXPECT_TRUE(FailsText(R"({"p": {"k": 1, "k": 2}, "q": 1, "q": 2})", "p", "duplicate key \"k\""));
+  // A syntax error anywhere in the text comes first, as when the whole text is checked.
+  EXPECT_TRUE(FailsText(R"({"p": {"k": 1, "k": 2}, "q": })", "", "syntax error"));
+  // Empty keys, and keys that need escapes, stay on one line in the message and the path.
+  EXPECT_TRUE(FailsText(R"({"": 1, "": 2})", "", "duplicate key \"\""));
+  EXPECT_TRUE(FailsText("{\"o\\nk\": {\"t\\tk\": 1, \"t\\tk\": 2}}", "o\\nk", "duplicate key \"t\\tk\""));
+}
+
+TEST(SceneErrors, ParsedDocumentsEqualNlohmannsOwn) {
+  // parse_document builds the document itself (for the duplicate check, in linear time);
+  // it must equal what nlohmann's parser builds, value types included.
+  std::vector<std::string> texts = {R"({"i": -3, "u": 18446744073709551615, "f": 1.5e-300, "s": "\u00e9\n",
+                                        "b": [true, false, null], "o": {}, "a": [], "n": [[[]], [{}]]})",
+                                    "[1, 2.0, \"x\"]", "42", "\"text\"", "null"};
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(QUASISTEP_SOURCE_DIR) + "/examples")) {
+    if (entry.path().extension() != ".json") continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    texts.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  ASSERT_GT(texts.size(), 10u);
+  for (const std::string& t : texts) {
+    const json mine = json_input::parse_document(t), theirs = json::parse(t);
+    EXPECT_EQ(mine, theirs) << t.substr(0, 200);
+    EXPECT_EQ(mine.dump(), theirs.dump()) << t.substr(0, 200);  // also integer vs. float, signed vs. unsigned
+  }
+}
+
+TEST(SceneErrors, UserTextInMessagesStaysOnOneLine) {
+  // A key with a newline: the path shows it as the JSON escape \n.
+  json s = base_scene();
+  s["a\nb"] = 1;
+  EXPECT_TRUE(Fails(s, "a\\nb", "unknown field"));
+  s = with("/bodies/1/shapes/0/rad\r\nius", 1);
+  EXPECT_TRUE(Fails(s, "bodies[1].shapes[0].rad\\r\\nius", "unknown field"));
+  // Names and other strings are quoted as JSON strings.
+  EXPECT_TRUE(Fails(with("/bodies/1/name", "cyl\r\ninder"), "bodies[1].name", "\"cyl\\r\\ninder\" may contain only"));
+  EXPECT_TRUE(Fails(with("/world/type", "vert\tical"), "world.type", "\"vert\\tical\" is not one of"));
+  EXPECT_TRUE(Fails(with("/contacts/exclude", json::parse(R"([["ground", "no\nbody"]])")), "contacts.exclude[0][1]",
+                    "no body named \"no\\nbody\""));
+  EXPECT_TRUE(Fails(with("/commands/x\x01y", json::object()), "commands.x\\u0001y", "no joint named \"x\\u0001y\""));
+  EXPECT_TRUE(Fails(with("/overrides", json::parse(R"({"worlds": [{"bodies.cyl\ninder.mass": 2}]})")),
+                    "overrides.worlds[0].bodies.cyl\\ninder.mass", "parameter \"bodies.cyl\\ninder.mass\""));
+  // A missing file whose name holds a newline.
+  EXPECT_THROW(
+      {
+        try {
+          (void)load_scene_file("/nonexistent\nfolder/scene.json");
+        } catch (const SceneError& e) {
+          EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+          EXPECT_NE(std::string(e.what()).find("\"/nonexistent\\nfolder/scene.json\""), std::string::npos) << e.what();
+          throw;
+        }
+      },
+      SceneError);
 }
 
 TEST(SceneErrors, SameKeyInDifferentObjectsIsNotADuplicate) {
@@ -1503,6 +1569,151 @@ TEST(SceneModel, PangTedrakeElasticBoundVariant) {
   EXPECT_TRUE(parse(s).model->params.elastic_bound_previous);
   s["model"]["elastic_bound"] = "later";
   EXPECT_TRUE(Fails(s, "model.elastic_bound", "is not one of: current, previous"));
+}
+
+namespace {
+
+/// A vertical scene: a ground half-plane and n free disks in a row, contacts "auto".
+json disks(int n, const std::string& formulation = "trinkle_lcp") {
+  json s = json::parse(R"({"format": 1, "world": {"type": "vertical"}, "step": {"h": 0.01, "steps": 1},
+    "contacts": {"friction": 0.5},
+    "bodies": [{"name": "ground", "kind": "fixed", "shapes": [{"type": "half_plane", "normal": [0, 1]}]}]})");
+  s["model"] = {{"formulation", formulation}};
+  if (formulation == "anitescu_qp") s["model"]["mode"] = "quasistatic";
+  for (int i = 0; i < n; ++i)
+    s["bodies"].push_back({{"name", "disk" + std::to_string(i)}, {"kind", "free"}, {"mass", 1}, {"inertia", 1e-3},
+                           {"pose", {0.11 * i, 0.05, 0}}, {"shapes", {{{"type", "disk"}, {"radius", 0.05}}}}});
+  return s;
+}
+
+}  // namespace
+
+TEST(SceneSize, ThousandDisksAreRefusedBeforeAnyPairIsBuilt) {
+  // 1,001 bodies: 500,500 slots x 3,000 DOFs; J_n and J_t alone need 22.4 GiB.
+  EXPECT_TRUE(Fails(disks(1000), "contacts",
+                    "1001 bodies give 500500 contact slots with 3000 DOFs: the contact Jacobians (2 x slots x DOFs "
+                    "doubles) would need 22.4 GiB"));
+  EXPECT_TRUE(Fails(disks(1000), "contacts", "more than the limit of 4.0 GiB per world"));
+}
+
+TEST(SceneSize, TheLargestBufferOfTheFormulationIsNamed) {
+  // anitescu_qp holds a (2 x slots)^2 LCP matrix: 200 disks (20,100 slots) need 12 GiB for it.
+  EXPECT_TRUE(Fails(disks(200, "anitescu_qp"), "contacts", "anitescu_qp's LCP matrix ((2 x slots)^2 doubles) would need 12.0 GiB"));
+  // Listed pairs are counted too (at contacts.pairs): every disk against every other.
+  json s = disks(200, "anitescu_qp");
+  s["contacts"]["pairs"] = json::array();
+  for (int i = 0; i < 200; ++i)
+    for (int j = i + 1; j < 200; ++j)
+      s["contacts"]["pairs"].push_back({{"bodies", {"disk" + std::to_string(i), "disk" + std::to_string(j)}}});
+  EXPECT_TRUE(Fails(s, "contacts.pairs", "201 bodies give 19900 contact slots with 600 DOFs: anitescu_qp's LCP matrix"));
+  json& listed = s["contacts"]["pairs"];
+  listed.erase(listed.begin() + 100, listed.end());  // a hundred pairs are fine
+  EXPECT_EQ(parse(s).model->n_slots(), 100);
+}
+
+TEST(SceneSize, ModerateScenesStillWork) {
+  const Scene s = parse(disks(50));
+  EXPECT_EQ(s.model->n_slots(), 50 * 49 / 2 + 50);
+  EXPECT_EQ(s.model->pairs.size(), 50u * 49u / 2u + 50u);
+  const Scene a = parse(disks(50, "anitescu_qp"));
+  EXPECT_EQ(a.model->n_slots(), 50 * 49 / 2 + 50);
+}
+
+namespace {
+
+/// The scene with a chain of n more prismatic joints, each link the child of the one
+/// before: world -> l0 -> l1 ...
+std::string numbered(char prefix, int i) {
+  std::string s(1, prefix);  // appended: GCC 12 warns falsely (-Wrestrict) on "l" + std::string
+  s += std::to_string(i);
+  return s;
+}
+
+json chain(int n, json scene) {
+  if (!scene.contains("joints")) scene["joints"] = json::array();
+  for (int i = 0; i < n; ++i) {
+    scene["bodies"].push_back({{"name", numbered('l', i)}, {"kind", "linked"}});
+    scene["joints"].push_back({{"name", numbered('j', i)}, {"type", "prismatic"},
+                               {"parent", i ? numbered('l', i - 1) : std::string("world")}, {"child", numbered('l', i)}});
+  }
+  scene.erase("commands");
+  return scene;
+}
+
+}  // namespace
+
+TEST(SceneSize, LongJointChainsAreReadWithoutDeepRecursion) {
+  // 100,000 links: the cycle check walked every chain once per joint (10^10 steps) and the
+  // body order recursed 100,000 deep.
+  json s = chain(100000, disks(1));
+  const Scene sc = parse(s);
+  const Model& m = *sc.model;
+  ASSERT_EQ(m.body_order.size(), m.bodies.size());
+  for (size_t i = 0; i < m.body_order.size(); ++i) EXPECT_EQ(m.body_order[i], static_cast<int>(i)) << i;
+  // A cycle is still found, at the first joint on it.
+  json cyc = chain(3, disks(1));
+  cyc["joints"][0]["parent"] = "l2";
+  EXPECT_TRUE(Fails(cyc, "joints[0].parent", "the joints form a cycle through joint \"j0\""));
+}
+
+TEST(SceneSize, HalmPosaGainMatrixIsCheckedBeforeItIsBuilt) {
+  // 25,000 velocity-controlled joints: B (n_a x n_a doubles) would need 4.7 GiB.
+  EXPECT_TRUE(Fails(chain(25000, tabletop_scene()), "model",
+                    "the gain matrix B of 25002 velocity-controlled joints would need 4.7 GiB"));
+}
+
+namespace {
+
+/// In a death test's child: parse with the heap limited to 300 MB; exit 3 with the message
+/// on a SceneError, 0 when the scene was read.
+[[noreturn]] void parse_with_small_heap(const std::string& text) {
+  rlimit limit{};
+  limit.rlim_cur = limit.rlim_max = 300u << 20;
+  setrlimit(RLIMIT_DATA, &limit);
+  try {
+    (void)parse_scene(text);
+  } catch (const SceneError& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    std::exit(3);
+  }
+  std::exit(0);
+}
+
+}  // namespace
+
+TEST(SceneSize, OutOfMemoryWhileReadingIsASceneError) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer reserves more address space than the limit below";
+#else
+  // A 40 MB scene takes about 600 MB as a document; with the heap limited to 300 MB the
+  // reader must fail with a SceneError, not abort with std::bad_alloc.
+  json s = disks(1);
+  std::string text = s.dump();
+  text.pop_back();  // reopen the top-level object
+  text += ", \"note\": [";
+  for (int i = 0; text.size() < (40u << 20); ++i) text += i ? ", [1, 2, {\"a\": [3]}]" : "[1, 2, {\"a\": [3]}]";
+  text += "]}";
+  EXPECT_EXIT(parse_with_small_heap(text), ::testing::ExitedWithCode(3), "out of memory while reading [0-9]+ bytes of JSON");
+#endif
+}
+
+TEST(SceneSize, AutoPairsKeepTheirOrderAmongManyFixedBodies) {
+  // Fixed bodies pair only with moving ones; the pairs come in (i, j) order, i < j.
+  json s = disks(3);
+  for (int i = 0; i < 4; ++i)
+    s["bodies"].push_back({{"name", "post" + std::to_string(i)}, {"kind", "fixed"}, {"pose", {1.0 + i, 0, 0}},
+                           {"shapes", {{{"type", "box"}, {"size", {0.1, 0.1}}}}}});
+  s["bodies"].push_back({{"name", "ghost"}, {"kind", "fixed"}});  // no shapes: no pairs
+  const Scene sc = parse(s);
+  const Model& m = *sc.model;
+  std::vector<std::pair<int, int>> got, want;
+  for (const ContactPair& p : m.pairs) got.emplace_back(std::min(p.body_a, p.body_b), std::max(p.body_a, p.body_b));
+  for (int i = 0; i < 8; ++i)
+    for (int j = i + 1; j < 8; ++j)
+      if (!(m.bodies[i].kind == BodyKind::fixed && m.bodies[j].kind == BodyKind::fixed)) want.emplace_back(i, j);
+  EXPECT_EQ(got, want);
+  // A box against a disk is one slot (the disk's center).
+  EXPECT_EQ(m.n_slots(), static_cast<int>(want.size()));
 }
 
 }  // namespace qs

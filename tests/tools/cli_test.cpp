@@ -292,6 +292,59 @@ TEST_F(CliTest, LcpBadInputIsOneLineNamingTheField) {
   EXPECT_NE(r.err.find("up to n = 128"), std::string::npos) << r.err;
 }
 
+TEST_F(CliTest, KeysAndNamesWithLineBreaksGiveOneLineErrors) {
+  // A key holding a newline, and a body name holding \r\n: one line on stderr each, with
+  // the characters written as JSON escapes.
+  const std::string scene = R"({"format": 1, "world": {"type": "vertical"}, "model": {"formulation": "trinkle_lcp"},
+    "bodies": [{"name": "b", "kind": "free", "mass": 1, "shapes": [{"type": "disk", "radius": 1}]}]})";
+  std::string with_key = "{\"a\\nb\": 1, ";
+  with_key += scene.substr(1);
+  const Result key = run({"validate", file("key.json", with_key)});
+  EXPECT_EQ(key.code, kInputError);
+  EXPECT_EQ(lines(key.err), 1) << key.err;
+  EXPECT_NE(key.err.find("a\\nb: unknown field"), std::string::npos) << key.err;
+  std::string with_name = scene;
+  with_name.replace(with_name.find("\"b\""), 3, "\"b\\r\\nc\"");
+  const Result name = run({"validate", file("name.json", with_name)});
+  EXPECT_EQ(name.code, kInputError);
+  EXPECT_EQ(lines(name.err), 1) << name.err;
+  EXPECT_NE(name.err.find("bodies[0].name: \"b\\r\\nc\" may contain only"), std::string::npos) << name.err;
+  // A tab and a control character in a duplicate key of a problem file.
+  const Result dup = run({"lcp", file("dup.json", "{\"M\": [[1]], \"q\": [1], \"x\\ty\\u0007\": 1, \"x\\ty\\u0007\": 2}")});
+  EXPECT_EQ(dup.code, kInputError);
+  EXPECT_EQ(lines(dup.err), 1) << dup.err;
+  EXPECT_NE(dup.err.find("malformed JSON: duplicate key \"x\\ty\\u0007\""), std::string::npos) << dup.err;
+  const Result ucp = run({"ucp", file("ucp.json", "{\"P\": [[1]], \"P\": [[1]]}")});
+  EXPECT_EQ(ucp.code, kInputError);
+  EXPECT_NE(ucp.err.find("malformed JSON: duplicate key \"P\""), std::string::npos) << ucp.err;
+}
+
+TEST_F(CliTest, ThousandDisksAreRefusedWithOneLine) {
+  // Auto pairs of 1,000 free disks: half a million slots x 3,000 DOFs. Refused when read,
+  // before any pair is built, whatever the command.
+  std::string scene = R"({"format": 1, "world": {"type": "vertical"}, "model": {"formulation": "trinkle_lcp"},
+    "step": {"h": 0.01, "steps": 1}, "contacts": {"friction": 0.5}, "bodies": [)";
+  for (int i = 0; i < 1000; ++i) {
+    if (i) scene += ",";
+    scene += R"({"name": "d)";
+    scene += std::to_string(i);
+    scene += R"(", "kind": "free", "mass": 1, "shapes": [{"type": "disk", "radius": 0.05}]})";
+  }
+  scene += "]}";
+  const std::string p = file("disks.json", scene);
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"validate", p}, {"validate", p, "--contacts"}, {"run", p, "--out", path("t.csv")}}) {
+    const Result r = run(args);
+    EXPECT_EQ(r.code, kInputError) << args[0];
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find("contacts: 1000 bodies give 499500 contact slots with 3000 DOFs: the contact Jacobians"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("more than the limit of 4.0 GiB per world"), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(fs::exists(path("t.csv")));
+}
+
 TEST_F(CliTest, ExportMiqpWritesAnLpFileOurSolutionSatisfies) {
   // Step 25 of the grasp (squeezing and lifting): export it, then check that the solution
   // quasistep's branch-and-bound returns for that step, with z_k = 1 exactly where pair k's
