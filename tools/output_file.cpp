@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/json_node.hpp"
 #include "core/version.hpp"
 
 namespace qs::io {
@@ -256,20 +257,7 @@ std::string provenance_line(const std::string& scene_source, const std::string& 
 }
 
 std::string printable(const std::string& text) {
-  std::string s;
-  s.reserve(text.size());
-  for (const char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if (c == '\n') s += "\\n";
-    else if (c == '\r') s += "\\r";
-    else if (c == '\t') s += "\\t";
-    else if (u < 0x20 || u == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", u);
-      s += buf;
-    } else s += c;
-  }
-  return s;
+  return json_input::escape_text(text, false);  // the readers' escaping, quotes left as they are
 }
 
 }  // namespace qs::io
