@@ -10,28 +10,13 @@ namespace qs {
 double lcp_natural_residual(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::Ref<const Eigen::VectorXd>& q,
                             const Eigen::Ref<const Eigen::VectorXd>& z) {
   const Eigen::Index n = q.size();
-  const double zmax = n ? z.cwiseAbs().maxCoeff() : 0.0;
   double worst = 0;
   for (Eigen::Index i = 0; i < n; ++i) {
-    double w = q[i], row = 0;
-    for (Eigen::Index j = 0; j < n; ++j) {
-      w += M(i, j) * z[j];
-      row += std::abs(M(i, j));
-    }
-    const double v = lcp_row_violation(z[i], zmax, w, std::abs(q[i]) + row * zmax);
-    keep_worst(worst, v);
+    const double w = M.row(i).dot(z) + q[i];
+    worst = std::max(worst, std::abs(std::min(z[i], w)));
   }
-  return worst;
-}
-
-void lcp_scaling_exponents(double m_abs_max, double q_abs_max, int& eq, int& ez) {
-  eq = unit_scale_exponent(q_abs_max);
-  ez = 0;
-  if (m_abs_max > 0 && std::isfinite(m_abs_max)) {
-    // The exponent of 2^eq |M|_inf, taken without forming it (it may overflow).
-    const int e = std::ilogb(m_abs_max) + eq;
-    if (e < -kUnitScaleBand || e > kUnitScaleBand) ez = -e;
-  }
+  const double scale = std::max({1.0, q.cwiseAbs().maxCoeff(), M.cwiseAbs().maxCoeff() * z.cwiseAbs().maxCoeff()});
+  return worst / scale;
 }
 
 namespace {

@@ -13,11 +13,12 @@
 // Termination: a solution (z0 left the basis), a secondary ray (no blocking row: status
 // not_found; for copositive-plus M this proves the LCP infeasible, CPS Theorem 4.4.13, but
 // the kernel does not classify M), or the pivot limit. Every returned point is re-checked
-// against the original data (lcp_natural_residual: each row in its own units, so the same
-// number at any scale of the data) before `solved` is set; a point that fails after one
-// refinement from an LU factorisation of its basis is `numerical_failure`. Data far from
-// unit scale are first scaled to it by powers of two (lcp_scaling_exponents: exact), since
-// the pivoting tolerances have floors of 1.
+// against the data (natural residual) before `solved` is set; a point that fails after one
+// refinement from an LU factorisation of its basis is `numerical_failure`. The residual and
+// the pivoting tolerances have floors of 1, meaningful only near unit scale: data far from
+// it are first scaled to it by powers of two (lcp_scaling_exponents: exact), solved and
+// checked there, and scaled back (a point lost to underflow or overflow is
+// `numerical_failure`), so `solved` means the same at any scale of the data.
 //
 // Warm start: pass the basis of a previous solution. Lemke then starts from that
 // complementary basis with the covering vector d = B 1 (so the first step is a uniform
@@ -53,45 +54,37 @@ namespace qs {
 
 struct LemkeOptions {
   int max_pivots = 0;              // 0: 1000 + 100 n
-  double tolerance = 1e-9;         // accepted relative residual (see lcp_natural_residual)
+  double tolerance = 1e-9;         // accepted scaled natural residual (see lcp_natural_residual)
   double pivot_tolerance = 1e-11;  // a pivot column entry counts as positive above this, relative
                                    // to the column's largest magnitude
 };
 
-/// The relative residual of z >= 0 for LCP(M, q), w = M z + q, judged row by row in each
-/// row's own units: with s_i = |q_i| + |z|_inf sum_j |M_ij| (the largest w_i that terms of
-/// the sizes at hand can form) it is the largest over i of
-///   -w_i / s_i                         (w_i >= 0 up to the rounding of its sum), and
-///   min(z_i / |z|_inf, |w_i| / s_i)    (one of the pair is zero),
-/// with 0/0 read as 0. It is 0 exactly at a solution, and it is the same number for
-/// (M, q) -> (sM, sq) and for q -> sq (z -> sz): no floor of 1 and no comparison of two
-/// different units (such as z_i against |M| |z|) enters it. s_i takes |z|_inf rather than
-/// each |z_j| because z is only known to within a rounding of |z|_inf: a basic z_j of 1e-20
-/// beside a z_k of 1e-3 is zero to working precision, and so is its term in w_i.
+/// max_i |min(z_i, w_i)| with w = M z + q, divided by the scale
+/// max(1, |q|_inf, |M|_inf |z|_inf): 0 exactly at a solution, and small only near one.
 double lcp_natural_residual(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::Ref<const Eigen::VectorXd>& q,
                             const Eigen::Ref<const Eigen::VectorXd>& z);
 
-/// worst = max(worst, v), where a NaN, once seen, stays (and fails every `<= tolerance`).
-inline void keep_worst(double& worst, double v) {
-  if (!(v <= worst) && !std::isnan(worst)) worst = v;
-}
-
-/// Row i's term of lcp_natural_residual from z_i, |z|_inf, w_i and s_i (NaN if any is NaN).
-inline double lcp_row_violation(double zi, double zmax, double wi, double si) {
-  if (std::isnan(zi) || std::isnan(wi) || std::isnan(si)) return std::numeric_limits<double>::quiet_NaN();
-  const double wrel = wi == 0 ? 0.0 : std::abs(wi) / si;  // s_i >= |w_i| > 0 unless rounding
-  const double zrel = zi == 0 ? 0.0 : std::abs(zi) / zmax;
-  double v = std::min(zrel, wrel);
-  if (wi < 0) v = std::max(v, wrel);
-  if (zi < 0) v = std::max(v, zrel);
-  return v;
-}
-
 /// Exponents that bring an LCP near unit scale when it is far from it: the kernels solve
 /// LCP(2^(eq+ez) M, 2^eq q) (then z = 2^ez z'), with eq = unit_scale_exponent(|q|_inf) and
-/// ez = unit_scale_exponent(2^eq |M|_inf) (kernels/unit_scale.hpp). Near unit scale both
-/// are 0 and the data are used as given.
-void lcp_scaling_exponents(double m_abs_max, double q_abs_max, int& eq, int& ez);
+/// ez the same for 2^eq |M|_inf (kernels/unit_scale.hpp). Near unit scale both are 0 and the
+/// data are used as given, bit for bit.
+inline void lcp_scaling_exponents(double m_abs_max, double q_abs_max, int& eq, int& ez) {
+  eq = unit_scale_exponent(q_abs_max);
+  ez = unit_scale_exponent(m_abs_max, eq);
+}
+
+/// z = 2^ez z' entry by entry, false when an entry does not come back exactly (it underflowed
+/// or overflowed: the precision is lost).
+template <class V>
+bool scale_back(V& z, int ez) {
+  bool exact = true;
+  for (Eigen::Index j = 0; j < z.size(); ++j) {
+    const double s = std::ldexp(z[j], ez);
+    exact = exact && std::ldexp(s, -ez) == z[j] && std::isfinite(s);
+    z[j] = s;
+  }
+  return exact;
+}
 
 /// Status::bad_input unless M is n x n, q has n entries, 1 <= n <= capacity, all finite;
 /// otherwise Status::solved, with max |M_ij| in *m_abs_max and max |q_i| in *q_abs_max when
@@ -125,7 +118,7 @@ class Lemke {
     SolverStats stats;
     Vector u;     // (k) free variables
     Vector z, w;  // (n - k) complementary pair
-    double equality_residual = 0;  // max_i |(A u + C z + a)_i| / s_i (check_mixed: its row's scale)
+    double equality_residual = 0;  // max |A u + C z + a| / scale
   };
 
   /// Solves LCP(M, q). `warm`: a previous solution's basis of the same size, or null.
@@ -138,9 +131,9 @@ class Lemke {
     int eq = 0, ez = 0;
     lcp_scaling_exponents(m_abs_max_, q_abs_max_, eq, ez);
     if (eq == 0 && ez == 0) return solve_as_given(M, q, out, warm, opt);
-    // Far from unit scale: solve LCP(2^(eq+ez) M, 2^eq q), whose z is 2^-ez times ours and
-    // whose w is 2^eq times ours. Powers of two scale every operation exactly (short of
-    // underflow or overflow), so the pivots are those of a problem at unit scale.
+    // Far from unit scale: LCP(2^(eq+ez) M, 2^eq q), whose z is 2^-ez times ours. Powers of
+    // two scale every operation exactly (short of underflow or overflow), so the pivots and
+    // the residual check are those of a problem of unit size.
     scaled_m_.resize(n, n);
     scaled_q_.resize(n);
     for (int j = 0; j < n; ++j)
@@ -150,11 +143,9 @@ class Lemke {
     q_abs_max_ = std::ldexp(q_abs_max_, eq);
     solve_as_given(scaled_m_, scaled_q_, out, warm, opt);
     if (out.status != Status::solved) return out.status;
-    // Back to the caller's units, and checked again on the caller's data: an underflow or
-    // overflow in either scaling is caught here.
-    for (int j = 0; j < n; ++j) out.z[j] = std::ldexp(out.z[j], ez);
-    out.stats.residual = residual_of(M, q, out);
-    if (!(out.stats.residual <= opt.tolerance)) out.status = Status::numerical_failure;
+    if (!scale_back(out.z, ez)) return out.status = Status::numerical_failure;
+    out.w.noalias() = M.lazyProduct(out.z);  // w in the caller's units, from the caller's data
+    out.w += q;
     return out.status;
   }
 
@@ -167,12 +158,11 @@ class Lemke {
     if (in != Status::solved) return out.status = in;
     const int n = static_cast<int>(q.size());
     if (free < 0 || free > n) return out.status = Status::bad_input;
-    if (free == 0) return solve_mixed_as_given(M, q, free, out, opt);
     int eq = 0, ez = 0;
     lcp_scaling_exponents(m_abs, q_abs, eq, ez);
-    if (eq == 0 && ez == 0) return solve_mixed_as_given(M, q, free, out, opt);
+    if (free == 0 || (eq == 0 && ez == 0)) return solve_mixed_as_given(M, q, free, out, opt);
     // Far from unit scale: as solve() does, on the whole mixed problem (u scales as z), so
-    // that the block pivot below works on data of unit size.
+    // the block pivot and the check below see data of unit size.
     mixed_m_.resize(n, n);
     mixed_q_.resize(n);
     for (int j = 0; j < n; ++j)
@@ -180,9 +170,13 @@ class Lemke {
     for (int i = 0; i < n; ++i) mixed_q_[i] = std::ldexp(q[i], eq);
     solve_mixed_as_given(mixed_m_, mixed_q_, free, out, opt);
     if (out.status != Status::solved) return out.status;
-    for (int j = 0; j < out.u.size(); ++j) out.u[j] = std::ldexp(out.u[j], ez);
-    for (int j = 0; j < out.z.size(); ++j) out.z[j] = std::ldexp(out.z[j], ez);
-    return check_mixed(M, q, free, out, opt);  // on the caller's data
+    const bool exact = scale_back(out.u, ez) && scale_back(out.z, ez);
+    if (!exact) return out.status = Status::numerical_failure;
+    const int k = free, m = n - k;
+    out.w.noalias() = M.bottomLeftCorner(m, k).lazyProduct(out.u);  // in the caller's units
+    out.w.noalias() += M.bottomRightCorner(m, m).lazyProduct(out.z);
+    out.w += q.tail(m);
+    return out.status;
   }
 
  private:
@@ -257,57 +251,29 @@ class Lemke {
       out.u.noalias() += mp_.topRightCorner(k, m).lazyProduct(lcp_.z);
       out.z.resize(m);
       // z_S comes from the reduced problem's w side, which may carry roundoff of either sign:
-      // values within the acceptance tolerance of zero, relative to the reduced row's scale
-      // (lcp_natural_residual's s_i there), are clamped
-      // as the standard path clamps z; the check below, on the original data, decides.
+      // values negligible against the data are clamped as the standard path clamps z; the
+      // residual check below still rejects anything larger.
+      const double negligible = 1e-14 * std::max(1.0, q.cwiseAbs().maxCoeff());
       for (int p = k; p < n; ++p) {
         const int var = order_[p] - k;  // index into z
-        double v = in_s[order_[p]] ? lcp_.w[p - k] : lcp_.z[p - k];
-        if (v < 0 && in_s[order_[p]]) {
-          double row = 0;
-          for (int j = 0; j < m; ++j) row += std::abs(mp_(p, k + j));
-          const double zr = lcp_.z.cwiseAbs().maxCoeff();
-          if (-v <= opt.tolerance * (std::abs(qp_[p]) + row * zr)) v = 0.0;
-        }
-        out.z[var] = v;
+        const double v = in_s[order_[p]] ? lcp_.w[p - k] : lcp_.z[p - k];
+        out.z[var] = v < 0 && v >= -negligible ? 0.0 : v;
       }
     }
-    return check_mixed(M, q, k, out, opt);
-  }
-
-  /// w, the equality residual and the status of the point (u, z) in `out`, on (M, q).
-  /// Row by row in each row's units (lcp_natural_residual): a row's residual against the
-  /// largest value terms of the sizes at hand can form, |q_i| + |u|_inf sum_{j<k} |M_ij| +
-  /// |z|_inf sum_{j>=k} |M_ij| (u and z kept apart: in a step they carry different units,
-  /// displacements and impulses), and a complementary pair as in the standard LCP.
-  Status check_mixed(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::Ref<const Eigen::VectorXd>& q, int k,
-                     MixedResult& out, const LemkeOptions& opt) {
-    const int n = static_cast<int>(q.size()), m = n - k;
+    // Check against the original mixed problem.
     out.w.noalias() = M.bottomLeftCorner(m, k) * out.u;  // noalias: no heap temporary
     out.w.noalias() += M.bottomRightCorner(m, m) * out.z;
     out.w += q.tail(m);
     eq_ = q.head(k);
     eq_.noalias() += M.topLeftCorner(k, k) * out.u;
     eq_.noalias() += M.topRightCorner(k, m) * out.z;
-    const double zmax = m ? out.z.cwiseAbs().maxCoeff() : 0.0;
-    const double umax = k ? out.u.cwiseAbs().maxCoeff() : 0.0;
-    double eq_worst = 0, comp = 0;
-    for (int i = 0; i < n; ++i) {
-      double row_u = 0, row_z = 0;
-      for (int j = 0; j < k; ++j) row_u += std::abs(M(i, j));
-      for (int j = k; j < n; ++j) row_z += std::abs(M(i, j));
-      const double terms = std::abs(q[i]) + row_u * umax + row_z * zmax;
-      if (i < k) {
-        const double r = eq_[i] == 0 ? 0.0 : std::abs(eq_[i]) / terms;
-        keep_worst(eq_worst, r);
-      } else {
-        const double v = lcp_row_violation(out.z[i - k], zmax, out.w[i - k], terms);
-        keep_worst(comp, v);
-      }
-    }
-    out.equality_residual = eq_worst;
-    out.stats.residual = std::max(comp, eq_worst);
-    if (std::isnan(comp) || std::isnan(eq_worst)) out.stats.residual = std::numeric_limits<double>::quiet_NaN();
+    const double scale = std::max({1.0, q.cwiseAbs().maxCoeff(),
+                                   M.cwiseAbs().maxCoeff() * std::max(out.u.size() ? out.u.cwiseAbs().maxCoeff() : 0.0,
+                                                                      m ? out.z.cwiseAbs().maxCoeff() : 0.0)});
+    double comp = 0;
+    for (int i = 0; i < m; ++i) comp = std::max(comp, std::abs(std::min(out.z[i], out.w[i])));
+    out.equality_residual = eq_.cwiseAbs().maxCoeff() / scale;
+    out.stats.residual = std::max(comp / scale, out.equality_residual);
     const bool signs_ok = m == 0 || out.z.minCoeff() >= 0;
     out.status = signs_ok && out.stats.residual <= opt.tolerance ? Status::solved : Status::numerical_failure;
     return out.status;
@@ -344,7 +310,7 @@ class Lemke {
   static constexpr int kFixedRows = 16;
   int rows() const { return N <= kFixedRows ? kLd : padded_; }
 
-  /// solve() on data that are used as given (no scaling).
+  /// solve() on data used as given (no scaling).
   Status solve_as_given(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::Ref<const Eigen::VectorXd>& q,
                         Result& out, const Basis* warm, const LemkeOptions& opt) {
     const int n = static_cast<int>(q.size());
@@ -721,7 +687,7 @@ class Lemke {
       }
     }
     out.stats.residual = residual_of(M, q, out);
-    if (!(out.stats.residual <= opt.tolerance)) {
+    if (!(out.stats.residual <= opt.tolerance)) {  // a NaN fails too
       // Refine: solve B x = q afresh for the same basis.
       factor_complementary_basis(M, out.basis);
       xref_ = lu_.solve(q);
@@ -776,20 +742,19 @@ class Lemke {
         for (int i = nv; i < n; ++i) w[i] += m[i] * zj;
       }
     }
-    // lcp_natural_residual from this w. A row with z_i = 0 and w_i >= 0 contributes 0; the
-    // others (chiefly the rows of basic z_i) need s_i = |q_i| + |z|_inf sum_j |M_ij|.
     const double* w = out.w.data();
-    const double* md = M.data();
-    const Eigen::Index ld = M.outerStride();
-    double worst = 0;
-    for (int i = 0; i < n; ++i) {
-      if (z[i] == 0.0 && w[i] >= 0.0) continue;
-      double row = 0;
-      for (int j = 0; j < n; ++j) row += std::abs(md[j * ld + i]);
-      const double v = lcp_row_violation(z[i], zmax, w[i], std::abs(q[i]) + row * zmax);
-      keep_worst(worst, v);  // a NaN stays, and fails the check
+    // max_i |min(z_i, w_i)|: the lane-wise std::min choice (w < z ? w : z), then a max over
+    // numbers that are not NaN, which any order gives alike.
+    Simd worst_v(0.0);
+    for (int i = 0; i < nv; i += kW) {
+      const Simd zi = load(z + i), wi = load(w + i);
+      const Simd a = std::experimental::abs(select(wi < zi, wi, zi));
+      where(worst_v < a, worst_v) = a;
     }
-    return worst;
+    double worst = hmax(worst_v);
+    for (int i = nv; i < n; ++i) worst = std::max(worst, std::abs(std::min(out.z[i], out.w[i])));
+    const double scale = std::max({1.0, q_abs_max_, m_abs_max_ * zmax});
+    return worst / scale;
   }
 
   double m_abs_max_ = 0;  // max |M_ij| of the problem being solved (set by solve)

@@ -16,8 +16,21 @@ inline constexpr int kUnitScaleBand = 8;
 /// The exponent e with 2^e |x|_max near 1, or 0 when |x|_max is 0, not finite, or already
 /// within the band.
 inline int unit_scale_exponent(double abs_max) {
+  // Inside the band (exponent in [-8, 8], i.e. [2^-8, 2^9)) by two comparisons: this runs on
+  // every solve of the hot kernels, ilogb only far from unit scale.
+  static_assert(kUnitScaleBand == 8, "the constants below are 2^-kUnitScaleBand and 2^(kUnitScaleBand + 1)");
+  if (abs_max >= 0x1p-8 && abs_max < 0x1p9) return 0;
   if (!(abs_max > 0) || !std::isfinite(abs_max)) return 0;
   const int e = std::ilogb(abs_max);
+  return e < -kUnitScaleBand || e > kUnitScaleBand ? -e : 0;
+}
+
+/// The exponent of abs_max * 2^shift kept within the band as above, without forming the
+/// product (it may overflow or underflow): 0 inside the band (or for 0, inf, NaN).
+inline int unit_scale_exponent(double abs_max, int shift) {
+  if (shift == 0) return unit_scale_exponent(abs_max);
+  if (!(abs_max > 0) || !std::isfinite(abs_max)) return 0;
+  const int e = std::ilogb(abs_max) + shift;
   return e < -kUnitScaleBand || e > kUnitScaleBand ? -e : 0;
 }
 
