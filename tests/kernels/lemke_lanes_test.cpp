@@ -266,7 +266,7 @@ Problem murty_lcp(int n) {
 /// 1e-13 |q|_inf is 1e-11, so the next step tries the basis point without z0. That point
 /// (0, 1 - 1e-12, 0) has residual ~1e-12 / 100 and is accepted after 2 pivots; the exact
 /// solution would be (0, 1, 5e-13). (q_0 stays inside the band of data used as given,
-/// 2^-8 ... 2^8: data beyond it are scaled to unit size first.) Rows 3.. (n > 3) are
+/// 2^-20 ... 2^20: data beyond it are scaled to unit size first.) Rows 3.. (n > 3) are
 /// identity rows with q = 1, which stay basic and change nothing.
 Problem degenerate_exit_lcp(int n) {
   Problem p = empty_problem(n);
