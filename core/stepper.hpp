@@ -6,6 +6,7 @@
 // results use the Model's fixed slot numbering; inactive slots read zero.
 #pragma once
 
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,6 +16,31 @@
 #include "kernels/status.hpp"
 
 namespace qs {
+
+/// A step's force balance (the equilibrium rows of its model) is accepted in the step's own
+/// units: max_e |r_e| (the residual of row e) against max_e terms_e, the largest sum of the
+/// magnitudes of the terms that form a row (|h tau_e|, each contact's |J P| term, ...). The
+/// same step is then judged alike at any h and in any units (both scale with the impulses);
+/// a step whose contacts carry nothing while the load does not vanish has a row whose
+/// residual is its whole load, a ratio of order 1, and is refused however small h tau_e is
+/// in absolute terms. (Row by row, rounding in a row that carries nothing, 1e-17 against
+/// 1e-17, would refuse good steps.)
+inline constexpr double kForceBalanceTolerance = 1e-6;
+
+/// max_e |r_e| over max_e terms_e, fed row by row (0 when both are 0; NaN fails).
+class RelativeBalance {
+ public:
+  void row(double residual, double terms) {
+    const double r = std::abs(residual);
+    if (!(r <= worst_residual_) && !std::isnan(worst_residual_)) worst_residual_ = r;
+    if (terms > largest_terms_) largest_terms_ = terms;
+  }
+  double worst() const { return worst_residual_ == 0 ? 0.0 : worst_residual_ / largest_terms_; }
+  bool accepted() const { return worst() <= kForceBalanceTolerance; }
+
+ private:
+  double worst_residual_ = 0, largest_terms_ = 0;
+};
 
 /// What the last step produced, beyond the new State.
 struct StepReport {

@@ -105,15 +105,23 @@ Status TrinkleLcp::step(const Model& m, State& s) {
   }
   report_.linearised_penetration = penetration;
   double balance = 0;
+  RelativeBalance relative;
   for (int e = 0; e < nu; ++e) {
-    double r = h * tau_[e];
+    double r = h * tau_[e], terms = std::abs(h * tau_[e]);
     for (int c = 0; c < nc; ++c) {
       const int i = slot_[c];
       r += ws_.J_n(i, e) * p_n_[i] + ws_.J_t(i, e) * p_t_[i];
+      terms += std::abs(ws_.J_n(i, e) * p_n_[i]) + std::abs(ws_.J_t(i, e) * p_t_[i]);
     }
     balance = std::max(balance, std::abs(r));
+    relative.row(r, terms);
   }
   report_.force_balance_residual = balance;
+  // Each balance row against its own terms (core/stepper.hpp): the LCP's check weighs its
+  // rows against whole blocks of the solution, this one against the impulses of the row.
+  if (!relative.accepted())
+    return fail(Status::numerical_failure, "the answer failed its force-balance check (relative residual " +
+                                               std::to_string(relative.worst()) + ")");
 
   // 5: integrate.
   for (int e = 0; e < nu; ++e) s.q[e] += result_->u[e];

@@ -9,6 +9,7 @@
 #include "core/contacts.hpp"
 #include "core/kinematics.hpp"
 #include "core/model.hpp"
+#include "kernels/unit_scale.hpp"
 
 namespace qs {
 namespace {
@@ -234,6 +235,14 @@ Status Ucp::build(const UcpData& in) {
   b_y_ = -d_;
   x_scale_ = max_abs(b_x_);
   y_scale_ = max_abs(d_);
+  // X and Y are each scaled by their right-hand side (a cone section: b -> s b maps the
+  // points x -> s x), so the LPs may work at unit scale; A_x and A_y stay as they are.
+  x_exp_ = unit_scale_exponent(x_scale_);
+  y_exp_ = unit_scale_exponent(max_abs(b_y_));
+  b_x_lp_ = b_x_;
+  b_y_lp_ = b_y_;
+  for (Eigen::Index i = 0; i < b_x_lp_.size(); ++i) b_x_lp_[i] = std::ldexp(b_x_lp_[i], x_exp_);
+  for (Eigen::Index i = 0; i < b_y_lp_.size(); ++i) b_y_lp_[i] = std::ldexp(b_y_lp_[i], y_exp_);
   return Status::solved;
 }
 
@@ -272,6 +281,13 @@ bool Ucp::fits(const UcpWorkspace& w) const {
   return w.rhs.size() == 2 * n_c_ && w.sol.size() == P_.cols() && w.sol_perm.size() == P_.cols() &&
          w.z_temp.size() >= P_.cols() && w.jc.size() == n_theta_ && w.c.size() == 2 * n_c_ && w.e2.size() == n_q_ &&
          w.e3.size() == n_theta_ && w.e3_t.size() == n_theta_ && w.vn.size() == n_c_ && w.vt.size() == n_c_;
+}
+
+void Ucp::from_lp_units(Eigen::Ref<Eigen::VectorXd> x, Eigen::Ref<Eigen::VectorXd> y) const {
+  if (x_exp_ != 0)
+    for (Eigen::Index i = 0; i < x.size(); ++i) x[i] = std::ldexp(x[i], -x_exp_);
+  if (y_exp_ != 0)
+    for (Eigen::Index i = 0; i < y.size(); ++i) y[i] = std::ldexp(y[i], -y_exp_);
 }
 
 void Ucp::recover(const Eigen::Ref<const Eigen::VectorXd>& x, const Eigen::Ref<const Eigen::VectorXd>& y,
@@ -434,8 +450,8 @@ struct UcpBilinear::Impl {
     ws = ucp.make_workspace();
   }
 
-  DenseLpProblem px(const Eigen::VectorXd& c) const { return {u.A_x(), u.b_x(), c, lo, hi}; }
-  DenseLpProblem py(const Eigen::VectorXd& c) const { return {u.A_y(), u.b_y(), c, lo, hi}; }
+  DenseLpProblem px(const Eigen::VectorXd& c) const { return {u.A_x(), u.b_x_lp(), c, lo, hi}; }
+  DenseLpProblem py(const Eigen::VectorXd& c) const { return {u.A_y(), u.b_y_lp(), c, lo, hi}; }
 
   /// The distinct bounded neighbours of a vertex (rays carry no pair to evaluate).
   Status neighbours(DenseLp& lp, const DenseLpProblem& p, const LpBasis& b, Eigen::MatrixXd& pts,
@@ -479,7 +495,8 @@ const UcpBilinearResult& UcpBilinear::solve() {
     r.status = st;
     r.x = s.best_x;
     r.y = s.best_y;
-    r.product = best;
+    s.u.from_lp_units(r.x, r.y);
+    r.product = std::ldexp(best, -(s.u.x_exponent() + s.u.y_exponent()));
     if (st == Status::solved) {
       s.u.recover(r.x, r.y, s.motion, s.ws);
       r.check = s.u.check(s.motion, s.ws);
@@ -492,7 +509,7 @@ const UcpBilinearResult& UcpBilinear::solve() {
   // Records the current pair; true when it is complementary.
   const auto visit = [&]() {
     const double p = s.x.dot(s.y);
-    r.products.push_back(p);
+    r.products.push_back(std::ldexp(p, -(s.u.x_exponent() + s.u.y_exponent())));  // X's and Y's units
     if (p < best) {
       best = p;
       s.best_x = s.x;
@@ -639,8 +656,8 @@ struct UcpExact::Relaxation {
       ws.hy[i] = fix[i] == Side::second ? 0.0 : kInf;
     }
     const bool warm = parent && parent->has;
-    const DenseLpProblem px{u->A_x(), u->b_x(), ws.c, ws.lo, ws.hx};
-    const DenseLpProblem py{u->A_y(), u->b_y(), ws.c, ws.lo, ws.hy};
+    const DenseLpProblem px{u->A_x(), u->b_x_lp(), ws.c, ws.lo, ws.hx};
+    const DenseLpProblem py{u->A_y(), u->b_y_lp(), ws.c, ws.lo, ws.hy};
     // X, minimising x'y_parent (0 at the root).
     if (warm) ws.c = parent->y;
     else ws.c.setZero();
@@ -723,8 +740,8 @@ const UcpExactResult& UcpExact::solve() {
   r.check = UcpCheck{};
   const Ucp& u = *ucp_;
   // Which side is empty, when one is: the reason no motion exists at all.
-  const Status sx = root_x_->solve(DenseLpProblem{u.A_x(), u.b_x(), zero_, zero_, inf_});
-  const Status sy = root_y_->solve(DenseLpProblem{u.A_y(), u.b_y(), zero_, zero_, inf_});
+  const Status sx = root_x_->solve(DenseLpProblem{u.A_x(), u.b_x_lp(), zero_, zero_, inf_});
+  const Status sy = root_y_->solve(DenseLpProblem{u.A_y(), u.b_y_lp(), zero_, zero_, inf_});
   if (sx == Status::infeasible || sy == Status::infeasible) {
     r.empty_side = sx == Status::infeasible ? 'X' : 'Y';
     r.status = Status::infeasible;
@@ -737,6 +754,7 @@ const UcpExactResult& UcpExact::solve() {
   if (out.status == Status::solved) {
     r.x = out.solution.head(u.n());
     r.y = out.solution.tail(u.n());
+    u.from_lp_units(r.x, r.y);
     u.recover(r.x, r.y, motion_, ws_);
     r.check = u.check(motion_, ws_);
     if (!(r.check.worst <= opt_.check_tolerance)) r.status = Status::numerical_failure;
@@ -779,8 +797,8 @@ UcpEnumerationResult ucp_enumerate_modes(const Ucp& u, long max_nodes) {
     return st;
   };
   // The root: both sides must be nonempty.
-  Status st = solve_side(lx, u.A_x(), u.b_x(), hx[0], xs[0]);
-  if (st == Status::solved) st = solve_side(ly, u.A_y(), u.b_y(), hy[0], ys[0]);
+  Status st = solve_side(lx, u.A_x(), u.b_x_lp(), hx[0], xs[0]);
+  if (st == Status::solved) st = solve_side(ly, u.A_y(), u.b_y_lp(), hy[0], ys[0]);
   if (st == Status::infeasible) {
     r.status = Status::solved;  // complete: no solution
     return r;
@@ -793,6 +811,7 @@ UcpEnumerationResult ucp_enumerate_modes(const Ucp& u, long max_nodes) {
   while (depth >= 0) {
     if (depth == nc) {
       r.solutions.push_back({modes, xs[static_cast<size_t>(nc)], ys[static_cast<size_t>(nc)]});
+      u.from_lp_units(r.solutions.back().x, r.solutions.back().y);
       --depth;
       continue;
     }
@@ -834,8 +853,8 @@ UcpEnumerationResult ucp_enumerate_modes(const Ucp& u, long max_nodes) {
         break;
     }
     Status sx = Status::solved, sy = Status::solved;
-    if (change_x) sx = solve_side(lx, u.A_x(), u.b_x(), hx[dk + 1], xs[dk + 1]);
-    if (sx == Status::solved && change_y) sy = solve_side(ly, u.A_y(), u.b_y(), hy[dk + 1], ys[dk + 1]);
+    if (change_x) sx = solve_side(lx, u.A_x(), u.b_x_lp(), hx[dk + 1], xs[dk + 1]);
+    if (sx == Status::solved && change_y) sy = solve_side(ly, u.A_y(), u.b_y_lp(), hy[dk + 1], ys[dk + 1]);
     if (sx == Status::infeasible || sy == Status::infeasible) continue;  // this mode is empty
     if (sx != Status::solved || sy != Status::solved) {
       const Status bad = sx != Status::solved ? sx : sy;

@@ -111,6 +111,19 @@ class Ucp {
   const Eigen::VectorXd& d() const { return d_; }
   const Eigen::VectorXd& mu() const { return mu_; }
 
+  /// The right-hand sides the LPs of every method use: b_x and b_y each scaled by a power of
+  /// two (exact) to unit size when it is far from it (kernels/lemke.hpp's
+  /// lcp_scaling_exponents band), so that the LP kernel's tolerances, which have an absolute
+  /// floor, see data of unit size: with loads of 1e-9 every y >= 0 near 0 met C y = -d to
+  /// that floor. An LP's point in these units is 2^x_exponent() x (2^y_exponent() y);
+  /// every result (x, y, products) is reported in X's and Y's own units.
+  const Eigen::VectorXd& b_x_lp() const { return b_x_lp_; }
+  const Eigen::VectorXd& b_y_lp() const { return b_y_lp_; }
+  int x_exponent() const { return x_exp_; }
+  int y_exponent() const { return y_exp_; }
+  /// A pair in the LPs' units back in X's and Y's (exact unless it underflows).
+  void from_lp_units(Eigen::Ref<Eigen::VectorXd> x, Eigen::Ref<Eigen::VectorXd> y) const;
+
   /// Scales of the two sides, for tolerances: max|b_x| and max|b_y| (0 for a cone).
   double x_scale() const { return x_scale_; }
   double y_scale() const { return y_scale_; }
@@ -149,7 +162,8 @@ class Ucp {
   Eigen::VectorXd g_obj_, effort_, g_man_;  // effort_: tau - g_man on abar (n_theta, 0 on alpha)
   Eigen::VectorXd d_, mu_;
   Eigen::MatrixXd A_x_, A_y_, Z_;
-  Eigen::VectorXd b_x_, b_y_;
+  Eigen::VectorXd b_x_, b_y_, b_x_lp_, b_y_lp_;
+  int x_exp_ = 0, y_exp_ = 0;
   Eigen::VectorXd rhs_v_;  // J_alpha theta_alpha (2 n_c)
   double x_scale_ = 0, y_scale_ = 0;
   std::string error_field_, error_message_;

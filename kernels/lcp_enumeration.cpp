@@ -92,6 +92,38 @@ struct LcpEnumeration::Relaxation {
   }
 };
 
+/// The acceptance residual in each row's own units: row i against s_i = |q_i| + |u|_inf
+/// sum_{j<k} |M_ij| + |z|_inf sum_{j>=k} |M_ij| (the largest value terms of the sizes at hand
+/// can form; u and z kept apart), an equality row by |w_i| / s_i, a complementary row by
+/// min(z_i / |z|_inf, |w_i| / s_i) and its sign violations. The same number at any scale of
+/// the data; NaN if any row is NaN.
+static double relative_residual(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::Ref<const Eigen::VectorXd>& q,
+                                const Eigen::VectorXd& x, int k) {
+  const int n = static_cast<int>(q.size());
+  const double umax = k ? x.head(k).cwiseAbs().maxCoeff() : 0.0;
+  const double zmax = n > k ? x.tail(n - k).cwiseAbs().maxCoeff() : 0.0;
+  double worst = 0;
+  for (int i = 0; i < n; ++i) {
+    double w = q[i], row_u = 0, row_z = 0;
+    for (int j = 0; j < n; ++j) {
+      w += M(i, j) * x[j];
+      (j < k ? row_u : row_z) += std::abs(M(i, j));
+    }
+    const double s = std::abs(q[i]) + row_u * umax + row_z * zmax;
+    const double wrel = w == 0 ? 0.0 : std::abs(w) / s;  // s >= |w| > 0 unless rounding
+    double v = wrel;
+    if (i >= k) {
+      // A complementary pair: one side zero (z_i against |z|_inf), and w_i >= 0.
+      const double zrel = x[i] == 0 ? 0.0 : std::abs(x[i]) / zmax;
+      v = std::min(zrel, wrel);
+      if (w < 0 || x[i] < 0) v = std::max({v, w < 0 ? wrel : 0.0, x[i] < 0 ? zrel : 0.0});
+    }
+    if (std::isnan(v) || std::isnan(w)) return std::numeric_limits<double>::quiet_NaN();
+    worst = std::max(worst, v);
+  }
+  return worst;
+}
+
 LcpEnumeration::LcpEnumeration(int capacity, const LcpEnumerationOptions& options)
     : capacity_(capacity), opt_(options), relax_(std::make_unique<Relaxation>()) {}
 
@@ -124,8 +156,11 @@ const LcpEnumeration::Result& LcpEnumeration::solve(const Eigen::Ref<const Eigen
   if (out.status == Status::solved) {
     result_.x = out.solution.head(r.n);
     result_.w = M * result_.x + q;
-    result_.residual = r.lcp_residual(result_.x);
-    if (result_.residual > opt_.tolerance) result_.status = Status::numerical_failure;
+    // The acceptance test in each row's own units (docs/kernels.md, Lemke's "Scale"): the
+    // LPs' feasibility tolerance has an absolute floor, so with data of 1e-12 a point that
+    // ignores q passed the scaled residual above.
+    result_.residual = relative_residual(M, q, result_.x, free);
+    if (!(result_.residual <= opt_.tolerance)) result_.status = Status::numerical_failure;
   }
   return result_;
 }

@@ -13,8 +13,12 @@
 // Termination: a solution (z0 left the basis), a secondary ray (no blocking row: status
 // not_found; for copositive-plus M this proves the LCP infeasible, CPS Theorem 4.4.13, but
 // the kernel does not classify M), or the pivot limit. Every returned point is re-checked
-// against the original data (natural residual) before `solved` is set; a point that fails
-// after one refinement from an LU factorisation of its basis is `numerical_failure`.
+// against the data (natural residual) before `solved` is set; a point that fails after one
+// refinement from an LU factorisation of its basis is `numerical_failure`. The residual and
+// the pivoting tolerances have floors of 1, meaningful only near unit scale: data far from
+// it are first scaled to it by powers of two (lcp_scaling_exponents: exact), solved and
+// checked there, and scaled back (a point lost to underflow or overflow is
+// `numerical_failure`), so `solved` means the same at any scale of the data.
 //
 // Warm start: pass the basis of a previous solution. Lemke then starts from that
 // complementary basis with the covering vector d = B 1 (so the first step is a uniform
@@ -44,6 +48,7 @@
 #include <limits>
 
 #include "kernels/status.hpp"
+#include "kernels/unit_scale.hpp"
 
 namespace qs {
 
@@ -58,6 +63,28 @@ struct LemkeOptions {
 /// max(1, |q|_inf, |M|_inf |z|_inf): 0 exactly at a solution, and small only near one.
 double lcp_natural_residual(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::Ref<const Eigen::VectorXd>& q,
                             const Eigen::Ref<const Eigen::VectorXd>& z);
+
+/// Exponents that bring an LCP near unit scale when it is far from it: the kernels solve
+/// LCP(2^(eq+ez) M, 2^eq q) (then z = 2^ez z'), with eq = unit_scale_exponent(|q|_inf) and
+/// ez the same for 2^eq |M|_inf (kernels/unit_scale.hpp). Near unit scale both are 0 and the
+/// data are used as given, bit for bit.
+inline void lcp_scaling_exponents(double m_abs_max, double q_abs_max, int& eq, int& ez) {
+  eq = unit_scale_exponent(q_abs_max);
+  ez = unit_scale_exponent(m_abs_max, eq);
+}
+
+/// z = 2^ez z' entry by entry, false when an entry does not come back exactly (it underflowed
+/// or overflowed: the precision is lost).
+template <class V>
+bool scale_back(V& z, int ez) {
+  bool exact = true;
+  for (Eigen::Index j = 0; j < z.size(); ++j) {
+    const double s = std::ldexp(z[j], ez);
+    exact = exact && std::ldexp(s, -ez) == z[j] && std::isfinite(s);
+    z[j] = s;
+  }
+  return exact;
+}
 
 /// Status::bad_input unless M is n x n, q has n entries, 1 <= n <= capacity, all finite;
 /// otherwise Status::solved, with max |M_ij| in *m_abs_max and max |q_i| in *q_abs_max when
@@ -101,19 +128,24 @@ class Lemke {
     const Status in = check_lcp_input(M, q, N, &m_abs_max_, &q_abs_max_);
     if (in != Status::solved) return out.status = in;
     const int n = static_cast<int>(q.size());
-    const int limit = opt.max_pivots > 0 ? opt.max_pivots : 1000 + 100 * n;
-    int pivots = 0;
-    if (warm && warm->n == n && start_from(M, warm)) {
-      out.status = pivot_loop(M, q, limit, opt, out, pivots);
-      out.stats.iterations = pivots;
-      if (out.status == Status::solved) {
-        out.warm_start_used = true;
-        return out.status;
-      }
-    }
-    start_from(M, nullptr);
-    out.status = pivot_loop(M, q, limit, opt, out, pivots);
-    out.stats.iterations += pivots;
+    int eq = 0, ez = 0;
+    lcp_scaling_exponents(m_abs_max_, q_abs_max_, eq, ez);
+    if (eq == 0 && ez == 0) return solve_as_given(M, q, out, warm, opt);
+    // Far from unit scale: LCP(2^(eq+ez) M, 2^eq q), whose z is 2^-ez times ours. Powers of
+    // two scale every operation exactly (short of underflow or overflow), so the pivots and
+    // the residual check are those of a problem of unit size.
+    scaled_m_.resize(n, n);
+    scaled_q_.resize(n);
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) scaled_m_(i, j) = std::ldexp(M(i, j), eq + ez);
+    for (int i = 0; i < n; ++i) scaled_q_[i] = std::ldexp(q[i], eq);
+    m_abs_max_ = std::ldexp(m_abs_max_, eq + ez);
+    q_abs_max_ = std::ldexp(q_abs_max_, eq);
+    solve_as_given(scaled_m_, scaled_q_, out, warm, opt);
+    if (out.status != Status::solved) return out.status;
+    if (!scale_back(out.z, ez)) return out.status = Status::numerical_failure;
+    out.w.noalias() = M.lazyProduct(out.z);  // w in the caller's units, from the caller's data
+    out.w += q;
     return out.status;
   }
 
@@ -121,10 +153,37 @@ class Lemke {
   Status solve_mixed(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::Ref<const Eigen::VectorXd>& q, int free,
                      MixedResult& out, const LemkeOptions& opt = {}) {
     out = MixedResult{};
-    const Status in = check_lcp_input(M, q, N);
+    double m_abs = 0, q_abs = 0;
+    const Status in = check_lcp_input(M, q, N, &m_abs, &q_abs);
     if (in != Status::solved) return out.status = in;
     const int n = static_cast<int>(q.size());
     if (free < 0 || free > n) return out.status = Status::bad_input;
+    int eq = 0, ez = 0;
+    lcp_scaling_exponents(m_abs, q_abs, eq, ez);
+    if (free == 0 || (eq == 0 && ez == 0)) return solve_mixed_as_given(M, q, free, out, opt);
+    // Far from unit scale: as solve() does, on the whole mixed problem (u scales as z), so
+    // the block pivot and the check below see data of unit size.
+    mixed_m_.resize(n, n);
+    mixed_q_.resize(n);
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) mixed_m_(i, j) = std::ldexp(M(i, j), eq + ez);
+    for (int i = 0; i < n; ++i) mixed_q_[i] = std::ldexp(q[i], eq);
+    solve_mixed_as_given(mixed_m_, mixed_q_, free, out, opt);
+    if (out.status != Status::solved) return out.status;
+    const bool exact = scale_back(out.u, ez) && scale_back(out.z, ez);
+    if (!exact) return out.status = Status::numerical_failure;
+    const int k = free, m = n - k;
+    out.w.noalias() = M.bottomLeftCorner(m, k).lazyProduct(out.u);  // in the caller's units
+    out.w.noalias() += M.bottomRightCorner(m, m).lazyProduct(out.z);
+    out.w += q.tail(m);
+    return out.status;
+  }
+
+ private:
+  /// solve_mixed() on data used as given (no scaling).
+  Status solve_mixed_as_given(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::Ref<const Eigen::VectorXd>& q,
+                              int free, MixedResult& out, const LemkeOptions& opt) {
+    const int n = static_cast<int>(q.size());
     if (free == 0) {
       out.status = solve(M, q, lcp_, nullptr, opt);
       out.stats = lcp_.stats;
@@ -220,7 +279,6 @@ class Lemke {
     return out.status;
   }
 
- private:
   // Variables: w_j = j, z_j = n + j, z0 = 2n.
   //
   // Row loops are written on explicit vectors (GCC's <experimental/simd>, the native width:
@@ -251,6 +309,26 @@ class Lemke {
   // so the pivot column lives in registers.
   static constexpr int kFixedRows = 16;
   int rows() const { return N <= kFixedRows ? kLd : padded_; }
+
+  /// solve() on data used as given (no scaling).
+  Status solve_as_given(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::Ref<const Eigen::VectorXd>& q,
+                        Result& out, const Basis* warm, const LemkeOptions& opt) {
+    const int n = static_cast<int>(q.size());
+    const int limit = opt.max_pivots > 0 ? opt.max_pivots : 1000 + 100 * n;
+    int pivots = 0;
+    if (warm && warm->n == n && start_from(M, warm)) {
+      out.status = pivot_loop(M, q, limit, opt, out, pivots);
+      out.stats.iterations = pivots;
+      if (out.status == Status::solved) {
+        out.warm_start_used = true;
+        return out.status;
+      }
+    }
+    start_from(M, nullptr);
+    out.status = pivot_loop(M, q, limit, opt, out, pivots);
+    out.stats.iterations += pivots;
+    return out.status;
+  }
 
   /// Sets the starting basis (warm: the given complementary basis, cold: all w) and the
   /// z0 column -B 1. Returns false when the warm basis is singular.
@@ -609,7 +687,7 @@ class Lemke {
       }
     }
     out.stats.residual = residual_of(M, q, out);
-    if (out.stats.residual > opt.tolerance) {
+    if (!(out.stats.residual <= opt.tolerance)) {  // a NaN fails too
       // Refine: solve B x = q afresh for the same basis.
       factor_complementary_basis(M, out.basis);
       xref_ = lu_.solve(q);
@@ -689,6 +767,8 @@ class Lemke {
   // Factorisations and the mixed-LCP reduction (fixed capacity: no allocation).
   Matrix basis_, inv_, perm_, mp_;
   Vector qperm_ = Vector::Zero(N), qp_, xref_, eq_;
+  Matrix scaled_m_, mixed_m_;  // the problem scaled to unit size, when it is far from it
+  Vector scaled_q_, mixed_q_;  // (solve(), solve_mixed())
   std::array<int, N> order_{};
   std::array<bool, N> flags_{};
   Eigen::PartialPivLU<Matrix> lu_{N}, lu_small_{N};

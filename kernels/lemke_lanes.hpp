@@ -30,7 +30,8 @@
 // numerical_failure (the end point fails the residual check), bad_input (n outside [0,
 // capacity] for every lane; a non-finite M or q for that lane). z and w are written for the
 // lanes that end with a point (solved, numerical_failure, and a ray's point); other lanes' z
-// and w are left untouched. The residual is lcp_natural_residual's scaled natural residual,
+// and w are left untouched. A lane far from unit scale is solved on its data scaled to unit
+// size by powers of two (exact; kernels/lemke.hpp's lcp_scaling_exponents) and scaled back. The residual is lcp_natural_residual's scaled natural residual,
 // over the rows that are not excluded, computed in T for all lanes at once when the last
 // lane stops (the degenerate exit computes it on the spot for the lanes that ask).
 //
@@ -83,6 +84,8 @@ class LemkeLanes {
         ratio_(sz(cap_)),
         zc_(sz(cap_)),
         wc_(sz(cap_)),
+        scaled_m_(sz(cap_) * sz(cap_)),
+        scaled_q_(sz(cap_)),
         basic_(sz(cap_) * kLanes),
         row_of_((2 * sz(cap_) + 1) * kLanes) {}
 
@@ -94,12 +97,13 @@ class LemkeLanes {
              LemkeLanesResult<T>& out) {
     using lane_access::get;
     using lane_access::get_mask;
-    constexpr double kInf = std::numeric_limits<double>::infinity();
     out.reset();
     pending_.fill(false);
     n_ = n;
     M_ = M;
     q_ = q;
+    const T* const orig_m = M;
+    const T* const orig_q = q;
     excl_ = excluded;
     if (n < 0 || n > cap_) {
       out.status.fill(Status::bad_input);
@@ -122,8 +126,51 @@ class LemkeLanes {
         mmax = max(mmax, abs(M[i * n + j]));
       }
     }
+    // A lane far from unit scale is solved as LCP(2^(eq+ez) M, 2^eq q) (lcp_scaling_exponents,
+    // as kernels/lemke.hpp does): powers of two scale its arithmetic exactly, so its pivots,
+    // tolerances and residual check are those of a problem of unit size; its z is scaled
+    // back and its w formed again from its own data at the end. Lanes near unit scale keep
+    // their data, bit for bit.
+    bool any_scaled = false;
+    for (int l = 0; l < kLanes; ++l) {
+      exp_q_[l] = exp_z_[l] = 0;
+      if (get_mask(finite, l)) lcp_scaling_exponents(get(mmax, l), get(qmax, l), exp_q_[l], exp_z_[l]);
+      any_scaled = any_scaled || exp_q_[l] != 0 || exp_z_[l] != 0;
+    }
+    if (any_scaled) {
+      for (int k = 0; k < n * n; ++k) {
+        T v = M[k];
+        for (int l = 0; l < kLanes; ++l) lane_access::set(v, l, std::ldexp(get(v, l), exp_q_[l] + exp_z_[l]));
+        scaled_m_[static_cast<std::size_t>(k)] = v;
+      }
+      for (int i = 0; i < n; ++i) {
+        T v = q[i];
+        for (int l = 0; l < kLanes; ++l) lane_access::set(v, l, std::ldexp(get(v, l), exp_q_[l]));
+        scaled_q_[static_cast<std::size_t>(i)] = v;
+      }
+      for (int l = 0; l < kLanes; ++l) {
+        lane_access::set(qmax, l, std::ldexp(get(qmax, l), exp_q_[l]));
+        lane_access::set(mmax, l, std::ldexp(get(mmax, l), exp_q_[l] + exp_z_[l]));
+      }
+      M_ = M = scaled_m_.data();
+      q_ = q = scaled_q_.data();
+    }
     qmax_ = qmax;
     mmax_ = mmax;
+    solve_from_cold_start(n, q, finite, z, w, opt, out);
+    if (any_scaled) unscale(orig_m, orig_q, z, w, out);
+  }
+
+ private:
+  /// solve() on the data as they are now (scaled or not), from the cold start.
+  void solve_from_cold_start(int n, const T* q, MaskT finite, T* z, T* w, const LemkeOptions& opt,
+                             LemkeLanesResult<T>& out) {
+    using lane_access::get;
+    using lane_access::get_mask;
+    constexpr double kInf = std::numeric_limits<double>::infinity();
+    const T zero(0.0);
+    const T* const M = M_;
+    const T qmax = qmax_;
     const int limit = opt.max_pivots > 0 ? opt.max_pivots : 1000 + 100 * n;
     for (int l = 0; l < kLanes; ++l) {
       running_[l] = get_mask(finite, l);
@@ -255,7 +302,34 @@ class LemkeLanes {
     }
   }
 
- private:
+  /// After a scaled solve: each scaled lane that ended with a point gets z back in its own
+  /// units (z = 2^ez z') and w formed again from its own data (in residual_of's order of
+  /// terms); a point that does not scale back exactly (underflow, overflow) has lost its
+  /// precision, and a `solved` lane with one becomes numerical_failure.
+  void unscale(const T* M, const T* q, T* z, T* w, LemkeLanesResult<T>& out) {
+    using lane_access::get;
+    const int n = n_;
+    for (int l = 0; l < kLanes; ++l) {
+      if (exp_q_[l] == 0 && exp_z_[l] == 0) continue;
+      const Status st = out.status[l];
+      if (st != Status::solved && st != Status::numerical_failure && st != Status::not_found) continue;
+      bool exact = true;
+      for (int j = 0; j < n; ++j) {
+        const double zs = get(z[j], l), zj = std::ldexp(zs, exp_z_[l]);
+        exact = exact && std::ldexp(zj, -exp_z_[l]) == zs && std::isfinite(zj);
+        lane_access::set(z[j], l, zj);
+      }
+      for (int i = 0; i < n; ++i) {
+        double v = get(q[i], l);
+        for (int j = 0; j < n; ++j) v = v + get(M[i * n + j], l) * get(z[j], l);
+        lane_access::set(w[i], l, v);
+      }
+      if (st == Status::solved && !exact) out.status[l] = Status::numerical_failure;
+    }
+    M_ = M;
+    q_ = q;
+  }
+
   static std::size_t sz(int n) { return static_cast<std::size_t>(n > 1 ? n : 1); }
   static bool lemke_lanes_ties(double a, double b) {
     return std::abs(a - b) <= 1e-12 * std::max({1.0, std::abs(a), std::abs(b)});
@@ -417,6 +491,8 @@ class LemkeLanes {
   T qmax_{}, mmax_{};
   std::vector<T> binv_, xb_, col_, a_, ratio_;  // (cap x cap) column-major, then (cap) each
   std::vector<T> zc_, wc_;                      // (cap) candidate points and their w
+  std::vector<T> scaled_m_, scaled_q_;          // the data scaled to unit size, when a lane is far from it
+  std::array<int, kLanes> exp_q_{}, exp_z_{};   // per lane: lcp_scaling_exponents (0, 0 near unit scale)
   std::vector<int> basic_, row_of_;             // (cap x lanes), ((2 cap + 1) x lanes)
   std::array<bool, kLanes> running_{}, pending_{}, degenerate_{};
   std::array<Status, kLanes> pass_{}, fail_{};

@@ -518,6 +518,61 @@ TEST(UcpEnumerate, DataSet1HasThreeModeCombinations) {
   EXPECT_EQ(ucp_enumerate_modes(u, 3).status, Status::iteration_limit);
 }
 
+/// The data with every load (d, or g_obj, g_man and tau) times s.
+UcpData loads_scaled(UcpData d, double s) {
+  if (d.d) *d.d *= s;
+  d.g_obj *= s;
+  d.g_man *= s;
+  d.tau *= s;
+  return d;
+}
+
+TEST(UcpScale, EnumerationFindsTheSameModesAtAnyLoadScale) {
+  // Y = { y >= 0 : C y + d = 0 } is a cone section: loads times s scale its points by s. With
+  // loads of 1e-9 every mode combination used to pass, its zero forces meeting C y = -d to
+  // the LP kernel's absolute feasibility floor.
+  const Ucp u1 = built(data_set(1));
+  const UcpEnumerationResult e1 = ucp_enumerate_modes(u1);
+  ASSERT_EQ(e1.status, Status::solved);
+  ASSERT_EQ(e1.solutions.size(), 3u);
+  for (double s : {1e-12, 1e-9, 1e-6, 1e6, 1e9, 1e12}) {
+    SCOPED_TRACE(s);
+    const Ucp u = built(loads_scaled(data_set(1), s));
+    const UcpEnumerationResult e = ucp_enumerate_modes(u);
+    ASSERT_EQ(e.status, Status::solved);
+    ASSERT_EQ(e.solutions.size(), e1.solutions.size());
+    for (size_t k = 0; k < e.solutions.size(); ++k) {
+      EXPECT_EQ(e.solutions[k].modes, e1.solutions[k].modes);
+      UcpMotion m = u.make_motion();
+      u.recover(e.solutions[k].x, e.solutions[k].y, m);
+      EXPECT_LE(u.check(m).worst, 1e-9);
+      EXPECT_GT(m.c_n.cwiseAbs().maxCoeff(), 0.0);  // the contacts carry the load
+    }
+  }
+}
+
+TEST(UcpScale, BilinearAndExactAreVerifiedAtAnyLoadScale) {
+  for (int k = 1; k <= 3; ++k) {
+    for (double s : {1e-12, 1e-9, 1.0, 1e9, 1e12}) {
+      SCOPED_TRACE("data set " + std::to_string(k) + " loads x " + std::to_string(s));
+      const Ucp u = built(loads_scaled(data_set(k), s));
+      UcpBilinear bilinear(u);
+      const UcpBilinearResult& b = bilinear.solve();
+      EXPECT_EQ(b.status, Status::solved);
+      if (b.status == Status::solved) {
+        EXPECT_LE(b.check.worst, 1e-9);
+        EXPECT_LE(b.product, 1e-10 * b.x.cwiseAbs().maxCoeff() * b.y.cwiseAbs().maxCoeff());
+      }
+      UcpExact exact(u);
+      const UcpExactResult& x = exact.solve();
+      EXPECT_EQ(x.status, Status::solved);
+      if (x.status == Status::solved) {
+        EXPECT_LE(x.check.worst, 1e-9);
+      }
+    }
+  }
+}
+
 // ---- from a scene at a configuration ---------------------------------------------------
 
 /// The seed 000 gripper (examples/pang_tedrake_gripper.json) as a `ucp` scene, its fingers

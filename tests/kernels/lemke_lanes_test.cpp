@@ -261,12 +261,13 @@ Problem murty_lcp(int n) {
   return p;
 }
 
-/// A problem whose path passes the degenerate exit: z0 is left at 1e-8 by a pivot that is
-/// not a tie (ratios 1 - 1e-8 against z0's 1), and since q_0 = 1e6 the zero level
-/// 1e-13 |q|_inf is 1e-7, so the next step tries the basis point without z0. That point
-/// (0, 1 - 1e-8, 0) has residual ~1e-8 / 1e6 and is accepted after 2 pivots; the exact
-/// solution would be (0, 1, 5e-9). Rows 3.. (n > 3) are identity rows with q = 1, which stay
-/// basic and change nothing.
+/// A problem whose path passes the degenerate exit: z0 is left at 1e-12 by a pivot that is
+/// not a tie (ratios 1 - 1e-12 against z0's 1), and since q_0 = 100 the zero level
+/// 1e-13 |q|_inf is 1e-11, so the next step tries the basis point without z0. That point
+/// (0, 1 - 1e-12, 0) has residual ~1e-12 / 100 and is accepted after 2 pivots; the exact
+/// solution would be (0, 1, 5e-13). (q_0 stays inside the band of data used as given,
+/// 2^-20 ... 2^20: data beyond it are scaled to unit size first.) Rows 3.. (n > 3) are
+/// identity rows with q = 1, which stay basic and change nothing.
 Problem degenerate_exit_lcp(int n) {
   Problem p = empty_problem(n);
   for (int i = 0; i < n; ++i) {
@@ -274,9 +275,9 @@ Problem degenerate_exit_lcp(int n) {
     p.q[i] = 1.0;
   }
   p.m(2, 1) = 0.5;
-  p.q[0] = 1e6;
+  p.q[0] = 100;
   p.q[1] = -1.0;
-  p.q[2] = -0.5 - 0.5e-8;
+  p.q[2] = -0.5 - 0.5e-12;
   return p;
 }
 
@@ -428,7 +429,7 @@ TEST_F(LemkeLanesDouble, DegenerateExitAcceptsTheBasisPointWhenZ0IsAtTheZeroLeve
   const Answer r = solve_one(solver, p);
   expect_solution(p, r);
   EXPECT_EQ(r.pivots, 2);
-  EXPECT_NEAR(r.z[1], 1.0 - 1e-8, 1e-15);  // the basis point, not the exact solution
+  EXPECT_NEAR(r.z[1], 1.0 - 1e-12, 1e-15);  // the basis point, not the exact solution
   EXPECT_EQ(r.z[2], 0.0);
   EXPECT_LE(r.residual, 1e-13);
   // Lemke<N> has the same exit, and so the same answer.
@@ -444,8 +445,8 @@ TEST_F(LemkeLanesDouble, DegenerateExitAcceptsTheBasisPointWhenZ0IsAtTheZeroLeve
   const Answer rt = solve_one(solver, p, tight);
   EXPECT_GT(rt.pivots, 2);
   EXPECT_NE(rt.status, Status::iteration_limit);
-  EXPECT_NEAR(rt.z[1], 1.0, 1e-12);
-  EXPECT_NEAR(rt.z[2], 5e-9, 1e-12);
+  EXPECT_NEAR(rt.z[1], 1.0, 1e-15);
+  EXPECT_NEAR(rt.z[2], 5e-13, 1e-15);
 }
 
 TEST_F(LemkeLanesDouble, PivotLimitStopsTheRunWithoutAPoint) {

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -247,6 +248,21 @@ TEST_F(CliTest, LcpPrintsTheSolutionAsJson) {
   ASSERT_EQ(r.code, kOk) << r.err;
   EXPECT_EQ(r.out.rfind("{\"status\":\"solved\",\"z\":[0.5,0.0,0.5],\"w\":[0.0,2.0,0.0],\"pivots\":", 0), 0u) << r.out;
   EXPECT_TRUE(r.err.empty());
+}
+
+TEST_F(CliTest, LcpFarFromUnitScaleIsSolvedOrRefusedNeverWrong) {
+  // M = [1e-12], q = [-1e-12] has the solution z = 1; absolute floors in the kernel's tests
+  // once reported z = 0, w = -1e-12 as solved.
+  Result r = run({"lcp", file("tiny.json", R"({"M": [[1e-12]], "q": [-1e-12]})")});
+  ASSERT_EQ(r.code, kOk) << r.err;
+  EXPECT_EQ(r.out.rfind("{\"status\":\"solved\",\"z\":[1.0],\"w\":[0.0],", 0), 0u) << r.out;
+  // The same problem at 1e12 (stiffnesses in N/m): the same z.
+  r = run({"lcp", file("huge.json", R"({"M": [[2e12, 1e12], [1e12, 2e12]], "q": [-1e12, -1e12]})")});
+  ASSERT_EQ(r.code, kOk) << r.err;
+  EXPECT_NE(r.out.find("\"status\":\"solved\""), std::string::npos) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_NEAR(j["z"][0].get<double>(), 1.0 / 3, 1e-12);
+  EXPECT_NEAR(j["z"][1].get<double>(), 1.0 / 3, 1e-12);
 }
 
 TEST_F(CliTest, LcpWithFreeVariablesReportsAllOfThem) {
