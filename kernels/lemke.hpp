@@ -40,10 +40,10 @@
 #include <Eigen/QR>
 #include <array>
 #include <cmath>
-#include <experimental/simd>
 #include <limits>
 
 #include "kernels/status.hpp"
+#include "kernels/simd.hpp"
 
 namespace qs {
 
