@@ -8,6 +8,7 @@
 #include <map>
 #include <numeric>
 #include <ostream>
+#include <set>
 #include <sstream>
 
 
@@ -239,12 +240,12 @@ McShard read_mc_csv(std::istream& in, const std::string& name) {
 
   // Exactly the shard's samples, each once.
   const auto [first, end] = shard_range(st.samples, sh.shard, st.shards);
-  std::vector<char> seen(static_cast<std::size_t>(end - first), 0);
+  std::set<long> seen;  // as many as the rows: the header's sample count is not trusted (found by fuzzing)
   for (long s : r.sample) {
     if (s < first || s >= end)
       throw McCsvError(name + ": sample " + std::to_string(s) + " is outside shard " + std::to_string(sh.shard) + "/" +
                        std::to_string(st.shards) + " (samples " + std::to_string(first) + ".." + std::to_string(end - 1) + ")");
-    if (seen[static_cast<std::size_t>(s - first)]++) throw McCsvError(name + ": sample " + std::to_string(s) + " appears twice");
+    if (!seen.insert(s).second) throw McCsvError(name + ": sample " + std::to_string(s) + " appears twice");
   }
   if (r.size() != end - first)
     throw McCsvError(name + ": shard " + std::to_string(sh.shard) + "/" + std::to_string(st.shards) + " has " +
@@ -258,7 +259,8 @@ McRecords merge_mc_shards(const std::vector<McShard>& shards, McStudy& study) {
   const auto same_distribution = [](const Distribution& x, const Distribution& y) {
     return x.kind == y.kind && x.low == y.low && x.high == y.high && x.mean == y.mean && x.stddev == y.stddev;
   };
-  std::vector<const McShard*> by_shard(static_cast<std::size_t>(a.study.shards), nullptr);
+  // Keyed by K, not one slot per shard: the header's shard count is not trusted.
+  std::map<int, const McShard*> by_shard;
   for (const McShard& s : shards) {
     const auto differ = [&](const std::string& what, const std::string& x, const std::string& y) {
       return McCsvError("mc-merge: " + s.file + " is from a different study than " + a.file + ": " + what + " " + y +
@@ -276,14 +278,14 @@ McRecords merge_mc_shards(const std::vector<McShard>& shards, McStudy& study) {
     for (std::size_t p = 0; p < x.distributions.size(); ++p)
       if (!same_distribution(x.distributions[p], y.distributions[p]))
         throw differ("distribution of " + x.parameters[p], "", "");
-    const McShard*& slot = by_shard[static_cast<std::size_t>(s.shard)];
+    const McShard*& slot = by_shard[s.shard];
     if (slot)
       throw McCsvError("mc-merge: " + slot->file + " and " + s.file + " are both shard " + std::to_string(s.shard) + "/" +
                        std::to_string(x.shards) + " (overlapping samples)");
     slot = &s;
   }
-  for (std::size_t k = 0; k < by_shard.size(); ++k)
-    if (!by_shard[k])
+  for (int k = 0; k < a.study.shards; ++k)  // stops by K = the number of files at the latest
+    if (!by_shard.count(k))
       throw McCsvError("mc-merge: shard " + std::to_string(k) + "/" + std::to_string(a.study.shards) +
                        " is missing (samples " + std::to_string(shard_range(a.study.samples, static_cast<int>(k), a.study.shards).first) +
                        ".." + std::to_string(shard_range(a.study.samples, static_cast<int>(k), a.study.shards).second - 1) + ")");
@@ -293,7 +295,7 @@ McRecords merge_mc_shards(const std::vector<McShard>& shards, McStudy& study) {
   out.reserve(study.samples);
   // Shards in K order: each file's rows are its slice (checked when read), so sorting each
   // by sample gives the whole study in sample order.
-  for (const McShard* s : by_shard) {
+  for (const auto& [k, s] : by_shard) {
     const McRecords& r = s->records;
     std::vector<long> order(static_cast<std::size_t>(r.size()));
     std::iota(order.begin(), order.end(), 0L);
