@@ -18,9 +18,9 @@
 #pragma once
 
 #include <cstddef>
-#include <experimental/simd>
 
 #include "core/scalar_math.hpp"
+#include "kernels/simd.hpp"
 
 namespace qs {
 

@@ -5,10 +5,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <experimental/simd>
 #include <limits>
 
 #include "kernels/input_checks.hpp"
+#include "kernels/simd.hpp"
 
 namespace qs {
 namespace {

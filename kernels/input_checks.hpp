@@ -5,8 +5,9 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
-#include <experimental/simd>
 #include <limits>
+
+#include "kernels/simd.hpp"
 
 namespace qs::detail {
 

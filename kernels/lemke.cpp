@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <experimental/simd>
 #include <limits>
+
+#include "kernels/simd.hpp"
 
 namespace qs {
 

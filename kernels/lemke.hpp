@@ -44,9 +44,9 @@
 #include <Eigen/QR>
 #include <array>
 #include <cmath>
-#include <experimental/simd>
 #include <limits>
 
+#include "kernels/simd.hpp"
 #include "kernels/status.hpp"
 #include "kernels/unit_scale.hpp"
 

@@ -48,8 +48,10 @@ LcpProblem load_lcp_problem(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw JsonInputError("", "cannot read problem file " + json_input::json_quote(path));
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return read_problem(json_input::parse_document(text));
+  return read_lcp_problem(text);
 }
+
+LcpProblem read_lcp_problem(const std::string& text) { return read_problem(json_input::parse_document(text)); }
 
 std::string solve_lcp_to_json(const LcpProblem& p) {
   auto solver = std::make_unique<CliLemke>();

@@ -15,6 +15,8 @@ struct LcpProblem {
 
 /// Reads and checks a problem file; throws JsonInputError naming the field.
 LcpProblem load_lcp_problem(const std::string& path);
+/// The same, from the file's text.
+LcpProblem read_lcp_problem(const std::string& text);
 
 /// {"status": ..., "z": [...], "w": [...], "pivots": n, "residual": r} on one line; z and w
 /// are null unless the status is `solved` (a verified solution). With free variables, z

@@ -317,7 +317,8 @@ McRecords merge_mc_shards(const std::vector<McShard>& shards, McStudy& study) {
   const auto same_distribution = [](const Distribution& x, const Distribution& y) {
     return x.kind == y.kind && x.low == y.low && x.high == y.high && x.mean == y.mean && x.stddev == y.stddev;
   };
-  std::vector<const McShard*> by_shard(static_cast<std::size_t>(a.study.shards), nullptr);
+  // Keyed by K, not one slot per shard: the header's shard count is not trusted.
+  std::map<int, const McShard*> by_shard;
   for (const McShard& s : shards) {
     const auto differ = [&](const std::string& what, const std::string& x, const std::string& y) {
       return McCsvError("mc-merge: " + s.file + " is from a different study than " + a.file + ": " + what + " " + y +
@@ -335,14 +336,14 @@ McRecords merge_mc_shards(const std::vector<McShard>& shards, McStudy& study) {
     for (std::size_t p = 0; p < x.distributions.size(); ++p)
       if (!same_distribution(x.distributions[p], y.distributions[p]))
         throw differ("distribution of " + x.parameters[p], "", "");
-    const McShard*& slot = by_shard[static_cast<std::size_t>(s.shard)];
+    const McShard*& slot = by_shard[s.shard];
     if (slot)
       throw McCsvError("mc-merge: " + slot->file + " and " + s.file + " are both shard " + std::to_string(s.shard) + "/" +
                        std::to_string(x.shards) + " (overlapping samples)");
     slot = &s;
   }
-  for (std::size_t k = 0; k < by_shard.size(); ++k)
-    if (!by_shard[k])
+  for (int k = 0; k < a.study.shards; ++k)  // stops by K = the number of files at the latest
+    if (!by_shard.count(k))
       throw McCsvError("mc-merge: shard " + std::to_string(k) + "/" + std::to_string(a.study.shards) +
                        " is missing (samples " + std::to_string(shard_range(a.study.samples, static_cast<int>(k), a.study.shards).first) +
                        ".." + std::to_string(shard_range(a.study.samples, static_cast<int>(k), a.study.shards).second - 1) + ")");
@@ -352,7 +353,7 @@ McRecords merge_mc_shards(const std::vector<McShard>& shards, McStudy& study) {
   out.reserve(study.samples);
   // Shards in K order: each file's rows are its slice (checked when read), so sorting each
   // by sample gives the whole study in sample order.
-  for (const McShard* s : by_shard) {
+  for (const auto& [k, s] : by_shard) {
     const McRecords& r = s->records;
     std::vector<long> order(static_cast<std::size_t>(r.size()));
     std::iota(order.begin(), order.end(), 0L);

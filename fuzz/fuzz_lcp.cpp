@@ -1,0 +1,17 @@
+// Fuzz target: the `quasistep lcp` problem reader. Any input must either give a problem or
+// throw JsonInputError; anything else is a bug.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "core/json_node.hpp"
+#include "tools/lcp_command.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  try {
+    const qs::cli::LcpProblem p = qs::cli::read_lcp_problem(std::string(reinterpret_cast<const char*>(data), size));
+    (void)p;
+  } catch (const qs::JsonInputError&) {
+  }
+  return 0;
+}

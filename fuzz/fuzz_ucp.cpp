@@ -1,0 +1,17 @@
+// Fuzz target: the `quasistep ucp` problem reader (which also runs Ucp::build's checks).
+// Any input must either give a problem or throw JsonInputError; anything else is a bug.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "core/json_node.hpp"
+#include "tools/ucp_command.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  try {
+    const qs::UcpData d = qs::cli::read_ucp_problem(std::string(reinterpret_cast<const char*>(data), size));
+    (void)d;
+  } catch (const qs::JsonInputError&) {
+  }
+  return 0;
+}
