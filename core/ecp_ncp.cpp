@@ -800,7 +800,7 @@ Status EcpNcp::solve_step(const Model& m, Eigen::VectorXd& q_state, double t, do
     report_.linearised_penetration = std::min(0.0, z_min);  // the exact gap: the model is geometrically implicit
     return Status::solved;
   }
-  std::string why = "no choice of the active face k of seed 003 eq. (13) gave an accepted solution (" +
+  std::string why = "no choice of the active face k of Xie & Chakraborty, eq. (13), gave an accepted solution (" +
                     std::to_string(attempts_) + " tried); the first ended " + std::string(to_string(first_status)) +
                     " with natural residual " + sci(first_residual);
   if (!rejected.empty()) why += "; " + rejected;

@@ -537,7 +537,7 @@ class Compiler {
     for (size_t j = 0; j < m_.joints.size(); ++j)
       if (m_.joints[j].control == Control::effort)
         throw SceneError("joints[" + std::to_string(j) + "].control",
-                         "the tabletop models command every joint by velocity (seed 001 eq. (15)); joint \"" +
+                         "the tabletop models command every joint by velocity (Halm & Posa 2018, eq. (15)); joint \"" +
                              m_.joints[j].name + "\" is effort-controlled");
     if (!m_.params.limit_surface_A && !(m_.world.support_friction > 0))
       model.fail("needs the limit surface: give model.A, or world.support_friction > 0 to compute it");
@@ -810,7 +810,7 @@ class Compiler {
   void read_loads(const Node& list) {
     const size_t k = list.array();
     if (k > 0 && m_.world.type == WorldType::tabletop)
-      list.fail("the tabletop models take no loads: their contact impulses are scaled by the unknown k of seed 001 "
+      list.fail("the tabletop models take no loads: their contact impulses are scaled by the unknown k of Halm & Posa 2018, "
                 "eq. (10)");
     for (size_t i = 0; i < k; ++i) {
       const Node n = list.item(i);

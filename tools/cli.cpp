@@ -440,7 +440,7 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
 
   std::string ucp_path;
   UcpCommandOptions ucp_opt;
-  CLI::App* ucp = app.add_subcommand("ucp", "Solve one uncoupled complementarity problem (seed 004); prints JSON");
+  CLI::App* ucp = app.add_subcommand("ucp", "Solve one uncoupled complementarity problem (Pang, Trinkle & Lo 1994); prints JSON");
   bool ucp_scene = false;
   ucp->add_option("problem", ucp_path, "Problem file (JSON, docs/ucp.md), or a scene with --scene")->required();
   ucp->add_flag("--scene", ucp_scene, "The file is a scene: its UCP at the initial state (one free body, vertical world)");
@@ -476,7 +476,7 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
 
   ExportOptions export_opt;
   CLI::App* export_miqp =
-      app.add_subcommand("export-miqp", "Write one step's big-M MIQP (seed 000 eq. (23)) as a CPLEX LP file");
+      app.add_subcommand("export-miqp", "Write one step's big-M MIQP (Pang & Tedrake 2018, eq. (23)) as a CPLEX LP file");
   export_miqp->add_option("scene", export_opt.scene, "Scene file with model.formulation pang_tedrake_miqp")->required();
   export_miqp->add_option("--step", export_opt.step, "The step to export (counted from 1; the earlier ones are solved)")
       ->check(fits<int>())

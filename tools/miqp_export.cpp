@@ -29,7 +29,7 @@ void write_miqp_lp(const Model& m, const PangTedrakeMiqp::View& v, double big_m,
     for (int c = 0; c < nc; ++c) name[v.pair_var(c, t)] = kind[t] + std::to_string(v.slots[c]);
   o.precision(17);
   o << "\\ " << provenance.substr(provenance.rfind('#', 0) == 0 ? 2 : 0) << "\n";
-  o << "\\ seed 000 eq. (23), big-M " << big_m << "; objective constant |dqa_bar|^2 = " << v.constant
+  o << "\\ Pang & Tedrake 2018, eq. (23), big-M " << big_m << "; objective constant |dqa_bar|^2 = " << v.constant
     << " is not included below\n";
   o << "Minimize\n obj:";
   write_row(o, v.qp.c.transpose(), name);

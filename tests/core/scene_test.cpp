@@ -1499,7 +1499,7 @@ TEST(SceneModel, TabletopScene) {
 TEST(SceneErrors, TabletopTakesNoLoads) {
   const json load = json::parse(R"([{"body": "object", "force": [1, 0]}])");
   EXPECT_TRUE(Fails(with("/loads", load, tabletop_scene()), "loads",
-                    "the tabletop models take no loads: their contact impulses are scaled by the unknown k of seed 001 "
+                    "the tabletop models take no loads: their contact impulses are scaled by the unknown k of Halm & Posa 2018, "
                     "eq. (10)"));
   EXPECT_TRUE(Fails(with("/model/formulation", "perfect_velocity_lcp", with("/loads", load, tabletop_scene())), "loads",
                     "take no loads"));
@@ -1508,7 +1508,7 @@ TEST(SceneErrors, TabletopTakesNoLoads) {
 
 TEST(SceneErrors, TabletopJointsAreVelocityControlled) {
   EXPECT_TRUE(Fails(with("/joints/1/control", "effort", tabletop_scene()), "joints[1].control",
-                    "the tabletop models command every joint by velocity (seed 001 eq. (15)); joint \"py\" is "
+                    "the tabletop models command every joint by velocity (Halm & Posa 2018, eq. (15)); joint \"py\" is "
                     "effort-controlled"));
   EXPECT_NO_THROW(parse(with("/joints/1/control", "velocity", tabletop_scene())));
 }
