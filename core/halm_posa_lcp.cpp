@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,10 @@ HalmPosaLcp::HalmPosaLcp(const Model& m)
       q_end_(m.n_q()),
       cert_J_(kMaxContacts, 3),
       cert_offset_(kMaxContacts),
-      slot_(m.n_slots()) {
+      slot_(m.n_slots()),
+      gap_(m.n_slots()),
+      slide_(m.n_slots()),
+      unreached_(m.n_slots()) {
   for (size_t b = 0; b < m.bodies.size(); ++b)
     if (m.bodies[b].kind == BodyKind::free) object_ = static_cast<int>(b);
   if (object_ >= 0)
@@ -61,16 +65,17 @@ void HalmPosaLcp::record_template_step(const Eigen::VectorXd& q0) {
   report_ = StepReport{};
   *result_ = Solver::Result{};
   const int ns = w.ns, n = w.n;
-  int nc = 0;
+  int nc = 0, n_active = 0;
   for (int i = 0; i < ns; ++i) {
     active_[i] = w.active[i];
     phi_[i] = w.frame[i].phi;
     p_n_[i] = active_[i] ? w.z[i] : 0.0;
     p_t_[i] = active_[i] ? w.z[ns + i] - w.z[2 * ns + i] : 0.0;
-    if (active_[i]) slot_[nc++] = i;
+    n_active += active_[i];
+    if (active_[i] && !w.unreached[i]) slot_[nc++] = i;
   }
   // The compacted LCP (lcp_matrix(), lcp_vector(), result()): the template's rows and
-  // columns of the active slots, in the same block order.
+  // columns of the slots in the LCP (active, within reach), in the same block order.
   const int nn = 4 * nc;
   auto full = [&](int k) { return (k / nc) * ns + slot_[k % nc]; };
   for (int i = 0; i < nn; ++i) {
@@ -89,7 +94,7 @@ void HalmPosaLcp::record_template_step(const Eigen::VectorXd& q0) {
   result_->stats.residual = w.residual[0];
   for (int e = 0; e < 3; ++e) dq_o_[e] = w.q_end[dof_o_[e]] - q0[dof_o_[e]];
   report_.status = Status::solved;
-  report_.contacts = nc;
+  report_.contacts = n_active;
   report_.problem_size = nn;
   report_.pivots = w.pivots[0];
   report_.complementarity_residual = w.residual[0];
@@ -126,25 +131,42 @@ Status HalmPosaLcp::step_fallback(const Model& m, State& s) {
 }
 
 Status HalmPosaLcp::solve_about(const Model& m, const Eigen::VectorXd& q0, const Eigen::VectorXd& q_lin,
-                                Eigen::VectorXd& q_end) {
+                                Eigen::VectorXd& q_end, bool keep_unreached) {
   const int nu = m.n_u, na = m.n_a;
   ws_.evaluate(m, q_lin.data());
-  int nc = 0;
+  // Each slot's rows of data: phi^+ linearised about q_lin for a step from q0,
+  // phi(q_lin) + J_n(q_lin) (q0 - q_lin) + J_n h u, and J_t h u (seed 001 eq. (31), sec. 5
+  // for the re-linearisation); and the slots out of the step's reach (kHalmPosaUnreachable).
+  double reach = 0;
   for (int i = 0; i < m.n_slots(); ++i) {
+    double jn_u = 0, jt_u = 0;  // J_m h u
+    for (int a = 0; a < na; ++a) {
+      jn_u += ws_.J_n(i, nu + a) * u_h_[a];
+      jt_u += ws_.J_t(i, nu + a) * u_h_[a];
+    }
+    double back = 0;
+    for (int e = 0; e < m.n_q(); ++e) back += ws_.J_n(i, e) * (q0[e] - q_lin[e]);
+    gap_[i] = ws_.frame[i].phi + back + jn_u;
+    slide_[i] = jt_u;
     active_[i] = ws_.active(m, i);
+    if (active_[i]) reach = std::max(reach, std::abs(jn_u) + std::abs(jt_u) + std::max(0.0, -gap_[i]));
+  }
+  const double far = keep_unreached ? std::numeric_limits<double>::infinity() : kHalmPosaUnreachable * reach;
+  // An unreached slot stays active (reported, counted) but is not in the LCP.
+  int nc = 0, n_active = 0;
+  for (int i = 0; i < m.n_slots(); ++i) {
+    unreached_[i] = active_[i] && gap_[i] > far;
     phi_[i] = ws_.frame[i].phi;
     p_n_[i] = p_t_[i] = 0.0;
-    if (active_[i]) {
-      if (nc < kMaxContacts) slot_[nc] = i;
-      ++nc;  // counted to the end, so every slot's outputs describe this step
-    }
+    n_active += active_[i];
+    if (active_[i] && !unreached_[i] && nc < kMaxContacts) slot_[nc++] = i;
   }
-  if (nc > kMaxContacts)
-    return fail(Status::bad_input, std::to_string(nc) + " active contacts in one step, more than " +
+  if (n_active > kMaxContacts)
+    return fail(Status::bad_input, std::to_string(n_active) + " active contacts in one step, more than " +
                                        std::to_string(kMaxContacts) + "; set contact_margin to keep distant slots out");
   const int n = 4 * nc;
   size_ = n;
-  report_.contacts = nc;
+  report_.contacts = n_active;
   report_.problem_size = n;
 
   // Rows of J (normal rows 0..nc-1, tangent rows nc..2nc-1) split into object and
@@ -198,18 +220,9 @@ Status HalmPosaLcp::solve_about(const Model& m, const Eigen::VectorXd& q0, const
   }
   for (int k = 0; k < nc; ++k) {
     const int i = slot_[k];
-    double jn_u = 0, jt_u = 0;  // J_m h u
-    for (int a = 0; a < na; ++a) {
-      jn_u += Jm_(k, a) * u_h_[a];
-      jt_u += Jm_(nc + k, a) * u_h_[a];
-    }
-    // phi^+ linearised about q_lin for a step from q0: phi(q_lin) + J_n(q_lin) (q0 - q_lin)
-    // + J_n dq (seed 001 eq. (31), and sec. 5 for the re-linearisation).
-    double back = 0;
-    for (int e = 0; e < m.n_q(); ++e) back += ws_.J_n(i, e) * (q0[e] - q_lin[e]);
-    w[pn + k] = ws_.frame[i].phi + back + jn_u;
-    w[pp + k] = jt_u;  // tangential displacement over the step, from q0
-    w[pm + k] = -jt_u;
+    w[pn + k] = gap_[i];
+    w[pp + k] = slide_[i];  // tangential displacement over the step, from q0
+    w[pm + k] = -slide_[i];
     M(pp + k, pg + k) = 1.0;  // E gamma (eq. (35))
     M(pm + k, pg + k) = 1.0;
     M(pg + k, pn + k) = m.pairs[m.slots[i].pair].friction;  // mu Lambda_N - E' Lambda_T (eq. (36))
@@ -263,6 +276,15 @@ Status HalmPosaLcp::solve_about(const Model& m, const Eigen::VectorXd& q0, const
   }
   for (int a = 0; a < na; ++a) q_end[nu + a] += u_h_[a];
   for (int e = 0; e < 3; ++e) q_end[dof_o_[e]] += dq_o[e];
+  // A slot left out must stay open at the end of the step (its linearised gap
+  // phi + J_n (q_end - q_lin)); then the LCP with it has this solution with its Lambda = 0.
+  // Otherwise the linearisation is solved again with every slot.
+  for (int i = 0; i < m.n_slots(); ++i) {
+    if (!unreached_[i]) continue;
+    double end = ws_.frame[i].phi;
+    for (int e = 0; e < m.n_q(); ++e) end += ws_.J_n(i, e) * (q_end[e] - q_lin[e]);
+    if (!(end >= 0)) return solve_about(m, q0, q_lin, q_end, true);
+  }
   dq_o_ = dq_o;
   report_.linearised_penetration = lin_pen;
   return Status::solved;

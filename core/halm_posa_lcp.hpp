@@ -82,7 +82,10 @@ class HalmPosaLcp final : public Stepper {
  private:
   /// One linearisation: build the LCP about q_lin for a step starting at q0, solve it, and
   /// write the predicted end state into q_end.
-  Status solve_about(const Model& m, const Eigen::VectorXd& q0, const Eigen::VectorXd& q_lin, Eigen::VectorXd& q_end);
+  /// One linearisation; slots out of the step's reach (kHalmPosaUnreachable) are left out
+  /// unless keep_unreached, and solved again with them when one was reached after all.
+  Status solve_about(const Model& m, const Eigen::VectorXd& q0, const Eigen::VectorXd& q_lin, Eigen::VectorXd& q_end,
+                     bool keep_unreached = false);
   /// Report, outputs and the compacted LCP accessors from an accepted template step.
   void record_template_step(const Eigen::VectorXd& q0);
 
@@ -111,6 +114,8 @@ class HalmPosaLcp final : public Stepper {
   Eigen::VectorXd cert_offset_;  // (kMaxContacts)
   Eigen::Vector3d dq_o_ = Eigen::Vector3d::Zero();
   std::vector<int> slot_;        // active slot of each LCP contact
+  std::vector<double> gap_, slide_;  // (n_slots) linearised gap and J_t h u of each slot
+  std::vector<char> unreached_;      // (n_slots) inside the margin, left out of the LCP
   int size_ = 0;
 };
 

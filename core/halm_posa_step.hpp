@@ -74,6 +74,9 @@ struct HalmPosaStepWorkspace {
   std::vector<T> M, q_lcp, z, w;       // (n x n) row-major, (n) each
   std::unique_ptr<MaskT[]> excluded;   // (n) rows of inactive slots
   std::unique_ptr<MaskT[]> active;     // (ns) of the last linearisation
+  std::unique_ptr<MaskT[]> unreached;  // (ns) active but out of the step's reach: not in the LCP
+  std::vector<T> gap, slide;           // (ns) linearised gap phi + J_n (q0 - q_lin) + J_n h u; J_t h u
+  MaskT reach_kept{};                  // every unreached slot's end gap >= 0 (checked)
   LemkeLanes<T> lemke;
   LemkeLanesResult<T> lemke_result;
   // Per lane outcome of the last step.
@@ -109,6 +112,9 @@ struct HalmPosaStepWorkspace {
         w(sz(n)),
         excluded(std::make_unique<MaskT[]>(sz(n))),
         active(std::make_unique<MaskT[]>(sz(ns))),
+        unreached(std::make_unique<MaskT[]>(sz(ns))),
+        gap(sz(ns)),
+        slide(sz(ns)),
         lemke(n) {
     for (std::size_t b = 0; b < m.bodies.size(); ++b)
       if (m.bodies[b].kind == BodyKind::free) object = static_cast<int>(b);
@@ -119,6 +125,17 @@ struct HalmPosaStepWorkspace {
  private:
   static std::size_t sz(int k) { return static_cast<std::size_t>(std::max(k, 1)); }
 };
+
+/// Slots out of the step's reach. An active slot whose linearised gap exceeds this many
+/// times the largest displacement an active slot's rows ask for (|J_n h u| + |J_t h u| + its
+/// overlap) is left out of the step's LCP (Halm & Posa 2018, eqs. (31)-(38)); its end gap
+/// is checked after the solve. When that gap is >= 0 the LCP with the slot has the same
+/// solution with the slot's Lambda = 0 (its gamma = |J_t dq| satisfies its rows), so
+/// leaving it out changes nothing but the data's range: at h = 1e-11 s the rows of a
+/// pushing finger are 1e-12 m while a slot inside the margin may be 1e-3 m open, and no
+/// single scale of the data lets Lemke's residual judge both. 2^20: far beyond anything
+/// the step moves, so at ordinary steps every slot inside the margin stays in.
+inline constexpr double kHalmPosaUnreachable = 0x1p20;
 
 namespace halm_posa_detail {
 
@@ -137,6 +154,26 @@ void solve_about(const Model& m, HalmPosaStepWorkspace<T>& ws, const T* q0, cons
     contact_jacobian_rows(m, i, ws.frame[i], ws.body_pose.data(), ws.joint_frame.data(), &ws.jn[i * nq],
                           &ws.jt[i * nq]);
     ws.active[i] = ws.frame[i].phi <= margin;
+  }
+
+  // The rows' data (seed 001 eq. (31), sec. 5 for the re-linearisation), and the slots out
+  // of the step's reach (halm_posa_unreachable).
+  T reach = zero;
+  for (int i = 0; i < ns; ++i) {
+    T jn_u = zero, jt_u = zero;  // J_m h u
+    for (int a = 0; a < na; ++a) {
+      jn_u = jn_u + ws.jn[i * nq + nu + a] * ws.uh[a];
+      jt_u = jt_u + ws.jt[i * nq + nu + a] * ws.uh[a];
+    }
+    T back = zero;
+    for (int e = 0; e < nq; ++e) back = back + ws.jn[i * nq + e] * (q0[e] - ws.q_lin[e]);
+    ws.gap[i] = ws.frame[i].phi + back + jn_u;
+    ws.slide[i] = jt_u;
+    reach = max(reach, select(ws.active[i], abs(jn_u) + abs(jt_u) + max(zero, zero - ws.gap[i]), zero));
+  }
+  const T far = T(kHalmPosaUnreachable) * reach;
+  for (int i = 0; i < ns; ++i) {
+    ws.unreached[i] = ws.active[i] && ws.gap[i] > far;  // still active (reported), not in the LCP
     n_active = n_active + select(ws.active[i], one, zero);
   }
   ws.n_active = n_active;
@@ -153,9 +190,10 @@ void solve_about(const Model& m, HalmPosaStepWorkspace<T>& ws, const T* q0, cons
   for (int e = 0; e < 3; ++e)
     for (int f = 0; f < 3; ++f) A[e][f] = RA[e][0] * R[f][0] + RA[e][1] * R[f][1] + RA[e][2] * R[f][2];
 
-  // Rows of J split into object and manipulator columns, zero where the slot is inactive.
+  // Rows of J split into object and manipulator columns, zero where the slot is inactive or
+  // out of reach.
   for (int i = 0; i < ns; ++i) {
-    const MaskT act = ws.active[i];
+    const MaskT act = ws.active[i] && !ws.unreached[i];
     for (int e = 0; e < 3; ++e) {
       ws.Jo[i * 3 + e] = select(act, ws.jn[i * nq + ws.dof_o[e]], zero);
       ws.Jo[(ns + i) * 3 + e] = select(act, ws.jt[i * nq + ws.dof_o[e]], zero);
@@ -194,18 +232,10 @@ void solve_about(const Model& m, HalmPosaStepWorkspace<T>& ws, const T* q0, cons
     }
   }
   for (int k = 0; k < ns; ++k) {
-    const MaskT act = ws.active[k];
-    T jn_u = zero, jt_u = zero;  // J_m h u
-    for (int a = 0; a < na; ++a) {
-      jn_u = jn_u + ws.Jm[k * na + a] * ws.uh[a];
-      jt_u = jt_u + ws.Jm[(ns + k) * na + a] * ws.uh[a];
-    }
-    // phi^+ linearised about q_lin for a step from q0 (seed 001 eq. (31) and sec. 5).
-    T back = zero;
-    for (int e = 0; e < nq; ++e) back = back + ws.jn[k * nq + e] * (q0[e] - ws.q_lin[e]);
-    ws.q_lcp[pn + k] = select(act, ws.frame[k].phi + back + jn_u, one);
-    ws.q_lcp[pp + k] = select(act, jt_u, one);
-    ws.q_lcp[pm + k] = select(act, -jt_u, one);
+    const MaskT act = ws.active[k] && !ws.unreached[k];
+    ws.q_lcp[pn + k] = select(act, ws.gap[k], one);
+    ws.q_lcp[pp + k] = select(act, ws.slide[k], one);
+    ws.q_lcp[pm + k] = select(act, -ws.slide[k], one);
     ws.q_lcp[pg + k] = select(act, zero, one);
     const T mu = mu_pair ? mu_pair[m.slots[k].pair] : T(m.pairs[m.slots[k].pair].friction);
     M[(pp + k) * n + pg + k] = select(act, one, zero);  // E gamma (eq. (35))
@@ -224,7 +254,7 @@ void solve_about(const Model& m, HalmPosaStepWorkspace<T>& ws, const T* q0, cons
   for (int e = 0; e < nq; ++e) ws.q_end[e] = q0[e];
   for (int k = 0; k < ns; ++k) {
     const T ln = ws.z[pn + k], lt = ws.z[pp + k] - ws.z[pm + k];
-    lin_pen = min(lin_pen, select(ws.active[k], ws.w[pn + k], zero));
+    lin_pen = min(lin_pen, select(ws.active[k] && !ws.unreached[k], ws.w[pn + k], zero));
     for (int e = 0; e < 3; ++e) dq_o[e] = dq_o[e] + (ws.AJo[e * r + k] * ln + ws.AJo[e * r + ns + k] * lt);
     for (int a = 0; a < na; ++a)
       ws.q_end[nu + a] = ws.q_end[nu + a] + (ws.BJm[a * r + k] * ln + ws.BJm[a * r + ns + k] * lt);
@@ -232,6 +262,15 @@ void solve_about(const Model& m, HalmPosaStepWorkspace<T>& ws, const T* q0, cons
   for (int a = 0; a < na; ++a) ws.q_end[nu + a] = ws.q_end[nu + a] + ws.uh[a];
   for (int e = 0; e < 3; ++e) ws.q_end[ws.dof_o[e]] = ws.q_end[ws.dof_o[e]] + dq_o[e];
   ws.linearised_penetration = lin_pen;
+  // A slot left out must stay open at the end of the step (its linearised gap
+  // phi + J_n (q_end - q_lin)); then the LCP with it has this solution with its Lambda = 0.
+  MaskT kept = zero == zero;
+  for (int i = 0; i < ns; ++i) {
+    T end = ws.frame[i].phi;
+    for (int e = 0; e < nq; ++e) end = end + ws.jn[i * nq + e] * (ws.q_end[e] - ws.q_lin[e]);
+    kept = kept && (!ws.unreached[i] || end >= zero);
+  }
+  ws.reach_kept = kept;
 }
 
 }  // namespace halm_posa_detail
@@ -272,6 +311,12 @@ void halm_posa_template_step(const Model& m, HalmPosaStepWorkspace<T>& ws, const
       ws.residual[l] = ws.lemke_result.residual[l];
       if (st != Status::solved && ws.status[l] == Status::solved) {
         ws.status[l] = st;
+        lane_access::set_mask(ok, l, false);
+      }
+      // A slot taken as out of reach was reached: the step is the scalar path's (which then
+      // solves with every slot).
+      if (!lane_access::get_mask(ws.reach_kept, l) && ws.status[l] == Status::solved) {
+        ws.status[l] = Status::numerical_failure;
         lane_access::set_mask(ok, l, false);
       }
     }

@@ -61,14 +61,11 @@ TEST(StepScale, MiqpGraspCarriesTheWeightOrRefusesAtAnyStep) {
 }
 
 TEST(StepScale, HalmPosaStepLcpsAreVerifiedAtAnyStep) {
-  // The pusher's LCP has q of order h u (displacements over the step): at h = 1e-8 it is
-  // 1e-9. Every solved step's LCP answer must pass the independent verifier.
-  // Not yet at h = 1e-11: there the tangential rows (1e-12 m) sit beside gaps of 4e-3 m in
-  // one LCP, a disparity no single scale of the data removes; Lemke's natural residual,
-  // judged at the problem's scale, accepts a point whose friction rows are wrong in their
-  // own units. A row-by-row test rejects it, but also rejects the peg-in-hole example's
-  // jammed steps, whose gaps of -1e-15 m are the rounding of positions 3 m across.
-  for (double h : {2.5e-2, 1e-5, 1e-8}) {
+  // The pusher's LCP has q of order h u (displacements over the step): at h = 1e-11 it is
+  // 1e-12 while the fingers are still 4 mm from the disk, inside the contact margin. Those
+  // slots are out of the step's reach and stay out of the LCP (docs/steppers.md), so its
+  // rows are all of one size. Every solved step's LCP answer must pass the verifier.
+  for (double h : {2.5e-2, 1e-5, 1e-8, 1e-11}) {
     nlohmann::json j = test::example_json("halm_posa_push.json");
     j["step"]["h"] = h;
     const Scene scene = parse_scene(j.dump());
@@ -88,9 +85,46 @@ TEST(StepScale, HalmPosaStepLcpsAreVerifiedAtAnyStep) {
       EXPECT_TRUE(v.ok) << "h " << h << " step " << l << ": row " << v.row << " violation " << v.worst
                         << (stepper.report().by_enumeration ? " (by enumeration)" : "");
     }
-    if (h >= 1e-8) {
-      EXPECT_EQ(solved, 20) << "h " << h;
+    EXPECT_EQ(solved, 20) << "h " << h;
+    // At h = 1e-11 the fingers move 2e-11 m in 20 steps: still 4 mm away, out of reach.
+    if (h == 1e-11) {
+      EXPECT_EQ(stepper.report().contacts, 2);      // inside the margin: reported, impulse 0
+      EXPECT_EQ(stepper.report().problem_size, 0);  // out of reach: not in the LCP
     }
+  }
+}
+
+TEST(StepScale, HalmPosaPushInContactIsVerifiedAtAnyStep) {
+  // The fingers start on the disk's edge (y = -sqrt(3)/2 at x = +-0.5) and push up into it:
+  // every row of the LCP is then of order h u, 1e-12 at h = 1e-11, where a residual with a
+  // floor of 1 accepted any point (the pusher passing through the disk). Every solved
+  // step's answer must pass the verifier, and the contacts must push the disk up.
+  for (double h : {2.5e-2, 1e-5, 1e-8, 1e-11}) {
+    nlohmann::json j = test::example_json("halm_posa_push.json");
+    j["step"]["h"] = h;
+    for (nlohmann::json& joint : j["joints"])
+      if (joint["name"] == "finger1_y" || joint["name"] == "finger2_y") joint["position"] = -std::sqrt(0.75);
+    const Scene scene = parse_scene(j.dump());
+    const Model& m = *scene.model;
+    HalmPosaLcp stepper(m);
+    State s = initial_state(m);
+    const int disk_y = 1;  // the disk's dofs come first: x, y, theta
+    ASSERT_EQ(m.dofs[disk_y].name, "disk.y");
+    int solved = 0;
+    for (int l = 1; l <= 20; ++l) {
+      const double y0 = s.q[disk_y];
+      const Status st = stepper.step(m, s);
+      if (st != Status::solved) {
+        EXPECT_EQ(st, Status::numerical_failure) << "h " << h << " step " << l << ": " << stepper.report().detail;
+        break;
+      }
+      ++solved;
+      ASSERT_GT(stepper.result().z.size(), 0) << "h " << h << " step " << l << ": the fingers touch the disk";
+      const test::LcpVerdict v = test::verify_lcp(stepper.lcp_matrix(), stepper.lcp_vector(), stepper.result().z);
+      EXPECT_TRUE(v.ok) << "h " << h << " step " << l << ": row " << v.row << " violation " << v.worst;
+      EXPECT_GT(s.q[disk_y], y0) << "h " << h << " step " << l << ": the disk is pushed up";
+    }
+    EXPECT_EQ(solved, 20) << "h " << h;
   }
 }
 
