@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/instrumented.hpp"
+
 namespace qs {
 namespace {
 
@@ -1286,8 +1288,9 @@ TEST(SceneModel, ClockwisePolygonIsReorderedCounterClockwise) {
     EXPECT_GT(cross(b - a, c - b), 0.0) << "vertex " << i;
   }
   // The same vertices as given.
-  for (const auto& [x, y] : std::vector<std::pair<double, double>>{{0, 0}, {0, 1}, {1, 1}, {1, 0}})
-    EXPECT_TRUE(std::any_of(sh.points.begin(), sh.points.end(), [&](const Vec2<double>& p) { return p.x == x && p.y == y; }));
+  for (const auto& v : std::vector<std::pair<double, double>>{{0, 0}, {0, 1}, {1, 1}, {1, 0}})
+    EXPECT_TRUE(std::any_of(sh.points.begin(), sh.points.end(),
+                            [&](const Vec2<double>& p) { return p.x == v.first && p.y == v.second; }));
 }
 
 TEST(SceneModel, PointAndCapsuleShapes) {
@@ -1682,9 +1685,7 @@ namespace {
 }  // namespace
 
 TEST(SceneSize, OutOfMemoryWhileReadingIsASceneError) {
-#if defined(__SANITIZE_ADDRESS__)
-  GTEST_SKIP() << "AddressSanitizer reserves more address space than the limit below";
-#else
+  if (test::kAddressSanitizer) GTEST_SKIP() << "AddressSanitizer reserves more address space than the limit below";
   // A 40 MB scene takes about 600 MB as a document; with the heap limited to 300 MB the
   // reader must fail with a SceneError, not abort with std::bad_alloc.
   json s = disks(1);
@@ -1694,7 +1695,6 @@ TEST(SceneSize, OutOfMemoryWhileReadingIsASceneError) {
   for (int i = 0; text.size() < (40u << 20); ++i) text += i ? ", [1, 2, {\"a\": [3]}]" : "[1, 2, {\"a\": [3]}]";
   text += "]}";
   EXPECT_EXIT(parse_with_small_heap(text), ::testing::ExitedWithCode(3), "out of memory while reading [0-9]+ bytes of JSON");
-#endif
 }
 
 TEST(SceneSize, AutoPairsKeepTheirOrderAmongManyFixedBodies) {
