@@ -10,7 +10,7 @@
 #include <atomic>
 #include <cmath>
 
-#include "batch/lane.hpp"
+#include "kernels/lane.hpp"
 #include "core/anitescu_qp.hpp"
 #include "core/halm_posa_lcp.hpp"
 #include "core/halm_posa_step.hpp"

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "batch/lane.hpp"
+#include "kernels/lane.hpp"
 
 namespace qs {
 

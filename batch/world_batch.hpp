@@ -2,7 +2,7 @@
 //
 // Every per-world quantity is an array over worlds (as MuJoCo's mjData names them,
 // `entity_field`, with the dimension in a comment), padded to a whole number of lane
-// groups (batch/lane.hpp) and 64-byte aligned, so that a lane group's values of one
+// groups (kernels/lane.hpp) and 64-byte aligned, so that a lane group's values of one
 // quantity are one aligned vector load. Padding worlds copy world 0's start and parameters:
 // a lane group always runs full (DESIGN.md: leftovers are padded, not sent down another
 // path); they are never counted, hashed or reported.

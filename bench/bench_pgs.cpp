@@ -21,7 +21,7 @@
 #include <random>
 #include <vector>
 
-#include "batch/lane.hpp"
+#include "kernels/lane.hpp"
 #include "kernels/pgs.hpp"
 
 namespace {

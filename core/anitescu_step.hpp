@@ -1,7 +1,7 @@
 // The quasi-dynamic Anitescu step (seed 002, docs/anitescu.md) written once on a scalar type
-// T: T = double is AnitescuQp's primary solver (core/anitescu_qp.cpp), T = Lane (batch/lane.hpp)
+// T: T = double is AnitescuQp's primary solver (core/anitescu_qp.cpp), T = Lane (kernels/lane.hpp)
 // steps a lane group of worlds in the batch engine. Same operations in the same order per
-// world (only + - * / sqrt, select/min/max/abs; sin/cos/atan2 through core/scalar_math.hpp,
+// world (only + - * / sqrt, select/min/max/abs; sin/cos/atan2 through kernels/lane.hpp,
 // -ffp-contract=off), so a world's step is bitwise the same alone or in any lane.
 //
 // Fixed slot layout (not the scalar path's active-contact compaction): rows 2i (+t) and
@@ -356,7 +356,7 @@ void anitescu_quasi_dynamic_step(const Model& m, AnitescuStepWorkspace<T>& ws, c
   ws.singular = singular;
 
   MaskT solved = zero != zero;
-  for (int l = 0; l < pgs_detail::lane_count<T>(); ++l) {
+  for (int l = 0; l < lanes_of<T>; ++l) {
     if (ws.pgs_result.status[l] != Status::solved) continue;
     if constexpr (std::is_same_v<MaskT, bool>) {
       solved = true;

@@ -1,6 +1,6 @@
 // The Halm-Posa (and perfect-velocity) time step of core/halm_posa_lcp.hpp written once on a
 // scalar type T: T = double is HalmPosaLcp's primary solver (what `quasistep run` steps with),
-// T = Lane (batch/lane.hpp) steps a lane group of worlds in the batch engine. Same operations
+// T = Lane (kernels/lane.hpp) steps a lane group of worlds in the batch engine. Same operations
 // in the same order per world (only + - * /, select/min/max/abs; sin/cos through the pose of
 // core/kinematics.hpp; -ffp-contract=off), so a world's step is bitwise the same alone or in
 // any lane.
@@ -31,7 +31,7 @@
 #include "core/contacts.hpp"
 #include "core/kinematics.hpp"
 #include "core/model.hpp"
-#include "kernels/lane_access.hpp"
+#include "kernels/lane.hpp"
 #include "kernels/lemke_lanes.hpp"
 
 namespace qs {
@@ -60,7 +60,7 @@ inline bool halm_posa_template_applies(const Model& m) {
 template <class T>
 struct HalmPosaStepWorkspace {
   using MaskT = decltype(std::declval<const T&>() < std::declval<const T&>());
-  static constexpr int kLanes = lane_access::lane_count<T>();
+  static constexpr int kLanes = lanes_of<T>;
   int nq = 0, nu = 0, na = 0, ns = 0, n = 0;
   int object = -1;
   int dof_o[3] = {-1, -1, -1};
@@ -311,13 +311,13 @@ void halm_posa_template_step(const Model& m, HalmPosaStepWorkspace<T>& ws, const
       ws.residual[l] = ws.lemke_result.residual[l];
       if (st != Status::solved && ws.status[l] == Status::solved) {
         ws.status[l] = st;
-        lane_access::set_mask(ok, l, false);
+        set_lane(ok, l, false);
       }
       // A slot taken as out of reach was reached: the step is the scalar path's (which then
       // solves with every slot).
-      if (!lane_access::get_mask(ws.reach_kept, l) && ws.status[l] == Status::solved) {
+      if (!lane_of(ws.reach_kept, l) && ws.status[l] == Status::solved) {
         ws.status[l] = Status::numerical_failure;
-        lane_access::set_mask(ok, l, false);
+        set_lane(ok, l, false);
       }
     }
     for (int e = 0; e < nq; ++e) ws.q_lin[e] = ws.q_end[e];

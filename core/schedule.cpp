@@ -4,7 +4,7 @@
 #include <cassert>
 #include <cmath>
 
-#include "core/scalar_math.hpp"
+#include "kernels/lane.hpp"
 
 namespace qs {
 

@@ -8,7 +8,7 @@
 #include <limits>
 
 #include "kernels/input_checks.hpp"
-#include "kernels/simd.hpp"
+#include "kernels/lane.hpp"
 
 namespace qs {
 namespace {
@@ -30,53 +30,9 @@ using detail::bounds_ok;
 using detail::finite_max_abs;
 using detail::max_abs;
 
-// The O(n) loops of the factor updates on explicit vectors (GCC's <experimental/simd>, the
-// native width): the build passes -fno-tree-vectorize, so plain loops stay scalar. Only
-// element-wise operations, each entry computed by the plain loop's expression, so the
-// results are bitwise those of the scalar loops and do not depend on alignment (the
+// The O(n) loops of the factor updates (rotate, axpy, dot) are kernels/lane.hpp's explicit
+// native vectors: bitwise the scalar loops' results whatever the alignment (the
 // branch-and-bound's answer must not depend on which workspace solved a node).
-using Simd = std::experimental::native_simd<double>;
-constexpr int kW = static_cast<int>(Simd::size());
-
-/// (x_i, y_i) <- (p x_i + q y_i, r x_i + t y_i), i < n: a plane rotation of two columns.
-void rotate(double* x, double* y, int n, double p, double q, double r, double t) {
-  namespace stdx = std::experimental;
-  const Simd pv(p), qv(q), rv(r), tv(t);
-  int i = 0;
-  for (; i + kW <= n; i += kW) {
-    const Simd a(x + i, stdx::element_aligned), b(y + i, stdx::element_aligned);
-    (pv * a + qv * b).copy_to(x + i, stdx::element_aligned);
-    (rv * a + tv * b).copy_to(y + i, stdx::element_aligned);
-  }
-  for (; i < n; ++i) {
-    const double a = x[i], b = y[i];
-    x[i] = p * a + q * b;
-    y[i] = r * a + t * b;
-  }
-}
-
-/// y_i += f x_i, i < n.
-void axpy(double f, const double* x, double* y, int n) {
-  namespace stdx = std::experimental;
-  const Simd fv(f);
-  int i = 0;
-  for (; i + kW <= n; i += kW)
-    (Simd(y + i, stdx::element_aligned) + fv * Simd(x + i, stdx::element_aligned)).copy_to(y + i, stdx::element_aligned);
-  for (; i < n; ++i) y[i] += f * x[i];
-}
-
-/// x'y, i < n: lane-wise partial sums, then the lanes in order (a fixed order for a given n,
-/// whatever the alignment).
-double dot(const double* x, const double* y, int n) {
-  namespace stdx = std::experimental;
-  Simd acc(0.0);
-  int i = 0;
-  for (; i + kW <= n; i += kW) acc += Simd(x + i, stdx::element_aligned) * Simd(y + i, stdx::element_aligned);
-  double s = 0.0;
-  for (int l = 0; l < kW; ++l) s += acc[l];
-  for (; i < n; ++i) s += x[i] * y[i];
-  return s;
-}
 
 bool sizes_ok(const DenseQpProblem& p) {
   const Eigen::Index n = p.c.size();

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-#include "kernels/simd.hpp"
+#include "kernels/lane.hpp"
 
 namespace qs::detail {
 
@@ -46,17 +46,16 @@ bool finite_max_abs(const Eigen::MatrixBase<Derived>& a, double& m) {
   bool bad = false;
   Eigen::Index i0 = 0;  // rows the vector loop left, per column
   if constexpr (bool(Derived::Flags & Eigen::DirectAccessBit)) {
-    namespace stdx = std::experimental;
-    using V = stdx::native_simd<double>;
-    constexpr int w = static_cast<int>(V::size());
+    using V = NativeSimd;
+    constexpr int w = kNativeWidth;
     if (a.derived().innerStride() == 1) {
       V mv(0.0);
-      stdx::simd_mask<double, stdx::simd_abi::native<double>> bv(false);
+      V::mask_type bv(false);
       const Eigen::Index rows = a.rows(), full = rows - rows % w;
       for (Eigen::Index j = 0; j < a.cols(); ++j) {
         const double* col = a.derived().data() + j * a.derived().outerStride();
         for (Eigen::Index i = 0; i < full; i += w) {
-          const V v = stdx::abs(V(col + i, stdx::element_aligned));
+          const V v = stdx::abs(load_native(col + i));
           mv = stdx::max(mv, v);
           bv = bv || !(v <= V(big));
         }

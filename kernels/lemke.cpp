@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "kernels/simd.hpp"
+#include "kernels/lane.hpp"
 
 namespace qs {
 
@@ -22,8 +22,8 @@ double lcp_natural_residual(const Eigen::Ref<const Eigen::MatrixXd>& M, const Ei
 
 namespace {
 
-using Simd = std::experimental::native_simd<double>;
-constexpr Eigen::Index kW = static_cast<Eigen::Index>(Simd::size());
+using Simd = NativeSimd;
+constexpr Eigen::Index kW = kNativeWidth;
 constexpr double kMax = std::numeric_limits<double>::max();
 
 /// max |x| over the runs of entries given by `runs` (runs(f) calls f(begin, length) for each);
@@ -40,7 +40,7 @@ bool abs_max_if_finite(Runs&& runs, double& out) {
   double tail_big = 0;
   bool tail_finite = true;
   auto step = [&](Simd& b, Simd::mask_type& f, const double* p) {
-    const Simd a = std::experimental::abs(Simd(p, std::experimental::element_aligned));
+    const Simd a = std::experimental::abs(load_native(p));
     f = f && a <= lim;
     where(b < a, b) = a;
   };

@@ -46,7 +46,7 @@
 #include <cmath>
 #include <limits>
 
-#include "kernels/simd.hpp"
+#include "kernels/lane.hpp"
 #include "kernels/status.hpp"
 #include "kernels/unit_scale.hpp"
 
@@ -281,26 +281,14 @@ class Lemke {
 
   // Variables: w_j = j, z_j = n + j, z0 = 2n.
   //
-  // Row loops are written on explicit vectors (GCC's <experimental/simd>, the native width:
-  // 8 doubles with AVX-512): the build passes -fno-tree-vectorize, so plain loops stay scalar.
+  // Row loops are written on explicit native vectors (kernels/lane.hpp: the native width, 8
+  // doubles with AVX-512): the build passes -fno-tree-vectorize, so plain loops stay scalar.
   // Only element-wise + - * / and comparisons are used (-ffp-contract=off: no fused
   // multiply-add), each entry's terms in the same order as a scalar loop, so every number is
   // bitwise what the scalar code computes.
-  using Simd = std::experimental::native_simd<double>;
-  static constexpr int kW = static_cast<int>(Simd::size());
+  using Simd = NativeSimd;
+  static constexpr int kW = kNativeWidth;
   static constexpr int kLd = (N + kW - 1) / kW * kW;  // column stride of B^-1: whole vectors
-  static Simd load(const double* p) { return Simd(p, std::experimental::element_aligned); }
-  static void store(const Simd& v, double* p) { v.copy_to(p, std::experimental::element_aligned); }
-  /// m ? a : b lane by lane.
-  static Simd select(const typename Simd::mask_type& m, const Simd& a, const Simd& b) {
-    Simd out = b;
-    where(m, out) = a;
-    return out;
-  }
-  /// Lanes 0, 1, ..., kW - 1: lane_index() == i - i0 selects row i in the vector at row i0.
-  /// Single entries of a vector are changed this way, in registers: a scalar store followed
-  /// by a vector load of the same bytes stalls (no store-to-load forwarding).
-  static Simd lane_index() { return Simd([](auto l) { return static_cast<double>(static_cast<int>(l)); }); }
 
   int n_ = 0;
   bool cold_ = false;  // B = I (start_from(nullptr)): x_B = q needs no product
@@ -350,7 +338,7 @@ class Lemke {
       const int np = padded_;
       for (int j = 0; j < n; ++j) {
         double* b = binv_col(j);
-        for (int i0 = 0; i0 < np; i0 += kW) store(load(&kUnit[kLd - j + i0]), b + i0);
+        for (int i0 = 0; i0 < np; i0 += kW) store_native(load_native(&kUnit[kLd - j + i0]), b + i0);
         basic_[j] = j;
         row_of_[j] = j;
         z0_col_[j] = -1.0;
@@ -407,7 +395,7 @@ class Lemke {
     const int np = rows();
     if (var < n) {
       const double* b = binv_col(var);
-      for (int i = 0; i < np; i += kW) store(load(b + i), &col_[i]);
+      for (int i = 0; i < np; i += kW) store_native(load_native(b + i), &col_[i]);
       return;
     }
     const double* m = var < 2 * n ? M.data() + (var - n) * M.outerStride() : nullptr;  // column j of M (contiguous)
@@ -421,17 +409,17 @@ class Lemke {
         if (a == 0.0) continue;  // contact LCPs are sparse
         const double* b = binv_col(k);
         const Simd av(a);
-        for (int v = 0; v < kV; ++v) acc[v] += load(b + v * kW) * av;
+        for (int v = 0; v < kV; ++v) acc[v] += load_native(b + v * kW) * av;
       }
-      for (int v = 0; v < kV; ++v) store(acc[v], &col_[v * kW]);
+      for (int v = 0; v < kV; ++v) store_native(acc[v], &col_[v * kW]);
     } else {
-      for (int i = 0; i < np; i += kW) store(Simd(0.0), &col_[i]);
+      for (int i = 0; i < np; i += kW) store_native(Simd(0.0), &col_[i]);
       for (int k = 0; k < n; ++k) {
         const double a = m ? -m[k] : z0_col_[k];
         if (a == 0.0) continue;  // contact LCPs are sparse
         const double* b = binv_col(k);
         const Simd av(a);
-        for (int i = 0; i < np; i += kW) store(load(&col_[i]) + load(b + i) * av, &col_[i]);
+        for (int i = 0; i < np; i += kW) store_native(load_native(&col_[i]) + load_native(b + i) * av, &col_[i]);
       }
     }
   }
@@ -465,12 +453,12 @@ class Lemke {
   void pivot(const Eigen::Ref<const Eigen::MatrixXd>& M, int r, int entering, int next) {
     const int n = n_, np = rows();
     const double p = col_[r];
-    const Simd xr(xb_[r] / p), pv(p), lanes = lane_index();
+    const Simd xr(xb_[r] / p), pv(p), lanes = native_lane_index();
     // Row r of B^-1 over p, kW quotients at a time (the same correctly rounded quotients as
     // one by one; binv_ has kLd columns, so whole vectors of the row stay in bounds).
     for (int k0 = 0; k0 < n; k0 += kW) {
       const Simd row([&](auto l) { return binv_[static_cast<size_t>(k0 + static_cast<int>(l)) * kLd + r]; });
-      store(row / pv, &prow_[k0]);
+      store_native(row / pv, &prow_[k0]);
     }
     // The pivot row's own factor is set to 0 for the sweeps, so one unsplit loop over all
     // rows leaves row r as it is (x - 0 * y == x) after it was given its new value.
@@ -480,11 +468,11 @@ class Lemke {
       typename Simd::mask_type at_r[kV];
       for (int v = 0; v < kV; ++v) {
         at_r[v] = lanes == Simd(static_cast<double>(r - v * kW));
-        c[v] = load(&col_[v * kW]);
+        c[v] = load_native(&col_[v * kW]);
         where(at_r[v], c[v]) = 0.0;
-        Simd x = load(&xb_[v * kW]);
+        Simd x = load_native(&xb_[v * kW]);
         where(at_r[v], x) = xr;
-        store(x - c[v] * xr, &xb_[v * kW]);
+        store_native(x - c[v] * xr, &xb_[v * kW]);
       }
       // A column of -M entering next is accumulated from each new column of B^-1 while it
       // is in registers (the terms in entering_column's order and with its zero skips).
@@ -497,13 +485,13 @@ class Lemke {
         const Simd bv(brk);
         Simd x[kV];
         if (brk == 0.0) {
-          for (int v = 0; v < kV; ++v) x[v] = load(b + v * kW);
+          for (int v = 0; v < kV; ++v) x[v] = load_native(b + v * kW);
         } else {
-          for (int v = 0; v < kV; ++v) x[v] = load(b + v * kW) - c[v] * bv;
+          for (int v = 0; v < kV; ++v) x[v] = load_native(b + v * kW) - c[v] * bv;
         }
         for (int v = 0; v < kV; ++v) {
           where(at_r[v], x[v]) = bv;
-          store(x[v], b + v * kW);
+          store_native(x[v], b + v * kW);
         }
         if (m) {
           const double a = -m[k];
@@ -514,20 +502,20 @@ class Lemke {
       }
       col_[r] = p;
       if (m) {
-        for (int v = 0; v < kV; ++v) store(acc[v], &col_[v * kW]);
+        for (int v = 0; v < kV; ++v) store_native(acc[v], &col_[v * kW]);
       } else if (next >= 0) {
         entering_column(M, next);
       }
     } else {
       const int rc = r / kW * kW;  // the vector holding row r
       const auto at_r = lanes == Simd(static_cast<double>(r - rc));
-      Simd c = load(&col_[rc]);
+      Simd c = load_native(&col_[rc]);
       where(at_r, c) = 0.0;
-      store(c, &col_[rc]);
+      store_native(c, &col_[rc]);
       for (int i = 0; i < np; i += kW) {
-        Simd x = load(&xb_[i]);
+        Simd x = load_native(&xb_[i]);
         if (i == rc) where(at_r, x) = xr;
-        store(x - load(&col_[i]) * xr, &xb_[i]);
+        store_native(x - load_native(&col_[i]) * xr, &xb_[i]);
       }
       for (int k = 0; k < n; ++k) {
         double* b = binv_col(k);
@@ -538,9 +526,9 @@ class Lemke {
         }
         const Simd bv(brk);
         for (int i = 0; i < np; i += kW) {
-          Simd x = load(b + i) - load(&col_[i]) * bv;
+          Simd x = load_native(b + i) - load_native(&col_[i]) * bv;
           if (i == rc) where(at_r, x) = bv;
-          store(x, b + i);
+          store_native(x, b + i);
         }
       }
     }
@@ -566,9 +554,9 @@ class Lemke {
           return i < n ? 0.0 + q[i] : 0.0;
         });
       } else {
-        for (int k = 0; k < n; ++k) x += load(binv_col(k) + i0) * Simd(q[k]);
+        for (int k = 0; k < n; ++k) x += load_native(binv_col(k) + i0) * Simd(q[k]);
       }
-      store(x, &xb_[i0]);  // rows beyond n: 0
+      store_native(x, &xb_[i0]);  // rows beyond n: 0
     }
     pivots = 0;
     // Roundoff-level negatives (e.g. a warm basis that is still optimal) count as feasible;
@@ -610,14 +598,14 @@ class Lemke {
         const Simd boundv(bound);
         Simd cm(0.0), bestv(inf), cmin(inf);
         for (int i = 0; i < np; i += kW) {
-          const Simd c = load(&col_[i]);
+          const Simd c = load_native(&col_[i]);
           const Simd a = std::experimental::abs(c);
           where(cm < a, cm) = a;
           const auto blocks = c > boundv;
           where(blocks && c < cmin, cmin) = c;
-          Simd ratio = load(&xb_[i]) / c;
+          Simd ratio = load_native(&xb_[i]) / c;
           where(!blocks, ratio) = inf;
-          store(ratio, &ratio_[i]);
+          store_native(ratio, &ratio_[i]);
           where(ratio < bestv, bestv) = ratio;
         }
         const double cmax = hmax(cm);
@@ -627,10 +615,10 @@ class Lemke {
           const Simd tolv(tol);
           bestv = inf;
           for (int i = 0; i < np; i += kW) {
-            const Simd c = load(&col_[i]);
-            Simd ratio = load(&xb_[i]) / c;
+            const Simd c = load_native(&col_[i]);
+            Simd ratio = load_native(&xb_[i]) / c;
             where(!(c > tolv), ratio) = inf;
-            store(ratio, &ratio_[i]);
+            store_native(ratio, &ratio_[i]);
             where(ratio < bestv, bestv) = ratio;
           }
         }
@@ -652,7 +640,7 @@ class Lemke {
           // is ties() on whole vectors; rows are then visited in increasing order.
           const Simd bv(best), scale_b = std::experimental::max(Simd(1.0), Simd(std::abs(best)));
           for (int i0 = 0; i0 < np; i0 += kW) {
-            const Simd ratio = load(&ratio_[i0]);
+            const Simd ratio = load_native(&ratio_[i0]);
             const auto tied = ratio != Simd(inf) && std::experimental::abs(ratio - bv) <=
                                                         Simd(1e-12) * std::experimental::max(scale_b, std::experimental::abs(ratio));
             if (none_of(tied)) continue;
@@ -715,12 +703,12 @@ class Lemke {
       const double* md = M.data();
       const Eigen::Index ld = M.outerStride();
       for (int i = 0; i < nv; i += kW) {
-        Simd acc = load(q.data() + i);
+        Simd acc = load_native(q.data() + i);
         for (int j = 0; j < n; ++j) {
           if (z[j] == 0.0) continue;
-          acc += load(md + j * ld + i) * Simd(z[j]);
+          acc += load_native(md + j * ld + i) * Simd(z[j]);
         }
-        store(acc, w + i);
+        store_native(acc, w + i);
       }
       for (int i = nv; i < n; ++i) {
         double acc = q[i];
@@ -738,7 +726,7 @@ class Lemke {
         zmax = std::max(zmax, zj);
         const double* m = M.data() + j * M.outerStride();
         const Simd zv(zj);
-        for (int i = 0; i < nv; i += kW) store(load(w + i) + load(m + i) * zv, w + i);
+        for (int i = 0; i < nv; i += kW) store_native(load_native(w + i) + load_native(m + i) * zv, w + i);
         for (int i = nv; i < n; ++i) w[i] += m[i] * zj;
       }
     }
@@ -747,8 +735,8 @@ class Lemke {
     // numbers that are not NaN, which any order gives alike.
     Simd worst_v(0.0);
     for (int i = 0; i < nv; i += kW) {
-      const Simd zi = load(z + i), wi = load(w + i);
-      const Simd a = std::experimental::abs(select(wi < zi, wi, zi));
+      const Simd zi = load_native(z + i), wi = load_native(w + i);
+      const Simd a = std::experimental::abs(select_native(wi < zi, wi, zi));
       where(worst_v < a, worst_v) = a;
     }
     double worst = hmax(worst_v);

@@ -1,5 +1,5 @@
 // Lexicographic Lemke written once on a scalar type T: T = double solves one LCP, a lane type
-// (batch/lane.hpp's Lane) solves a lane group of LCPs of the same size, one per world, with
+// (kernels/lane.hpp's Lane) solves a lane group of LCPs of the same size, one per world, with
 // an SoA tableau (entry (i, k) of B^-1 of every world in the group is one T).
 //
 //   LCP(M, q):  find z >= 0 with w = M z + q >= 0 and z'w = 0.
@@ -46,8 +46,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/scalar_math.hpp"
-#include "kernels/lane_access.hpp"
+#include "kernels/lane.hpp"
 #include "kernels/lemke.hpp"
 #include "kernels/status.hpp"
 
@@ -56,7 +55,7 @@ namespace qs {
 /// Per-lane outcome of LemkeLanes<T>::solve (one entry for T = double).
 template <class T>
 struct LemkeLanesResult {
-  static constexpr int kLanes = lane_access::lane_count<T>();
+  static constexpr int kLanes = lanes_of<T>;
   std::array<Status, kLanes> status;
   std::array<int, kLanes> pivots;
   std::array<double, kLanes> residual;  // scaled natural residual of z (NaN where none was formed)
@@ -73,7 +72,7 @@ template <class T>
 class LemkeLanes {
  public:
   using MaskT = decltype(std::declval<const T&>() < std::declval<const T&>());
-  static constexpr int kLanes = lane_access::lane_count<T>();
+  static constexpr int kLanes = lanes_of<T>;
 
   explicit LemkeLanes(int capacity)
       : cap_(capacity < 0 ? 0 : capacity),
@@ -95,8 +94,6 @@ class LemkeLanes {
   /// z, w: n outputs each, written per lane as the header says.
   void solve(int n, const T* M, const T* q, const MaskT* excluded, T* z, T* w, const LemkeOptions& opt,
              LemkeLanesResult<T>& out) {
-    using lane_access::get;
-    using lane_access::get_mask;
     out.reset();
     pending_.fill(false);
     n_ = n;
@@ -134,23 +131,23 @@ class LemkeLanes {
     bool any_scaled = false;
     for (int l = 0; l < kLanes; ++l) {
       exp_q_[l] = exp_z_[l] = 0;
-      if (get_mask(finite, l)) lcp_scaling_exponents(get(mmax, l), get(qmax, l), exp_q_[l], exp_z_[l]);
+      if (lane_of(finite, l)) lcp_scaling_exponents(lane_of(mmax, l), lane_of(qmax, l), exp_q_[l], exp_z_[l]);
       any_scaled = any_scaled || exp_q_[l] != 0 || exp_z_[l] != 0;
     }
     if (any_scaled) {
       for (int k = 0; k < n * n; ++k) {
         T v = M[k];
-        for (int l = 0; l < kLanes; ++l) lane_access::set(v, l, std::ldexp(get(v, l), exp_q_[l] + exp_z_[l]));
+        for (int l = 0; l < kLanes; ++l) set_lane(v, l, std::ldexp(lane_of(v, l), exp_q_[l] + exp_z_[l]));
         scaled_m_[static_cast<std::size_t>(k)] = v;
       }
       for (int i = 0; i < n; ++i) {
         T v = q[i];
-        for (int l = 0; l < kLanes; ++l) lane_access::set(v, l, std::ldexp(get(v, l), exp_q_[l]));
+        for (int l = 0; l < kLanes; ++l) set_lane(v, l, std::ldexp(lane_of(v, l), exp_q_[l]));
         scaled_q_[static_cast<std::size_t>(i)] = v;
       }
       for (int l = 0; l < kLanes; ++l) {
-        lane_access::set(qmax, l, std::ldexp(get(qmax, l), exp_q_[l]));
-        lane_access::set(mmax, l, std::ldexp(get(mmax, l), exp_q_[l] + exp_z_[l]));
+        set_lane(qmax, l, std::ldexp(lane_of(qmax, l), exp_q_[l]));
+        set_lane(mmax, l, std::ldexp(lane_of(mmax, l), exp_q_[l] + exp_z_[l]));
       }
       M_ = M = scaled_m_.data();
       q_ = q = scaled_q_.data();
@@ -165,17 +162,15 @@ class LemkeLanes {
   /// solve() on the data as they are now (scaled or not), from the cold start.
   void solve_from_cold_start(int n, const T* q, MaskT finite, T* z, T* w, const LemkeOptions& opt,
                              LemkeLanesResult<T>& out) {
-    using lane_access::get;
-    using lane_access::get_mask;
     constexpr double kInf = std::numeric_limits<double>::infinity();
     const T zero(0.0);
     const T* const M = M_;
     const T qmax = qmax_;
     const int limit = opt.max_pivots > 0 ? opt.max_pivots : 1000 + 100 * n;
     for (int l = 0; l < kLanes; ++l) {
-      running_[l] = get_mask(finite, l);
+      running_[l] = lane_of(finite, l);
       if (!running_[l]) out.status[l] = Status::bad_input;
-      zero_level_[l] = 1e-13 * std::max(1.0, get(qmax, l));
+      zero_level_[l] = 1e-13 * std::max(1.0, lane_of(qmax, l));
     }
 
     // Cold start: B = I (every w basic), x_B = q.
@@ -193,7 +188,7 @@ class LemkeLanes {
       if (!running_[l]) continue;
       bool feasible = true;
       for (int i = 0; i < n && feasible; ++i)
-        feasible = lane_excluded(i, l) || get(xb_[i], l) >= -zero_level_[l];
+        feasible = lane_excluded(i, l) || lane_of(xb_[i], l) >= -zero_level_[l];
       if (feasible) {
         freeze(l, Status::solved, Status::numerical_failure, z);
       } else {
@@ -210,7 +205,7 @@ class LemkeLanes {
       if (!running_[l]) continue;
       int r = -1;
       for (int i = 0; i < n; ++i)
-        if (!lane_excluded(i, l) && get(xb_[i], l) < 0 && (r < 0 || lex_less(i, 1.0, r, 1.0, l))) r = i;
+        if (!lane_excluded(i, l) && lane_of(xb_[i], l) < 0 && (r < 0 || lex_less(i, 1.0, r, 1.0, l))) r = i;
       pivot_row_[l] = r;
       leaving_[l] = basic(r, l);
       entering_[l] = 2 * n;
@@ -227,7 +222,7 @@ class LemkeLanes {
       // LCP; the residual check decides (kernels/lemke.hpp, same rule).
       bool any_degenerate = false;
       for (int l = 0; l < kLanes; ++l) {
-        degenerate_[l] = running_[l] && get(xb_[row_of(2 * n, l)], l) <= zero_level_[l];
+        degenerate_[l] = running_[l] && lane_of(xb_[row_of(2 * n, l)], l) <= zero_level_[l];
         any_degenerate = any_degenerate || degenerate_[l];
       }
       if (any_degenerate) try_degenerate_exit(opt, z, w, out);
@@ -239,9 +234,9 @@ class LemkeLanes {
         const int e = leaving_[l] < n ? leaving_[l] + n : leaving_[l] - n;
         entering_[l] = e;
         if (e < n) {
-          lane_access::set(a_[e], l, 1.0);
+          set_lane(a_[e], l, 1.0);
         } else {
-          for (int k = 0; k < n; ++k) lane_access::set(a_[k], l, -get(M[k * n + (e - n)], l));
+          for (int k = 0; k < n; ++k) set_lane(a_[k], l, -lane_of(M[k * n + (e - n)], l));
         }
       }
       // col = B^-1 a. Terms with a_k = 0 in every lane are skipped: the sum starts at +0 and
@@ -268,20 +263,20 @@ class LemkeLanes {
       for (int l = 0; l < kLanes; ++l) {
         pivot_row_[l] = 0;
         if (!running_[l]) continue;
-        const double bl = get(best, l);
+        const double bl = lane_of(best, l);
         if (bl == kInf) {
           // A secondary ray; if z0 is zero up to roundoff the point may still solve the LCP.
           freeze(l, Status::solved, Status::not_found, z);
           continue;
         }
         const int z0_row = row_of(2 * n, l);
-        const double rz = get(ratio_[z0_row], l);
+        const double rz = lane_of(ratio_[z0_row], l);
         int r = -1;
         if (rz != kInf && lemke_lanes_ties(rz, bl)) {
           r = z0_row;  // z0 leaves: a solution
         } else {
           for (int i = 0; i < n; ++i) {
-            const double ri = get(ratio_[i], l);
+            const double ri = lane_of(ratio_[i], l);
             if (ri != kInf && lemke_lanes_ties(ri, bl) && (r < 0 || lex_less_rows(i, r, l))) r = i;
           }
         }
@@ -307,7 +302,6 @@ class LemkeLanes {
   /// terms); a point that does not scale back exactly (underflow, overflow) has lost its
   /// precision, and a `solved` lane with one becomes numerical_failure.
   void unscale(const T* M, const T* q, T* z, T* w, LemkeLanesResult<T>& out) {
-    using lane_access::get;
     const int n = n_;
     for (int l = 0; l < kLanes; ++l) {
       if (exp_q_[l] == 0 && exp_z_[l] == 0) continue;
@@ -315,14 +309,14 @@ class LemkeLanes {
       if (st != Status::solved && st != Status::numerical_failure && st != Status::not_found) continue;
       bool exact = true;
       for (int j = 0; j < n; ++j) {
-        const double zs = get(z[j], l), zj = std::ldexp(zs, exp_z_[l]);
+        const double zs = lane_of(z[j], l), zj = std::ldexp(zs, exp_z_[l]);
         exact = exact && std::ldexp(zj, -exp_z_[l]) == zs && std::isfinite(zj);
-        lane_access::set(z[j], l, zj);
+        set_lane(z[j], l, zj);
       }
       for (int i = 0; i < n; ++i) {
-        double v = get(q[i], l);
-        for (int j = 0; j < n; ++j) v = v + get(M[i * n + j], l) * get(z[j], l);
-        lane_access::set(w[i], l, v);
+        double v = lane_of(q[i], l);
+        for (int j = 0; j < n; ++j) v = v + lane_of(M[i * n + j], l) * lane_of(z[j], l);
+        set_lane(w[i], l, v);
       }
       if (st == Status::solved && !exact) out.status[l] = Status::numerical_failure;
     }
@@ -339,28 +333,28 @@ class LemkeLanes {
   int& basic(int i, int l) { return basic_[static_cast<std::size_t>(i) * kLanes + l]; }
   int& row_of(int v, int l) { return row_of_[static_cast<std::size_t>(v) * kLanes + l]; }
   MaskT is_excluded(int i) const { return excl_ ? excl_[i] : MaskT(false); }
-  bool lane_excluded(int i, int l) const { return excl_ && lane_access::get_mask(excl_[i], l); }
+  bool lane_excluded(int i, int l) const { return excl_ && lane_of(excl_[i], l); }
   static bool all_lanes_zero(const T& x) {
     for (int l = 0; l < kLanes; ++l)
-      if (lane_access::get(x, l) != 0.0) return false;
+      if (lane_of(x, l) != 0.0) return false;
     return true;
   }
 
   /// Rows i and j of [x_B, B^-1] of lane l, each divided by its pivot entry, compared
   /// lexicographically (CPS 4.4.6-4.4.9).
   bool lex_less(int i, double ci, int j, double cj, int l) {
-    const double ri = lane_access::get(xb_[i], l) / ci, rj = lane_access::get(xb_[j], l) / cj;
+    const double ri = lane_of(xb_[i], l) / ci, rj = lane_of(xb_[j], l) / cj;
     if (!lemke_lanes_ties(ri, rj)) return ri < rj;
     return lex_less_scaled(i, ci, j, cj, l);
   }
   /// Rows i and j of B^-1 of lane l divided by their (positive) pivot-column entries: the
   /// tie-break once the ratios x_B / c are tied.
   bool lex_less_rows(int i, int j, int l) {
-    return lex_less_scaled(i, lane_access::get(col_[i], l), j, lane_access::get(col_[j], l), l);
+    return lex_less_scaled(i, lane_of(col_[i], l), j, lane_of(col_[j], l), l);
   }
   bool lex_less_scaled(int i, double ci, int j, double cj, int l) {
     for (int k = 0; k < n_; ++k) {
-      const double a = lane_access::get(binv(i, k), l) / ci, b = lane_access::get(binv(j, k), l) / cj;
+      const double a = lane_of(binv(i, k), l) / ci, b = lane_of(binv(j, k), l) / cj;
       if (!lemke_lanes_ties(a, b)) return a < b;
     }
     return i < j;
@@ -374,27 +368,27 @@ class LemkeLanes {
     T p(1.0);
     for (int l = 0; l < kLanes; ++l) {
       if (!running_[l]) {
-        for (int i = 0; i < n; ++i) lane_access::set(col_[i], l, 0.0);
+        for (int i = 0; i < n; ++i) set_lane(col_[i], l, 0.0);
         continue;
       }
-      lane_access::set(p, l, lane_access::get(col_[pivot_row_[l]], l));
+      set_lane(p, l, lane_of(col_[pivot_row_[l]], l));
     }
     // Row r of x_B and of every column of B^-1 is divided by the pivot; the other rows lose
     // col_i times it. The pivot row's own factor is zeroed for the sweep and its new value
     // written afterwards.
     T xr;
-    for (int l = 0; l < kLanes; ++l) lane_access::set(xr, l, lane_access::get(xb_[pivot_row_[l]], l));
+    for (int l = 0; l < kLanes; ++l) set_lane(xr, l, lane_of(xb_[pivot_row_[l]], l));
     xr = xr / p;
-    for (int l = 0; l < kLanes; ++l) lane_access::set(col_[pivot_row_[l]], l, 0.0);
+    for (int l = 0; l < kLanes; ++l) set_lane(col_[pivot_row_[l]], l, 0.0);
     for (int i = 0; i < n; ++i) xb_[i] = xb_[i] - col_[i] * xr;
-    for (int l = 0; l < kLanes; ++l) lane_access::set(xb_[pivot_row_[l]], l, lane_access::get(xr, l));
+    for (int l = 0; l < kLanes; ++l) set_lane(xb_[pivot_row_[l]], l, lane_of(xr, l));
     for (int k = 0; k < n; ++k) {
       T* b = &binv(0, k);
       T brk;
-      for (int l = 0; l < kLanes; ++l) lane_access::set(brk, l, lane_access::get(b[pivot_row_[l]], l));
+      for (int l = 0; l < kLanes; ++l) set_lane(brk, l, lane_of(b[pivot_row_[l]], l));
       brk = brk / p;
       for (int i = 0; i < n; ++i) b[i] = b[i] - col_[i] * brk;
-      for (int l = 0; l < kLanes; ++l) lane_access::set(b[pivot_row_[l]], l, lane_access::get(brk, l));
+      for (int l = 0; l < kLanes; ++l) set_lane(b[pivot_row_[l]], l, lane_of(brk, l));
     }
     for (int l = 0; l < kLanes; ++l) {
       if (!running_[l]) continue;
@@ -409,12 +403,12 @@ class LemkeLanes {
   /// of out_z.
   void basis_point(int l, T* out_z) {
     const int n = n_;
-    for (int j = 0; j < n; ++j) lane_access::set(out_z[j], l, 0.0);
+    for (int j = 0; j < n; ++j) set_lane(out_z[j], l, 0.0);
     for (int i = 0; i < n; ++i) {
       const int var = basic(i, l);
       if (var >= n && var < 2 * n) {
-        const double x = lane_access::get(xb_[i], l);
-        lane_access::set(out_z[var - n], l, x > 0.0 ? x : 0.0);
+        const double x = lane_of(xb_[i], l);
+        set_lane(out_z[var - n], l, x > 0.0 ? x : 0.0);
       }
     }
   }
@@ -456,11 +450,11 @@ class LemkeLanes {
     const T res = residual_of(zc_.data(), wc_.data());
     for (int l = 0; l < kLanes; ++l) {
       if (!degenerate_[l]) continue;
-      const double r = lane_access::get(res, l);
+      const double r = lane_of(res, l);
       if (!(r <= opt.tolerance)) continue;
       for (int i = 0; i < n; ++i) {
-        lane_access::set(z[i], l, lane_access::get(zc_[i], l));
-        lane_access::set(w[i], l, lane_access::get(wc_[i], l));
+        set_lane(z[i], l, lane_of(zc_[i], l));
+        set_lane(w[i], l, lane_of(wc_[i], l));
       }
       out.residual[l] = r;
       out.status[l] = Status::solved;
@@ -476,8 +470,8 @@ class LemkeLanes {
     const T res = residual_of(z, wc_.data());
     for (int l = 0; l < kLanes; ++l) {
       if (!pending_[l]) continue;
-      for (int i = 0; i < n_; ++i) lane_access::set(w[i], l, lane_access::get(wc_[i], l));
-      const double r = lane_access::get(res, l);
+      for (int i = 0; i < n_; ++i) set_lane(w[i], l, lane_of(wc_[i], l));
+      const double r = lane_of(res, l);
       out.residual[l] = r;
       out.status[l] = r <= opt.tolerance ? pass_[l] : fail_[l];
       pending_[l] = false;

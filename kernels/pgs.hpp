@@ -1,5 +1,5 @@
 // Projected Gauss-Seidel / SOR for LCPs with a symmetric positive semidefinite matrix,
-// written once on a scalar type T: T = double solves one problem, a lane type (batch/lane.hpp's
+// written once on a scalar type T: T = double solves one problem, a lane type (kernels/lane.hpp's
 // Lane: one double per world) solves a group of problems with the same instructions.
 //
 //   LCP(M, q):  find z >= 0 with w = M z + q >= 0 and z'w = 0,  M symmetric PSD.
@@ -65,9 +65,9 @@
 // has stopped. So a world's z, status, iterations and residual are bitwise the same alone
 // (T = double) or in any lane next to any worlds.
 //
-// The kernel knows no batch/: a lane type must supply + - * / and comparisons returning its
+// The kernel is written on T: a lane type must supply + - * / and comparisons returning its
 // mask, `static constexpr int width`, `operator[](int)` on values and masks, and
-// select/min/max/abs/sqrt/none found by argument-dependent lookup (core/scalar_math.hpp has
+// select/min/max/abs/sqrt/none found by argument-dependent lookup (kernels/lane.hpp has
 // the double and bool versions).
 //
 // Storage: M is n*n values of T, row-major (for a lane type, entry (i, j) of every world in
@@ -83,8 +83,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/scalar_math.hpp"
-#include "kernels/lane_access.hpp"
+#include "kernels/lane.hpp"
 #include "kernels/status.hpp"
 
 namespace qs {
@@ -100,17 +99,6 @@ struct PgsSettings {
 };
 
 namespace pgs_detail {
-
-// One lane of a value, written once for double and lane types (kernels/lane_access.hpp).
-using lane_access::lane_count;
-template <class T>
-double lane(const T& x, int i) {
-  return lane_access::get(x, i);
-}
-template <class M>
-bool lane_mask(const M& m, int i) {
-  return lane_access::get_mask(m, i);
-}
 
 /// q + M_i. z in the fixed order the header states.
 template <class T>
@@ -132,7 +120,7 @@ T row_dot_plus(const T* row, const T* z, int n, const T& q) {
 /// Per-lane outcome of Pgs<T>::solve (one entry for T = double).
 template <class T>
 struct PgsResult {
-  static constexpr int kLanes = pgs_detail::lane_count<T>();
+  static constexpr int kLanes = lanes_of<T>;
   std::array<Status, kLanes> status;
   std::array<int, kLanes> iterations;  // sweeps done when the lane stopped
   std::array<double, kLanes> residual;  // scaled natural residual of the returned z (header)
@@ -155,7 +143,7 @@ class Pgs {
  public:
   using Value = T;
   using MaskT = decltype(std::declval<const T&>() < std::declval<const T&>());
-  static constexpr int kLanes = pgs_detail::lane_count<T>();
+  static constexpr int kLanes = lanes_of<T>;
 
   explicit Pgs(int capacity)
       : capacity_(capacity < 0 ? 0 : capacity),
@@ -169,8 +157,6 @@ class Pgs {
   /// answer). Returns true when every lane is solved.
   bool solve(int n, std::span<const T> M, std::span<const T> q, std::span<T> z, const PgsSettings& s,
              PgsResult<T>& out) {
-    using pgs_detail::lane;
-    using pgs_detail::lane_mask;
     constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
     constexpr double kInf = std::numeric_limits<double>::infinity();
     out.reset();
@@ -230,13 +216,13 @@ class Pgs {
       x[i] = select(trivial || (active && zero_row), zero, x[i]);
     }
     for (int l = 0; l < kLanes; ++l) {
-      if (!lane_mask(ok, l)) {
+      if (!lane_of(ok, l)) {
         out.status[l] = Status::bad_input;
         out.residual[l] = kNaN;
-      } else if (lane_mask(infeasible, l)) {
+      } else if (lane_of(infeasible, l)) {
         out.status[l] = Status::infeasible;
         out.residual[l] = kInf;
-      } else if (lane_mask(trivial, l)) {
+      } else if (lane_of(trivial, l)) {
         out.status[l] = Status::solved;
       }
     }
@@ -255,12 +241,12 @@ class Pgs {
         const T res = r / qscale;
         const MaskT converged = fin && res <= tol;
         for (int l = 0; l < kLanes; ++l) {
-          if (!lane_mask(active, l)) continue;
-          const bool c = lane_mask(converged, l), f = !lane_mask(fin, l);
+          if (!lane_of(active, l)) continue;
+          const bool c = lane_of(converged, l), f = !lane_of(fin, l);
           if (!(c || f || last)) continue;
           out.status[l] = c ? Status::solved : f ? Status::numerical_failure : Status::iteration_limit;
           out.iterations[l] = k;
-          out.residual[l] = lane(res, l);
+          out.residual[l] = lane_of(res, l);
         }
         if (last) break;
         active = active && !(converged || !fin);

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "batch/batch_stepper.hpp"
-#include "batch/lane.hpp"
+#include "kernels/lane.hpp"
 #include "batch/world_batch.hpp"
 #include "core/anitescu_qp.hpp"
 #include "core/scene.hpp"

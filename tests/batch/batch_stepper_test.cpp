@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "batch/lane.hpp"
+#include "kernels/lane.hpp"
 #include "batch/world_batch.hpp"
 #include "core/scene.hpp"
 #include "core/stepper.hpp"

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "batch/batch_stepper.hpp"
-#include "batch/lane.hpp"
+#include "kernels/lane.hpp"
 #include "batch/world_batch.hpp"
 #include "core/halm_posa_lcp.hpp"
 #include "core/halm_posa_step.hpp"

@@ -1,5 +1,5 @@
 // The geometry, kinematics and contact templates must serve the batch engine's lane type
-// (batch/lane.hpp: kLaneWidth worlds in one value) with the same operations in the same
+// (kernels/lane.hpp: kLaneWidth worlds in one value) with the same operations in the same
 // order as the scalar path: each lane must equal the double result bitwise.
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "batch/lane.hpp"
+#include "kernels/lane.hpp"
 #include "core/contacts.hpp"
 #include "core/scene.hpp"
 #include "tests/support/bitwise.hpp"

@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "batch/lane.hpp"
+#include "kernels/lane.hpp"
 #include "kernels/lemke_lanes.hpp"
 #include "tests/support/allocation_counter.hpp"
 

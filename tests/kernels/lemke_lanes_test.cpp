@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "batch/lane.hpp"
+#include "kernels/lane.hpp"
 #include "kernels/lemke.hpp"
 #include "tests/support/bitwise.hpp"
 #include "tests/support/halm_posa_lcp.hpp"

@@ -5,7 +5,7 @@
 #include <random>
 #include <vector>
 
-#include "batch/lane.hpp"
+#include "kernels/lane.hpp"
 #include "kernels/pgs.hpp"
 #include "tests/support/allocation_counter.hpp"
 

@@ -18,7 +18,7 @@
 #include <set>
 #include <vector>
 
-#include "batch/lane.hpp"
+#include "kernels/lane.hpp"
 #include "kernels/lemke.hpp"
 #include "tests/support/bitwise.hpp"
 

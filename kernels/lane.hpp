@@ -1,30 +1,59 @@
-// The lane type: one double per world, kLaneWidth worlds in one value, so that the
-// geometry, kinematics and kernel templates written on a scalar T (core/vec2.hpp,
-// core/contacts.hpp, kernels/pgs.hpp) run a group of worlds with the same instructions.
+// The lane vocabulary, double and Lane side by side: the one place where geometry,
+// kinematics and the kernels get their arithmetic functions, selections and reductions, for
+// one world (T = double) and for a lane group (T = Lane: one double per world, kLaneWidth
+// worlds in one value). Templates written once on T (core/vec2.hpp, core/contacts.hpp,
+// kernels/pgs.hpp, kernels/lemke_lanes.hpp) find the right overload by argument-dependent
+// lookup, so every path (single world, batch lanes, --scalar) calls the same functions and
+// a world's numbers do not depend on which path computed them.
 //
 // Why GCC's <experimental/simd> (Parallelism TS v2) rather than xsimd or intrinsics: it is
 // part of the compiler we already require (no new package; xsimd is not installed on the
 // target machines), its native width follows the -march the build targets (8 doubles with
 // AVX-512, 4 with AVX2, 2 with plain SSE2), and its + - * / and sqrt are the IEEE-exact
 // element-wise operations, so with -ffp-contract=off a lane computes bit for bit what the
-// scalar path computes. This header is the thin wrapper: the templates only ever see Lane,
-// Mask and the free functions below, the same names core/scalar_math.hpp defines for
-// double, so swapping the implementation touches this file only.
+// scalar path computes. Templates only ever see Lane, Mask and the free functions below, so
+// swapping the implementation touches this file only.
 //
-// What may not be vectorised: sin, cos and atan2 are evaluated lane by lane by the scalar
-// functions of core/scalar_math.hpp (one implementation for both paths, as the batch
-// engine's determinism promise requires; a vector libm would round differently).
-// QUASISTEP_FORCE_SCALAR (CMake option) makes the width 1.
+// What may not be vectorised: sin, cos and atan2 are evaluated lane by lane by the double
+// functions (one implementation for both paths, as the batch engine's determinism promise
+// requires; a vector libm would round differently). QUASISTEP_FORCE_SCALAR (CMake option)
+// makes the width 1.
+//
+// The last section holds the kernels' loops on explicit native vectors (NativeSimd): the
+// build passes -fno-tree-vectorize, so plain loops stay scalar.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 
-#include "core/scalar_math.hpp"
 #include "kernels/simd.hpp"
 
 namespace qs {
 
 namespace stdx = std::experimental;
+
+// ---- one world: double ----------------------------------------------------------------------
+
+inline double sqrt(double x) { return std::sqrt(x); }
+inline double sin(double x) { return std::sin(x); }
+inline double cos(double x) { return std::cos(x); }
+inline double atan2(double y, double x) { return std::atan2(y, x); }
+inline double abs(double x) { return std::fabs(x); }
+
+/// select(c, a, b) = c ? a : b. For a lane type `c` is a mask and the choice is per lane.
+inline double select(bool c, double a, double b) { return c ? a : b; }
+
+inline double min(double a, double b) { return a < b ? a : b; }
+inline double max(double a, double b) { return a > b ? a : b; }
+inline double clamp(double x, double lo, double hi) { return min(max(x, lo), hi); }
+
+/// Reductions over a mask for loop control; bool is the mask of double: one lane.
+inline bool any(bool a) { return a; }
+inline bool all(bool a) { return a; }
+inline bool none(bool a) { return !a; }
+inline int count(bool a) { return a ? 1 : 0; }
+
+// ---- a lane group: Lane -------------------------------------------------------------------
 
 // Each lane operation is one or two instructions; GCC left select() out of line (20% of the
 // Anitescu lane step in a profile), so they are forced inline. Inlining changes no rounding.
@@ -96,9 +125,8 @@ QS_LANE_INLINE bool any(const Mask& a) { return stdx::any_of(a.m); }
 QS_LANE_INLINE bool all(const Mask& a) { return stdx::all_of(a.m); }
 QS_LANE_INLINE bool none(const Mask& a) { return stdx::none_of(a.m); }
 QS_LANE_INLINE int count(const Mask& a) { return stdx::popcount(a.m); }
-// The bool spellings (T = double) are in core/scalar_math.hpp, where kernels find them.
 
-/// Per lane c ? a : b (core/scalar_math.hpp's select for double).
+/// Per lane c ? a : b (the select of double above, lane by lane).
 QS_LANE_INLINE Lane select(const Mask& c, const Lane& a, const Lane& b) {
   Lane out = b;
   stdx::where(c.m, out.v) = a.v;
@@ -130,13 +158,6 @@ QS_LANE_INLINE Lane atan2(const Lane& y, const Lane& x) {
   return out;
 }
 
-/// Lane i of a value, whether T is double (lane 0 only) or Lane: for gathers and scatters
-/// written once for both.
-inline double lane_of(double x, int) { return x; }
-inline double lane_of(const Lane& x, int i) { return x[i]; }
-QS_LANE_INLINE bool lane_of(bool x, int) { return x; }
-QS_LANE_INLINE bool lane_of(const Mask& x, int i) { return x[i]; }
-
 /// Lanes per value of T: 1 for double.
 template <class T> inline constexpr int lanes_of = 1;
 template <> inline constexpr int lanes_of<Lane> = kLaneWidth;
@@ -145,5 +166,82 @@ template <> inline constexpr int lanes_of<Lane> = kLaneWidth;
 template <class T> struct mask_of { using type = bool; };
 template <> struct mask_of<Lane> { using type = Mask; };
 template <class T> using Mask_t = typename mask_of<T>::type;
+
+// ---- one lane of a value, whether T is double (lane 0 only) or Lane -------------------------
+// For per-lane bookkeeping (gathers, scatters, pivot choices, statuses); never for arithmetic
+// on a world's numbers, which stays in T so both instantiations round alike.
+
+inline double lane_of(double x, int) { return x; }
+inline double lane_of(const Lane& x, int i) { return x[i]; }
+QS_LANE_INLINE bool lane_of(bool x, int) { return x; }
+QS_LANE_INLINE bool lane_of(const Mask& x, int i) { return x[i]; }
+
+inline void set_lane(double& x, int, double v) { x = v; }
+inline void set_lane(Lane& x, int i, double v) { x.set(i, v); }
+QS_LANE_INLINE void set_lane(bool& x, int, bool v) { x = v; }
+QS_LANE_INLINE void set_lane(Mask& x, int i, bool v) { x.set(i, v); }
+
+// ---- explicit native vectors for the kernels' row loops -------------------------------------
+// Only element-wise + - * / and comparisons (-ffp-contract=off: no fused multiply-add), each
+// entry's terms in the order of the plain loop, so every number is bitwise what the scalar
+// loop computes, whatever the alignment.
+
+/// The widest vector of doubles the build targets (independent of QUASISTEP_FORCE_SCALAR:
+/// these loops compute each entry as the scalar loop does).
+using NativeSimd = stdx::native_simd<double>;
+inline constexpr int kNativeWidth = static_cast<int>(NativeSimd::size());
+
+inline NativeSimd load_native(const double* p) { return NativeSimd(p, stdx::element_aligned); }
+inline void store_native(const NativeSimd& v, double* p) { v.copy_to(p, stdx::element_aligned); }
+
+/// m ? a : b lane by lane.
+inline NativeSimd select_native(const NativeSimd::mask_type& m, const NativeSimd& a, const NativeSimd& b) {
+  NativeSimd out = b;
+  where(m, out) = a;
+  return out;
+}
+
+/// Lanes 0, 1, ..., kNativeWidth - 1: lane_index() == i - i0 selects row i in the vector at
+/// row i0. Single entries of a vector are changed this way, in registers: a scalar store
+/// followed by a vector load of the same bytes stalls (no store-to-load forwarding).
+inline NativeSimd native_lane_index() {
+  return NativeSimd([](auto l) { return static_cast<double>(static_cast<int>(l)); });
+}
+
+/// (x_i, y_i) <- (p x_i + q y_i, r x_i + t y_i), i < n: a plane rotation of two columns.
+inline void rotate(double* x, double* y, int n, double p, double q, double r, double t) {
+  const NativeSimd pv(p), qv(q), rv(r), tv(t);
+  int i = 0;
+  for (; i + kNativeWidth <= n; i += kNativeWidth) {
+    const NativeSimd a = load_native(x + i), b = load_native(y + i);
+    store_native(pv * a + qv * b, x + i);
+    store_native(rv * a + tv * b, y + i);
+  }
+  for (; i < n; ++i) {
+    const double a = x[i], b = y[i];
+    x[i] = p * a + q * b;
+    y[i] = r * a + t * b;
+  }
+}
+
+/// y_i += f x_i, i < n.
+inline void axpy(double f, const double* x, double* y, int n) {
+  const NativeSimd fv(f);
+  int i = 0;
+  for (; i + kNativeWidth <= n; i += kNativeWidth) store_native(load_native(y + i) + fv * load_native(x + i), y + i);
+  for (; i < n; ++i) y[i] += f * x[i];
+}
+
+/// x'y, i < n: lane-wise partial sums, then the lanes in order (a fixed order for a given n,
+/// whatever the alignment).
+inline double dot(const double* x, const double* y, int n) {
+  NativeSimd acc(0.0);
+  int i = 0;
+  for (; i + kNativeWidth <= n; i += kNativeWidth) acc += load_native(x + i) * load_native(y + i);
+  double s = 0.0;
+  for (int l = 0; l < kNativeWidth; ++l) s += acc[l];
+  for (; i < n; ++i) s += x[i] * y[i];
+  return s;
+}
 
 }  // namespace qs
