@@ -208,40 +208,4 @@ inline NativeSimd native_lane_index() {
   return NativeSimd([](auto l) { return static_cast<double>(static_cast<int>(l)); });
 }
 
-/// (x_i, y_i) <- (p x_i + q y_i, r x_i + t y_i), i < n: a plane rotation of two columns.
-inline void rotate(double* x, double* y, int n, double p, double q, double r, double t) {
-  const NativeSimd pv(p), qv(q), rv(r), tv(t);
-  int i = 0;
-  for (; i + kNativeWidth <= n; i += kNativeWidth) {
-    const NativeSimd a = load_native(x + i), b = load_native(y + i);
-    store_native(pv * a + qv * b, x + i);
-    store_native(rv * a + tv * b, y + i);
-  }
-  for (; i < n; ++i) {
-    const double a = x[i], b = y[i];
-    x[i] = p * a + q * b;
-    y[i] = r * a + t * b;
-  }
-}
-
-/// y_i += f x_i, i < n.
-inline void axpy(double f, const double* x, double* y, int n) {
-  const NativeSimd fv(f);
-  int i = 0;
-  for (; i + kNativeWidth <= n; i += kNativeWidth) store_native(load_native(y + i) + fv * load_native(x + i), y + i);
-  for (; i < n; ++i) y[i] += f * x[i];
-}
-
-/// x'y, i < n: lane-wise partial sums, then the lanes in order (a fixed order for a given n,
-/// whatever the alignment).
-inline double dot(const double* x, const double* y, int n) {
-  NativeSimd acc(0.0);
-  int i = 0;
-  for (; i + kNativeWidth <= n; i += kNativeWidth) acc += load_native(x + i) * load_native(y + i);
-  double s = 0.0;
-  for (int l = 0; l < kNativeWidth; ++l) s += acc[l];
-  for (; i < n; ++i) s += x[i] * y[i];
-  return s;
-}
-
 }  // namespace qs
