@@ -11,28 +11,22 @@
 #include <cmath>
 
 #include "kernels/lane.hpp"
-#include "core/anitescu_qp.hpp"
-#include "core/halm_posa_lcp.hpp"
-#include "core/halm_posa_step.hpp"
+#include "core/formulations/anitescu_qp/anitescu_qp.hpp"
+#include "core/formulations/halm_posa_lcp/halm_posa_lcp.hpp"
+#include "core/formulations/halm_posa_lcp/halm_posa_lanes.hpp"
+#include "core/formulations/formulation_table.hpp"
 #include "core/stepper.hpp"
 
 namespace qs {
 
+// Every time-stepping formulation runs in a batch: the MIQP's branch-and-bound runs its
+// parallel rounds inside this_task_arena::isolate (kernels/branch_and_bound.hpp), so a thread
+// waiting there never starts another world on the same stepper, and what a stepper carries
+// between steps (the MIQP's and the ECP stepper's warm starts) is in State::memory.
 std::string batch_unsupported_reason(const Model& m) {
-  switch (m.formulation) {
-    case Formulation::trinkle_lcp:
-    case Formulation::perfect_velocity_lcp:
-    case Formulation::halm_posa_lcp:
-    case Formulation::anitescu_qp:
-    // The MIQP's branch-and-bound runs its parallel rounds inside this_task_arena::isolate
-    // (kernels/branch_and_bound.hpp), so a thread waiting there never starts another world
-    // on the same stepper; its only memory between steps is in State::memory.
-    case Formulation::pang_tedrake_miqp:
-    // The ECP stepper's warm start (its last solution and face k) is in State::memory.
-    case Formulation::ecp_ncp: return {};
-    case Formulation::ucp: return "ucp is an instantaneous problem, not a time-stepping model";
-  }
-  return "unknown formulation";
+  const FormulationInfo& f = formulation_info(m.formulation);
+  if (!f.time_stepping) return std::string(f.name) + " is an instantaneous problem, not a time-stepping model";
+  return {};
 }
 
 namespace {
@@ -76,7 +70,7 @@ std::string lane_path_reason(const WorldBatch& b, const BatchOptions& o) {
   const Model& m = b.model();
   const bool halm_posa =
       m.formulation == Formulation::halm_posa_lcp || m.formulation == Formulation::perfect_velocity_lcp;
-  if (m.formulation != Formulation::anitescu_qp && !halm_posa) return "no lane kernel for this formulation yet";
+  if (!formulation_info(m.formulation).lane_kernel) return "no lane kernel for this formulation yet";
   if (m.formulation == Formulation::anitescu_qp && !m.params.quasi_dynamic)
     return "no lane kernel for anitescu_qp's quasistatic mode yet";
   if (o.scalar) return "--scalar";

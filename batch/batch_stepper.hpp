@@ -12,10 +12,10 @@
 // The lane path: one lane group of kLaneWidth worlds steps at once through a template step
 // with T = Lane, the code the scalar stepper runs with T = double, so a world's numbers are
 // again those of `quasistep run`:
-// - anitescu_qp, quasi-dynamic mode: core/anitescu_step.hpp (PGS); its fallback is
+// - anitescu_qp, quasi-dynamic mode: core/formulations/anitescu_qp/anitescu_lanes.hpp (PGS); its fallback is
 //   AnitescuQp::step_fallback (Lemke, then the dense QP);
 // - halm_posa_lcp and perfect_velocity_lcp with at most 16 contact slots:
-//   core/halm_posa_step.hpp (fixed slot layout, kernels/lemke_lanes.hpp); its fallback is
+//   core/formulations/halm_posa_lcp/halm_posa_lanes.hpp (fixed slot layout, kernels/lemke_lanes.hpp); its fallback is
 //   HalmPosaLcp::step_fallback (the compacted LCP, the certificate, the exact enumeration).
 // Only lanes that are real, not failed and accepted are stored; a lane whose template answer
 // is not accepted is finished by the fallback for that world alone (the same fallback the
@@ -32,7 +32,7 @@
 #include <string>
 
 #include "batch/world_batch.hpp"
-#include "core/anitescu_step.hpp"
+#include "core/formulations/anitescu_qp/anitescu_lanes.hpp"
 #include "core/model.hpp"
 
 namespace qs {

@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 
+#include "core/formulations/formulation_table.hpp"
 #include "core/contacts.hpp"
 #include "core/kinematics.hpp"
 
@@ -35,7 +36,7 @@ const RolloutResult& Rollout::propagate(std::span<const State> states, std::span
                      std::to_string(n) + " x " + std::to_string(steps) + " x " + std::to_string(na));
   for (int i = 0; i < n; ++i) {
     const State& s = states[static_cast<std::size_t>(i)];
-    if (s.q.size() != base.n_q() || (base.formulation == Formulation::anitescu_qp && s.q_a_ref.size() != na))
+    if (s.q.size() != base.n_q() || (formulation_info(base.formulation).has_impedance_reference && s.q_a_ref.size() != na))
       throw BatchError("rollout: state " + std::to_string(i) + " does not fit the model (q has " +
                        std::to_string(s.q.size()) + " entries, the model " + std::to_string(base.n_q()) +
                        "; start from initial_state)");

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "core/formulations/formulation_table.hpp"
 #include "kernels/lane.hpp"
 
 namespace qs {
@@ -38,7 +39,7 @@ std::size_t stride_for(std::size_t padded) {
 /// Rows of doubles (and of 4- or 8-byte integers, counted as one double row each: a row of
 /// ints or statuses is padded to a whole row of doubles so every row starts aligned).
 std::size_t rows_needed(const Model& m, int varied) {
-  const bool ref = m.formulation == Formulation::anitescu_qp;
+  const bool ref = formulation_info(m.formulation).has_impedance_reference;
   return static_cast<std::size_t>(m.n_q()) + (ref ? m.n_a : 0)  // q, q_a_ref
          + static_cast<std::size_t>(step_memory_size(m))       // State::memory
          + 2                                                    // time, max residual
@@ -127,7 +128,7 @@ WorldBatch::WorldBatch(std::shared_ptr<const Model> m, int worlds, std::vector<P
                      " of storage, more than 90% of this machine's " + gib(memory));
   padded_ = static_cast<int>(padded_worlds(worlds));
   stride_ = static_cast<int>(stride_for(static_cast<std::size_t>(padded_)));
-  has_ref_ = mo.formulation == Formulation::anitescu_qp;
+  has_ref_ = formulation_info(mo.formulation).has_impedance_reference;
   memory_rows_ = step_memory_size(mo);
   memory_start_ = memory_rows_ > 0 ? initial_state(mo).memory[0] : 0.0;
   capacity_ = round_up(bytes, kLaneAlignment);

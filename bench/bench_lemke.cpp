@@ -1,5 +1,5 @@
 // Lemke on Halm-Posa contact LCPs (a disk touched by k point fingers, seed 001 eqs. 17 and
-// 38; tests/support/halm_posa_lcp.hpp), k = 2, 4, 8, 16 (n = 8, 16, 32, 64). Every answer is
+// 38; core/random_problems.hpp), k = 2, 4, 8, 16 (n = 8, 16, 32, 64). Every answer is
 // checked outside the timed loop against the data (scaled natural residual <= 1e-9, the
 // kernel's own acceptance test, recomputed here independently), and counted:
 //   verified       solved and the check passes
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "kernels/lemke.hpp"
-#include "tests/support/halm_posa_lcp.hpp"
+#include "core/random_problems.hpp"
 
 #ifdef QUASISTEP_HAVE_SICONOS
 #include <LCP_Solvers.h>
@@ -28,17 +28,17 @@ namespace {
 
 constexpr int kInstances = 300;
 
-const std::vector<qs::test::LcpInstance>& instances(int k) {
-  static std::vector<qs::test::LcpInstance> cache[17];
+const std::vector<qs::LcpInstance>& instances(int k) {
+  static std::vector<qs::LcpInstance> cache[17];
   auto& v = cache[k];
   if (v.empty()) {
     const double c[3] = {1.0, 0.1, 0.01};
-    for (int s = 0; s < kInstances; ++s) v.push_back(qs::test::halm_posa_disk_lcp(k, 1000 + s, c[s % 3]));
+    for (int s = 0; s < kInstances; ++s) v.push_back(qs::halm_posa_disk_lcp(k, 1000 + s, c[s % 3]));
   }
   return v;
 }
 
-bool verified(const qs::test::LcpInstance& p, const Eigen::VectorXd& z) {
+bool verified(const qs::LcpInstance& p, const Eigen::VectorXd& z) {
   return z.allFinite() && z.minCoeff() >= 0 && qs::lcp_natural_residual(p.M, p.q, z) <= 1e-9;
 }
 

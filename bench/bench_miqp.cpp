@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "core/pang_tedrake_miqp.hpp"
+#include "core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
 #include "core/scene.hpp"
 
 namespace {

@@ -1,4 +1,4 @@
-// The UCP methods of seed 004 (core/ucp.hpp):
+// The UCP methods of seed 004 (kernels/ucp.hpp):
 //   DataSet/k          the bilinear algorithm on the paper's data sets 1-3 (target <= 20 us)
 //   DataSet4Proof      the exact method's proof that data set 4 has no solution (<= 1 ms)
 //   Random/method/n_c  sec. 5's random problems (mu in (0, 1), |abar| = 0), 20 instances
@@ -15,13 +15,14 @@
 #include <string>
 #include <vector>
 
-#include "core/ucp.hpp"
-#include "tools/ucp_command.hpp"
+#include "core/formulations/ucp/ucp_problem_file.hpp"
+#include "core/random_problems.hpp"
+#include "kernels/ucp.hpp"
 
 namespace {
 
 qs::UcpData data_set(int k) {
-  return qs::cli::load_ucp_problem(std::string(QUASISTEP_SOURCE_DIR) + "/tests/data/ucp/data_set_" +
+  return qs::load_ucp_problem(std::string(QUASISTEP_SOURCE_DIR) + "/tests/data/ucp/data_set_" +
                                    std::to_string(k) + ".json");
 }
 

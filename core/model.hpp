@@ -182,7 +182,7 @@ struct Load {
   bool body_frame = false;        // force components given in the body frame
 };
 
-// ---- body_on_plane (seed 003; core/ecp_ncp.hpp) ------------------------------------------
+// ---- body_on_plane (seed 003; core/formulations/ecp_ncp/ecp_ncp.hpp) ------------------------------------------
 
 /// A force and torque on the body of a body_on_plane world, three schedules each (N, N m);
 /// the force acts at `point` (body frame, m, from the center of mass).
@@ -268,7 +268,7 @@ struct State {
   /// What a stepper carries from one step to the next besides q (step_memory_size(m)
   /// values; empty when it carries nothing), kept here so that a batch holds it per world:
   /// - anitescu_qp quasi-dynamic (2 n_slots): the previous step's dual impulses beta in the
-  ///   fixed slot layout (core/anitescu_step.hpp), the next PGS's warm start; zeros at the
+  ///   fixed slot layout (core/formulations/anitescu_qp/anitescu_lanes.hpp), the next PGS's warm start; zeros at the
   ///   start (a cold start);
   /// - pang_tedrake_miqp (PangTedrakeMiqp::memory_size): each slot's hypothetical
   ///   penetration phi_bar of the last solved step, the next step's elastic bound under

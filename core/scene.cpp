@@ -1,10 +1,11 @@
 #include "core/scene.hpp"
 
 #include "core/contacts.hpp"
-#include "core/ecp_ncp.hpp"
+#include "core/formulations/formulation_table.hpp"
+#include "core/scene_body_on_plane.hpp"
 #include "core/json_node.hpp"
 #include "core/limit_surface.hpp"
-#include "core/pang_tedrake_miqp.hpp"
+#include "core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
 
 #include <Eigen/Cholesky>
 #include <algorithm>
@@ -208,7 +209,7 @@ class Compiler {
     if (auto n = root_.get("name")) m_.name = n->string();
     if (auto d = root_.get("description")) d->string();
     m_.world = read_world(root_.at("world"));
-    // ---- body_on_plane (seed 003, core/ecp_ncp.hpp): one 3D body on the plane z = 0 ----
+    // ---- body_on_plane (seed 003, core/scene_body_on_plane.cpp): one 3D body on the plane z = 0 ----
     if (m_.world.type == WorldType::body_on_plane) {
       read_body_on_plane(root_, m_, read_schedule);
       read_model(root_.at("model"));
@@ -422,13 +423,17 @@ class Compiler {
   void read_model(const Node& n) {
     if (!n.raw().is_object()) n.fail("must be an object");
     const Node f = n.at("formulation");
-    m_.formulation = f.choice<Formulation>({{"trinkle_lcp", Formulation::trinkle_lcp},
-                                            {"perfect_velocity_lcp", Formulation::perfect_velocity_lcp},
-                                            {"halm_posa_lcp", Formulation::halm_posa_lcp},
-                                            {"pang_tedrake_miqp", Formulation::pang_tedrake_miqp},
-                                            {"anitescu_qp", Formulation::anitescu_qp},
-                                            {"ucp", Formulation::ucp},
-                                            {"ecp_ncp", Formulation::ecp_ncp}});
+    {
+      const std::string name = f.string();
+      std::string known;
+      const FormulationInfo* chosen = nullptr;
+      for (const FormulationInfo& info : formulation_table()) {
+        if (name == info.name) chosen = &info;
+        known += (known.empty() ? "" : ", ") + std::string(info.name);
+      }
+      if (!chosen) f.fail(json_input::json_quote(name) + " is not one of: " + known);
+      m_.formulation = chosen->id;
+    }
     if (!formulation_applies(m_.formulation, m_.world.type))
       f.fail("\"" + std::string(to_string(m_.formulation)) + "\" does not apply in a " +
              std::string(to_string(m_.world.type)) + " world");

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <limits>
 
+#include "core/number_text.hpp"
+
 namespace qs {
 namespace {
 
@@ -12,12 +14,6 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // After normalisation, certificate entries below this are rounding noise from the LP's
 // basis inverse; they are set to zero (the result is verified afterwards, so this is safe).
 constexpr double kSnap = 1e-12;
-
-std::string number(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", x);
-  return buf;
-}
 
 std::string label(std::span<const std::string> labels, Eigen::Index i) {
   return i < static_cast<Eigen::Index>(labels.size()) ? labels[i] : std::to_string(i);
@@ -243,10 +239,10 @@ std::string StepCertificate::describe(std::span<const std::string> contact_label
       for (Eigen::Index c = 0; c < y.size(); ++c) {
         if (!(y[c] > 0)) continue;
         who += (who.empty() ? "" : ", ") + label(contact_labels, c);
-        weights += (weights.empty() ? "" : ", ") + number(y[c]);
+        weights += (weights.empty() ? "" : ", ") + three_digits(y[c]);
       }
       return "no displacement of the free DOFs keeps contacts {" + who +
-             "} non-penetrating: one of them penetrates at least " + number(gap) +
+             "} non-penetrating: one of them penetrates at least " + three_digits(gap) +
              " m whatever the free DOFs do (Farkas multipliers " + weights + ")";
     }
     case Kind::equilibrium: {
@@ -255,12 +251,12 @@ std::string StepCertificate::describe(std::span<const std::string> contact_label
         if (y[j] == 0) continue;
         const std::string name =
             j < static_cast<Eigen::Index>(dof_labels.size()) ? dof_labels[j] : "dq_u[" + std::to_string(j) + "]";
-        dir += (dir.empty() ? "" : ", ") + name + ": " + number(y[j]);
+        dir += (dir.empty() ? "" : ", ") + name + ": " + three_digits(y[j]);
       }
       return "no contact impulse in the friction cones balances the load: along the virtual displacement (" + dir +
              ") every contact opens at least mu times as fast as it slides, so cannot resist, and the load does "
              "positive work; unbalanced impulse at least " +
-             number(gap) + " N s";
+             three_digits(gap) + " N s";
     }
   }
   return {};

@@ -1,7 +1,7 @@
 // LP certificates that a quasistatic time step has no solution.
 //
 // When Lemke's method ends on a ray for a step's LCP (Trinkle's, seed 000 eq. 23 as set up
-// in core/trinkle_lcp.cpp, or the perfect-velocity time-stepping of seed 001 eqs. 13-14),
+// in core/formulations/trinkle_lcp/trinkle_lcp.cpp, or the perfect-velocity time-stepping of seed 001 eqs. 13-14),
 // that is not a proof that the step has no solution. This file proves it, by linear
 // programming, whenever one of two necessary conditions of every LCP solution fails:
 //

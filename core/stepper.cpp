@@ -2,11 +2,7 @@
 
 #include <string>
 
-#include "core/anitescu_qp.hpp"
-#include "core/ecp_ncp.hpp"
-#include "core/halm_posa_lcp.hpp"
-#include "core/pang_tedrake_miqp.hpp"
-#include "core/trinkle_lcp.hpp"
+#include "core/formulations/formulation_table.hpp"
 
 namespace qs {
 
@@ -35,15 +31,8 @@ Status Stepper::record_enumeration(const LcpEnumeration::Result& ex) {
 }
 
 std::unique_ptr<Stepper> make_stepper(const Model& m) {
-  switch (m.formulation) {
-    case Formulation::trinkle_lcp: return std::make_unique<TrinkleLcp>(m);
-    case Formulation::perfect_velocity_lcp:
-    case Formulation::halm_posa_lcp: return std::make_unique<HalmPosaLcp>(m);
-    case Formulation::pang_tedrake_miqp: return std::make_unique<PangTedrakeMiqp>(m);
-    case Formulation::ecp_ncp: return std::make_unique<EcpNcp>(m);  // seed 003
-    case Formulation::anitescu_qp: return std::make_unique<AnitescuQp>(m);  // seed 002
-    default: return nullptr;  // the UCP issue adds its own
-  }
+  const FormulationInfo& f = formulation_info(m.formulation);
+  return f.make_stepper ? f.make_stepper(m) : nullptr;
 }
 
 }  // namespace qs

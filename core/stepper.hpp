@@ -61,7 +61,7 @@ struct StepReport {
   bool by_enumeration = false;
   long enumeration_nodes = 0;
   /// The step was taken as this many equal substeps (ecp_ncp's fallback when the whole
-  /// step's MNCP found no solution, core/ecp_ncp.hpp); 1 otherwise.
+  /// step's MNCP found no solution, core/formulations/ecp_ncp/ecp_ncp.hpp); 1 otherwise.
   int substeps = 1;
   /// Why the step failed, one line: for `infeasible` the condition that fails and its
   /// verified certificate; for `bad_input` the cause (e.g. capacity). Empty when solved.

@@ -5,11 +5,11 @@
 #include <string>
 
 #include "core/json_node.hpp"
-#include "tools/ucp_command.hpp"
+#include "core/formulations/ucp/ucp_problem_file.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
-    const qs::UcpData d = qs::cli::read_ucp_problem(std::string(reinterpret_cast<const char*>(data), size));
+    const qs::UcpData d = qs::read_ucp_problem(std::string(reinterpret_cast<const char*>(data), size));
     (void)d;
   } catch (const qs::JsonInputError&) {
   }

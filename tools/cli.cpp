@@ -19,8 +19,10 @@
 #include <vector>
 
 #include "core/contacts.hpp"
+#include "core/formulations/ucp/ucp_problem_file.hpp"
+#include "core/formulations/ucp/ucp_scene.hpp"
 #include "core/scene.hpp"
-#include "core/pang_tedrake_miqp.hpp"
+#include "core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
 #include "core/stepper.hpp"
 #include "core/version.hpp"
 #include "tools/lcp_command.hpp"
@@ -191,7 +193,7 @@ int cmd_lcp(const std::string& path, std::ostream& out) {
 
 int cmd_ucp(const std::string& path, bool scene, const UcpCommandOptions& o, std::ostream& out) {
   if (scene) {
-    // The scene's UCP at its initial state (core/ucp.hpp, ucp_from_scene).
+    // The scene's UCP at its initial state (core/formulations/ucp/ucp_scene.hpp).
     const Scene sc = load(path);
     UcpScene us;
     std::string why;

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "core/model.hpp"
-#include "core/pang_tedrake_miqp.hpp"
+#include "core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
 
 namespace qs::io {
 

@@ -1,11 +1,12 @@
 // `quasistep ucp PROBLEM.json`: one uncoupled complementarity problem (seed 004) from raw
-// data in the paper's notation (core/ucp.hpp, docs/ucp.md), solved by the bilinear LP
+// data in the paper's notation (kernels/ucp.hpp, docs/ucp.md; problem files are read by
+// core/formulations/ucp/ucp_problem_file.hpp), solved by the bilinear LP
 // algorithm, the exact branch-and-bound, or both; or every contact mode enumerated.
 #pragma once
 
 #include <string>
 
-#include "core/ucp.hpp"
+#include "kernels/ucp.hpp"
 
 namespace qs::cli {
 
@@ -14,13 +15,6 @@ struct UcpCommandOptions {
   bool all = false;             // enumerate every contact mode combination with a solution
   long node_limit = 10000;      // exact method: branch-and-bound nodes
 };
-
-/// Reads and checks a problem file {"P", "J_n", "J_t", "theta_dot", "alpha", "d" | "g_obj",
-/// "g_man", "tau", "mu"}; throws JsonInputError naming the field (types here, sizes and
-/// values by Ucp::build).
-UcpData load_ucp_problem(const std::string& path);
-/// The same, from the file's text.
-UcpData read_ucp_problem(const std::string& text);
 
 /// One line of JSON (docs/ucp.md): status, method, x, y, q_dot, theta_dot, c_n, c_t, tau,
 /// residual, pairs / nodes, reason, time. The vectors are null unless the status is solved.

@@ -1,5 +1,5 @@
 // The batch engine's lane path for anitescu_qp's quasi-dynamic step (batch/batch_stepper.hpp,
-// core/anitescu_step.hpp): a world's final q, q_a_ref, t, step and status are bitwise those of
+// core/formulations/anitescu_qp/anitescu_lanes.hpp): a world's final q, q_a_ref, t, step and status are bitwise those of
 // a single-world AnitescuQp run, in any lane, batch split and thread count, with --scalar, and
 // when PGS stops at its sweep limit and the scalar fallback finishes the step.
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 #include "batch/batch_stepper.hpp"
 #include "kernels/lane.hpp"
 #include "batch/world_batch.hpp"
-#include "core/anitescu_qp.hpp"
+#include "core/formulations/anitescu_qp/anitescu_qp.hpp"
 #include "core/scene.hpp"
 #include "tests/support/bitwise.hpp"
 

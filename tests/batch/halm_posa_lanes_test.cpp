@@ -1,4 +1,4 @@
-// The batch engine's lane path for Halm & Posa's step (core/halm_posa_step.hpp,
+// The batch engine's lane path for Halm & Posa's step (core/formulations/halm_posa_lcp/halm_posa_lanes.hpp,
 // kernels/lemke_lanes.hpp): a world's final q, t, step and status are bitwise those of a
 // single-world HalmPosaLcp run (what `quasistep run` does), in any lane, batch split and
 // thread count, with per-world friction, c, start poses and commands in lanes; lanes whose
@@ -16,8 +16,8 @@
 #include "batch/batch_stepper.hpp"
 #include "kernels/lane.hpp"
 #include "batch/world_batch.hpp"
-#include "core/halm_posa_lcp.hpp"
-#include "core/halm_posa_step.hpp"
+#include "core/formulations/halm_posa_lcp/halm_posa_lcp.hpp"
+#include "core/formulations/halm_posa_lcp/halm_posa_lanes.hpp"
 #include "core/scene.hpp"
 #include "tests/support/bitwise.hpp"
 #include "tests/support/example_json.hpp"

@@ -9,12 +9,14 @@
 #include <vector>
 
 #include "core/contacts.hpp"
-#include "core/halm_posa_lcp.hpp"
+#include "core/formulations/halm_posa_lcp/halm_posa_lcp.hpp"
 #include "core/model.hpp"
-#include "core/pang_tedrake_miqp.hpp"
+#include "core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
 #include "core/scene.hpp"
-#include "core/trinkle_lcp.hpp"
-#include "core/ucp.hpp"
+#include "core/formulations/trinkle_lcp/trinkle_lcp.hpp"
+#include "core/formulations/ucp/ucp_problem_file.hpp"
+#include "core/formulations/ucp/ucp_scene.hpp"
+#include "kernels/ucp.hpp"
 #include "tests/support/allocation_counter.hpp"
 
 namespace qs {
@@ -100,30 +102,10 @@ TEST(AllocationFree, HalmPosaLcpStepWithRelinearisation) {
 // combination with a solution, which grows with the answer, and is a one-shot search for
 // small problems (it builds its LP solvers per call), not a kernel that is solved repeatedly.
 
-/// tests/data/ucp/data_set_K.json (the fields data sets 1-4 use), read here because this
-/// executable does not link the CLI's reader.
+/// tests/data/ucp/data_set_K.json, through the problem-file reader (its allocations are
+/// outside the counted solves).
 UcpData ucp_data_set(int k) {
-  std::ifstream in(std::string(QUASISTEP_SOURCE_DIR) + "/tests/data/ucp/data_set_" + std::to_string(k) + ".json");
-  const nlohmann::json j = nlohmann::json::parse(in);
-  const auto matrix = [&](const char* key) {
-    const nlohmann::json& rows = j.at(key);
-    Eigen::MatrixXd m(rows.size(), rows.at(0).size());
-    for (Eigen::Index r = 0; r < m.rows(); ++r)
-      for (Eigen::Index c = 0; c < m.cols(); ++c) m(r, c) = rows.at(r).at(c).get<double>();
-    return m;
-  };
-  const auto vector = [&](const char* key) {
-    const std::vector<double> v = j.at(key).get<std::vector<double>>();
-    return Eigen::VectorXd(Eigen::Map<const Eigen::VectorXd>(v.data(), static_cast<Eigen::Index>(v.size())));
-  };
-  UcpData d;
-  d.P = matrix("P");
-  d.J_n = matrix("J_n");
-  d.J_t = matrix("J_t");
-  d.theta_dot = vector("theta_dot");
-  d.d = vector("d");
-  d.mu = vector("mu");
-  return d;
+  return load_ucp_problem(std::string(QUASISTEP_SOURCE_DIR) + "/tests/data/ucp/data_set_" + std::to_string(k) + ".json");
 }
 
 /// The seed 000 gripper as a `ucp` scene (as tests/core/ucp_test.cpp builds it): the cylinder

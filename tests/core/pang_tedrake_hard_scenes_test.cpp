@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "core/contacts.hpp"
-#include "core/pang_tedrake_miqp.hpp"
+#include "core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
 #include "core/scene.hpp"
 #include "tests/support/example_json.hpp"
 

@@ -2,7 +2,7 @@
 // the fingers touch after 20 steps, the x command is then not followed (no penetration),
 // the y command is, the squeezed cylinder rises with the fingers, and after the release it
 // is back on the table. With mu = 0.45 at the fingers the grasp slips instead.
-#include "core/pang_tedrake_miqp.hpp"
+#include "core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
 
 #include <gtest/gtest.h>
 

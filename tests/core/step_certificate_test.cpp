@@ -16,7 +16,7 @@
 #include "core/contacts.hpp"
 #include "core/kinematics.hpp"
 #include "core/scene.hpp"
-#include "core/trinkle_lcp.hpp"
+#include "core/formulations/trinkle_lcp/trinkle_lcp.hpp"
 
 namespace qs {
 namespace {
@@ -307,7 +307,7 @@ TEST(StepCertificate, GripperSqueezeStepIsProvenToPenetrate) {
   State probe = s;
   ASSERT_NE(stepper.step(m, probe), Status::solved);  // Lemke gives up: no proof yet
 
-  // The data of step 21 as core/trinkle_lcp.cpp poses it: active slots, J^u, offsets, h tau_u.
+  // The data of step 21 as core/formulations/trinkle_lcp/trinkle_lcp.cpp poses it: active slots, J^u, offsets, h tau_u.
   const double h = m.step.h, t_mid = s.t + 0.5 * h;
   ContactWorkspace ws(m);
   ws.evaluate(m, s.q.data());

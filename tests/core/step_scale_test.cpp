@@ -8,7 +8,7 @@
 #include <cmath>
 #include <string>
 
-#include "core/halm_posa_lcp.hpp"
+#include "core/formulations/halm_posa_lcp/halm_posa_lcp.hpp"
 #include "core/model.hpp"
 #include "core/scene.hpp"
 #include "core/stepper.hpp"

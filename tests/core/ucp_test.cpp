@@ -1,7 +1,10 @@
 // The uncoupled complementarity problem of seed 004: construction of X and Y, recovery and
 // the check of eqs. (2)-(10), the paper's bilinear algorithm on its data sets 1-3, the exact
 // branch-and-bound's proof for data set 4, and the enumeration of contact modes.
-#include "core/ucp.hpp"
+#include "core/formulations/ucp/ucp_problem_file.hpp"
+#include "core/formulations/ucp/ucp_scene.hpp"
+#include "core/random_problems.hpp"
+#include "kernels/ucp.hpp"
 
 #include <gtest/gtest.h>
 
@@ -25,7 +28,7 @@ namespace qs {
 namespace {
 
 UcpData data_set(int k) {
-  return cli::load_ucp_problem(std::string(QUASISTEP_SOURCE_DIR) + "/tests/data/ucp/data_set_" + std::to_string(k) +
+  return load_ucp_problem(std::string(QUASISTEP_SOURCE_DIR) + "/tests/data/ucp/data_set_" + std::to_string(k) +
                                ".json");
 }
 

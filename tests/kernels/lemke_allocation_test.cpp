@@ -6,7 +6,7 @@
 
 #include "kernels/lemke.hpp"
 #include "tests/support/allocation_counter.hpp"
-#include "tests/support/halm_posa_lcp.hpp"
+#include "core/random_problems.hpp"
 
 namespace qs {
 namespace {
@@ -15,7 +15,7 @@ TEST(LemkeAllocationFree, StandardWarmAndMixedSolves) {
   auto solver = std::make_unique<Lemke<64>>();
   auto result = std::make_unique<Lemke<64>::Result>();
   auto mixed = std::make_unique<Lemke<64>::MixedResult>();
-  const test::LcpInstance p = test::halm_posa_disk_lcp(16, 11);  // n = 64
+  const LcpInstance p = halm_posa_disk_lcp(16, 11);  // n = 64
   // A mixed problem with a zero free block: 0 = z1 - z2 + a, w = [u; -u] + z + b.
   Eigen::MatrixXd Mm(3, 3);
   Mm << 0, 1, -1, 1, 1, 0, -1, 0, 1;

@@ -20,7 +20,7 @@
 #include "kernels/lane.hpp"
 #include "kernels/lemke.hpp"
 #include "tests/support/bitwise.hpp"
-#include "tests/support/halm_posa_lcp.hpp"
+#include "core/random_problems.hpp"
 #include "tests/support/lcp_check.hpp"
 
 namespace qs {
@@ -211,7 +211,7 @@ Problem friction_lcp(int k, std::mt19937_64& rng, double c) {
 
 /// Halm-Posa's disk with k fingers (tests/support): the real contact LCP, n = 4k.
 Problem disk_lcp(int k, std::uint64_t seed, double c) {
-  const test::LcpInstance inst = test::halm_posa_disk_lcp(k, seed, c);
+  const LcpInstance inst = halm_posa_disk_lcp(k, seed, c);
   Problem p = empty_problem(4 * k);
   for (int i = 0; i < p.n; ++i) {
     p.q[i] = inst.q[i];

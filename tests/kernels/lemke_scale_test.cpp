@@ -17,7 +17,7 @@
 
 #include "kernels/lemke.hpp"
 #include "kernels/lemke_lanes.hpp"
-#include "tests/support/halm_posa_lcp.hpp"
+#include "core/random_problems.hpp"
 #include "tests/support/lcp_verify.hpp"
 
 namespace qs {
@@ -39,7 +39,7 @@ std::vector<Lcp> standard_problems(int count, std::uint64_t seed) {
   for (int k = 0; k < count; ++k) {
     Lcp p;
     if (k % 4 == 3) {
-      const test::LcpInstance c = test::halm_posa_disk_lcp(1 + k % 3, seed + k, k % 2 ? 1.0 : 0.01);
+      const LcpInstance c = halm_posa_disk_lcp(1 + k % 3, seed + k, k % 2 ? 1.0 : 0.01);
       p.M = c.M;
       p.q = c.q;
       out.push_back(p);

@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "tests/support/halm_posa_lcp.hpp"
+#include "core/random_problems.hpp"
 
 namespace qs {
 namespace {
@@ -211,7 +211,7 @@ TEST_F(LemkeTest, HalmPosaContactLcpsAreAllSolved) {
   for (int k : {1, 2, 4, 8, 16}) {
     for (std::uint64_t seed = 0; seed < 60; ++seed) {
       for (double c : {1.0, 0.01, 1e-4}) {
-        const test::LcpInstance p = test::halm_posa_disk_lcp(k, seed, c);
+        const LcpInstance p = halm_posa_disk_lcp(k, seed, c);
         ASSERT_EQ(solver->solve(p.M, p.q, r), Status::solved) << "k " << k << " seed " << seed << " c " << c;
         expect_solution(p.M, p.q, r);
       }
@@ -227,7 +227,7 @@ void expect_same_as_capacity_64(int k) {
   auto rb = std::make_unique<Lemke<64>::Result>();
   for (std::uint64_t seed = 0; seed < 60; ++seed) {
     for (double c : {1.0, 0.01, 1e-4}) {
-      const test::LcpInstance p = test::halm_posa_disk_lcp(k, seed, c);
+      const LcpInstance p = halm_posa_disk_lcp(k, seed, c);
       ASSERT_EQ(small->solve(p.M, p.q, *rs), Status::solved) << "N " << N << " k " << k << " seed " << seed;
       ASSERT_EQ(big->solve(p.M, p.q, *rb), Status::solved);
       EXPECT_EQ(rs->stats.iterations, rb->stats.iterations);
@@ -246,7 +246,7 @@ TEST_F(LemkeTest, SmallCapacitiesSweepFixedRowsAndGiveTheSameAnswers) {
 }
 
 TEST_F(LemkeTest, WarmStartFromTheSolutionBasisTakesNoPivots) {
-  const test::LcpInstance p = test::halm_posa_disk_lcp(8, 3);
+  const LcpInstance p = halm_posa_disk_lcp(8, 3);
   ASSERT_EQ(solver->solve(p.M, p.q, r), Status::solved);
   ASSERT_GT(r.stats.iterations, 0);
   const Solver::Basis basis = r.basis;
@@ -265,7 +265,7 @@ TEST_F(LemkeTest, WarmStartFromTheSolutionBasisTakesNoPivots) {
 
 TEST_F(LemkeTest, WarmStartFromAStaleBasisStillSolves) {
   for (std::uint64_t seed = 0; seed < 40; ++seed) {
-    const test::LcpInstance a = test::halm_posa_disk_lcp(6, seed), b = test::halm_posa_disk_lcp(6, seed + 1000);
+    const LcpInstance a = halm_posa_disk_lcp(6, seed), b = halm_posa_disk_lcp(6, seed + 1000);
     ASSERT_EQ(solver->solve(a.M, a.q, r), Status::solved);
     const Solver::Basis stale = r.basis;
     ASSERT_EQ(solver->solve(b.M, b.q, r, &stale), Status::solved) << seed;
@@ -277,7 +277,7 @@ TEST_F(LemkeTest, WarmStartFromAStaleBasisStillSolves) {
 // pivot with rcond() 4.5e-6): x_B is then NaN and no row can leave. This once indexed row
 // -1; now the warm run reports numerical_failure and the cold start solves.
 TEST_F(LemkeTest, WarmStartFromASingularBasisFallsBackToTheColdStart) {
-  const test::LcpInstance p = test::halm_posa_disk_lcp(4, 7, 1e-4);
+  const LcpInstance p = halm_posa_disk_lcp(4, 7, 1e-4);
   ASSERT_EQ(solver->solve(p.M, p.q, r), Status::solved);
   const Solver::Basis basis = r.basis;
   Eigen::VectorXd q2 = 1.01 * p.q;

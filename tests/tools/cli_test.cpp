@@ -2,7 +2,7 @@
 // complete after a failure.
 #include "tools/cli.hpp"
 
-#include "core/pang_tedrake_miqp.hpp"
+#include "core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
 #include "core/scene.hpp"
 #include "tests/support/cli_run.hpp"
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "core/ecp_ncp.hpp"
+#include "core/formulations/ecp_ncp/ecp_ncp.hpp"
 #include "core/scene.hpp"
 #include "tests/support/cli_run.hpp"
 

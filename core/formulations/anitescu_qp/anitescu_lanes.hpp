@@ -1,5 +1,5 @@
 // The quasi-dynamic Anitescu step (seed 002, docs/anitescu.md) written once on a scalar type
-// T: T = double is AnitescuQp's primary solver (core/anitescu_qp.cpp), T = Lane (kernels/lane.hpp)
+// T: T = double is AnitescuQp's primary solver (core/formulations/anitescu_qp/anitescu_qp.cpp), T = Lane (kernels/lane.hpp)
 // steps a lane group of worlds in the batch engine. Same operations in the same order per
 // world (only + - * / sqrt, select/min/max/abs; sin/cos/atan2 through kernels/lane.hpp,
 // -ffp-contract=off), so a world's step is bitwise the same alone or in any lane.

@@ -28,7 +28,7 @@
 // (kernels/lcp_enumeration.hpp): a solution, or `infeasible` when every branch is empty,
 // or `not_found` at its node limit.
 //
-// Two solvers. When the Model fits core/halm_posa_step.hpp's fixed slot layout
+// Two solvers. When the Model fits core/formulations/halm_posa_lcp/halm_posa_lanes.hpp's fixed slot layout
 // (halm_posa_template_applies: at most 16 slots) step() first runs that template at
 // T = double, the same code the batch engine runs in lanes, so `quasistep run` and a batch
 // give a world bitwise the same trajectory. If it does not accept the step (Lemke's ray, pivot
@@ -44,7 +44,7 @@
 #include <memory>
 
 #include "core/contacts.hpp"
-#include "core/halm_posa_step.hpp"
+#include "core/formulations/halm_posa_lcp/halm_posa_lanes.hpp"
 #include "core/model.hpp"
 #include "core/step_certificate.hpp"
 #include "core/stepper.hpp"

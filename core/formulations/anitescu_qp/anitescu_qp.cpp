@@ -1,6 +1,6 @@
 // seed 002 (Pang & Tedrake, "Fast simulation of rigid multibody quasistatic systems with
 // convex optimization"): see anitescu_qp.hpp and docs/anitescu.md for the derivation.
-#include "core/anitescu_qp.hpp"
+#include "core/formulations/anitescu_qp/anitescu_qp.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -189,7 +189,7 @@ Status AnitescuQp::step(const Model& m, State& s) {
   if (check_input(m, s) != Status::solved) return report_.status;
   const int nu = m.n_u, na = m.n_a, n = nq_;
   const double h = m.step.h;
-  // The template step (core/anitescu_step.hpp), the same code the batch runs on lanes.
+  // The template step (core/formulations/anitescu_qp/anitescu_lanes.hpp), the same code the batch runs on lanes.
   AnitescuStepWorkspace<double>& w = *step_ws_;
   const int warm_rows = 2 * m.n_slots();
   // A State without its warm start (not from initial_state) starts cold.

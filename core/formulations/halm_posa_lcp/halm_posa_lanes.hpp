@@ -1,4 +1,4 @@
-// The Halm-Posa (and perfect-velocity) time step of core/halm_posa_lcp.hpp written once on a
+// The Halm-Posa (and perfect-velocity) time step of core/formulations/halm_posa_lcp/halm_posa_lcp.hpp written once on a
 // scalar type T: T = double is HalmPosaLcp's primary solver (what `quasistep run` steps with),
 // T = Lane (kernels/lane.hpp) steps a lane group of worlds in the batch engine. Same operations
 // in the same order per world (only + - * /, select/min/max/abs; sin/cos through the pose of

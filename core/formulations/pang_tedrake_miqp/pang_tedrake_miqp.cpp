@@ -1,4 +1,4 @@
-#include "core/pang_tedrake_miqp.hpp"
+#include "core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "core/halm_posa_lcp.hpp"
+#include "core/formulations/halm_posa_lcp/halm_posa_lcp.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "core/trinkle_lcp.hpp"
+#include "core/formulations/trinkle_lcp/trinkle_lcp.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -22,65 +22,18 @@
 #include <string>
 #include <vector>
 
-#include "core/json_node.hpp"
+#include "core/geometry3.hpp"
 #include "core/model.hpp"
 #include "core/stepper.hpp"
 #include "kernels/ncp_newton.hpp"
 
 namespace qs {
 
-/// Largest hull (faces) the stepper takes: 18 + faces unknowns on the kernel's capacity 64.
-constexpr int kEcpMaxHullFaces = 46;
 /// The natural residual a step's MNCP solution must meet (Newton aims at 1e-10 and accepts a
 /// point where it stalls only when it is within this).
 constexpr double kEcpAcceptedResidual = 1e-9;
 /// A step no face k solves is retried as 2, 4, ..., this many substeps (EcpNcp::step).
 constexpr int kEcpMaxSubsteps = 8;
-/// Largest point list a body_on_plane hull is computed from.
-constexpr int kEcpMaxHullPoints = 64;
-
-/// The convex hull of a point set in 3D, as planes normal' x <= offset.
-struct Hull3 {
-  std::vector<Eigen::Vector3d> vertices;  // the extreme points, in the order given
-  std::vector<Eigen::Vector3d> normals;   // outward unit normals, one per facet plane
-  std::vector<double> offsets;
-  int dropped = 0;  // given points that are not extreme points (interior, on a face or an edge, repeated)
-};
-
-/// Computes the hull of 4..kEcpMaxHullPoints points; false (with the reason in `why`) when
-/// they do not span a solid (all coplanar). Brute force over point triples, exact enough for
-/// the few dozen points of a scene; coplanar facets merge into one plane.
-bool convex_hull_3d(const std::vector<Eigen::Vector3d>& points, Hull3& out, std::string& why);
-
-/// Reads the body_on_plane parts of a scene into m (bodies, loads) and rejects the sections
-/// that do not apply (joints, contacts, commands). Throws JsonInputError naming the field.
-/// Called by core/scene.cpp after the world section, with its schedule reader.
-void read_body_on_plane(const json_input::Node& root, Model& m,
-                        const std::function<Schedule(const json_input::Node&)>& read_schedule);
-
-// ---- the hull's geometry (planes, and the side of a cylinder hull) ---------------------
-
-/// Faces of a body_on_plane hull: its planes, then the side of a cylinder hull.
-int hull_face_count(const Body3& b);
-/// f_i at the body-frame point x: n_i' x - d_i for a plane; (|P (x - center)|^2 - radius^2) /
-/// (2 radius) for a cylinder's side (P removes the axis component): 0 on the side, where its
-/// gradient has unit length, < 0 inside.
-double hull_face_value(const Body3& b, int i, const Eigen::Vector3d& x);
-/// The outward unit normal (world frame) of face i at the world point p, body at (R, c).
-Eigen::Vector3d hull_face_normal(const Body3& b, int i, const Eigen::Matrix3d& R, const Eigen::Vector3d& c,
-                                 const Eigen::Vector3d& p);
-/// The height of the hull's lowest points with the body at (R, c), and (when centroid is
-/// given) the centroid of the points within tol of it: a vertex, an edge's or a face's
-/// centroid; for a cylinder a point of a cap's rim, the midpoint of its lowest line when it
-/// lies level, or a cap's centre when it stands on it.
-double hull_lowest(const Body3& b, const Eigen::Matrix3d& R, const Eigen::Vector3d& c, double tol,
-                   Eigen::Vector3d* centroid = nullptr);
-/// The hull's largest distance from the body origin (m): a length scale for tolerances.
-double hull_extent(const Body3& b);
-
-/// Unit quaternion [w, x, y, z] -> rotation matrix (body to world).
-Eigen::Matrix3d ecp_rotation(const Eigen::Vector4d& q);
-
 /// The applied impulse of step [t, t + h] on the body at state q (13-vector), as [linear;
 /// angular about the CM] (N s, N m s): loads sampled at the middle of the step (the
 /// sampling convention of docs/scene-format.md), their points and body-frame components
@@ -178,6 +131,10 @@ class EcpStepProblem {
 class EcpNcp : public Stepper {
  public:
   static constexpr int kCapacity = 64;
+  /// State::memory of an ecp_ncp model: [1 when the rest is valid, the face k of the last
+  /// step, that step's MNCP solution (18 + hull faces)], the next step's warm start; zeros at
+  /// the start (a cold start).
+  static int memory_size(const Model& m) { return m.body3 ? 2 + 18 + hull_face_count(*m.body3) : 0; }
   explicit EcpNcp(const Model& m);
   Status step(const Model& m, State& s) override;
 
@@ -221,43 +178,6 @@ class EcpNcp : public Stepper {
   double pn_ = 0, pt_ = 0, po_ = 0, pr_ = 0, sigma_ = 0, z_min_ = 0;
   int k_ = -1, attempts_ = 0, substeps_ = 1;
   Eigen::VectorXd start_q_ = Eigen::VectorXd::Zero(13);  // the state a failed whole step restarts from
-};
-
-/// The planar-sliding reference of issue 8 (after seed 003's ref. [13]): the body stays flat
-/// on its face, 3 DOF (v_x, v_y, w_z), the same ellipsoidal friction (eq. (8)) at an ECP that
-/// follows from the moment balance about the horizontal axes (docs/ecp.md derives it):
-///   r_x = (r_z p_t + A_y) / p_n,   r_y = (r_z p_o - A_x) / p_n,   r_z = -(CM height),
-///   A = applied moment impulse + gyroscopic impulse - (I_w dw) (x and y components),
-///   p_n = m g h - (applied vertical impulse).
-/// Unknowns [v_x, v_y, w_z, p_t, p_o, p_r | sigma]; the same kernel. It requires a flat start
-/// (v_z = w_x = w_y = 0, rotation about z only) and keeps it; the pose moves exactly as in
-/// the ECP stepper (eq. (7) with the normalised quaternion).
-class PlanarSlidingReference {
- public:
-  explicit PlanarSlidingReference(const Model& m);
-  /// bad_input (detail()) when the state is not flat or the body would lift (p_n <= 0).
-  Status step(const Model& m, State& s);
-  const Eigen::Vector3d& ecp() const { return ecp_; }
-  double p_n() const { return pn_; }
-  const NcpNewton<8>::Result& result() const { return res_; }
-  const std::string& detail() const { return detail_; }
-
-  /// F and J of the reduced MNCP for the data of the last setup (public for tests).
-  bool operator()(const Eigen::Ref<const Eigen::VectorXd>& x, Eigen::Ref<Eigen::VectorXd> F,
-                  Eigen::Ref<Eigen::MatrixXd> J) const;
-  /// Fixes a step's data (as step() does); false when the state is not flat.
-  bool setup(const Model& m, const Eigen::Ref<const Eigen::VectorXd>& q, double t);
-
- private:
-  NcpNewton<8> newton_;
-  NcpNewton<8>::Result res_;
-  Eigen::Matrix<double, 7, 1> x0_ = Eigen::Matrix<double, 7, 1>::Zero();
-  bool have_prev_ = false;
-  double h_ = 0, mass_ = 0, mu_ = 0, et_ = 1, eo_ = 1, er_ = 1, pn_ = 0, rz_ = 0;
-  Eigen::Vector3d v0_, w0_, ecp_ = Eigen::Vector3d::Zero();
-  Eigen::Matrix3d Iw_;
-  Eigen::Matrix<double, 6, 1> p_ext_;
-  std::string detail_;
 };
 
 }  // namespace qs

@@ -27,7 +27,7 @@
 // contact can balance makes the QP unbounded: the step is `infeasible` and the detail names
 // the kernel's verified ray. Quasi-dynamic: Q is positive definite and the step is solved
 // through its dual LCP (symmetric PSD) by projected Gauss-Seidel in the template step of
-// core/anitescu_step.hpp (T = double here, T = Lane in the batch engine: one implementation,
+// core/formulations/anitescu_qp/anitescu_lanes.hpp (T = double here, T = Lane in the batch engine: one implementation,
 // so a world's steps are bitwise the same on both), fixed slot layout, cold start. A step whose
 // PGS answer is not accepted (PGS not solved within its sweeps, KKT residual above 1e-9, a
 // singular M_u, more than kMaxContacts active slots) is redone from the same State by
@@ -49,7 +49,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/anitescu_step.hpp"
+#include "core/formulations/anitescu_qp/anitescu_lanes.hpp"
 #include "core/contacts.hpp"
 #include "core/model.hpp"
 #include "core/stepper.hpp"
@@ -74,6 +74,11 @@ class AnitescuQp final : public Stepper {
   using Solver = Lemke<2 * kMaxContacts>;
   /// Accepted scaled KKT residual of a step's answer (qp_kkt_residual).
   static constexpr double kKktTolerance = kAnitescuKktTolerance;
+
+  /// State::memory of an anitescu_qp model: in quasi-dynamic mode the previous step's dual
+  /// impulses beta in the fixed slot layout (2 n_slots, anitescu_lanes.hpp), the next PGS's
+  /// warm start; zeros at the start (a cold start). Nothing in quasistatic mode.
+  static int memory_size(const Model& m) { return m.params.quasi_dynamic ? 2 * m.n_slots() : 0; }
 
   /// Sizes every buffer from the Model; a solved step then allocates nothing.
   explicit AnitescuQp(const Model& m);

@@ -1,0 +1,20 @@
+#include "core/contacts.hpp"
+
+namespace qs {
+
+ContactWorkspace::ContactWorkspace(const Model& m)
+    : body_pose(m.bodies.size()),
+      joint_frame(m.joints.size()),
+      frame(m.slots.size()),
+      J_n(m.n_slots(), m.n_q()),
+      J_t(m.n_slots(), m.n_q()) {}
+
+void ContactWorkspace::evaluate(const Model& m, const double* q) {
+  forward_kinematics(m, q, body_pose.data(), joint_frame.data());
+  for (int i = 0; i < m.n_slots(); ++i) {
+    frame[i] = contact_frame(m, i, body_pose.data());
+    contact_jacobian_rows(m, i, frame[i], body_pose.data(), joint_frame.data(), J_n.row(i).data(), J_t.row(i).data());
+  }
+}
+
+}  // namespace qs

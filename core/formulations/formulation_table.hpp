@@ -1,0 +1,49 @@
+// The formulation table: one descriptor per formulation, the one place that says what a
+// formulation is to the rest of the library: its name in scene files, the world it applies
+// in, the paper it implements, what its State carries from one step to the next, whether
+// the batch engine has a lane kernel for it, and how to build its stepper. The scene reader,
+// initial_state, make_stepper and the batch engine read this table instead of switching on
+// Formulation. docs/architecture.md shows how to add a formulation.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "core/model.hpp"
+
+namespace qs {
+
+class Stepper;
+
+struct FormulationInfo {
+  Formulation id;
+  /// Its value of "model.formulation" in a scene file, and its name in every output.
+  std::string_view name;
+  /// The world it applies in (docs/scene-format.md).
+  WorldType world;
+  /// The model's source, authors and year (the references are in README.md).
+  std::string_view reference;
+  /// false for an instantaneous problem (no time step): it has no stepper, and neither
+  /// `quasistep run` nor the batch engine can step it.
+  bool time_stepping;
+  /// State::memory, what the stepper carries between steps: its size for a Model (0 when
+  /// it carries nothing) and the value every entry starts at. The layout is documented by
+  /// the function each formulation points to.
+  int (*memory_size)(const Model& m);
+  double memory_start;
+  /// State::q_a_ref, the impedance reference of the actuated joints, is part of its State.
+  bool has_impedance_reference;
+  /// The batch engine has a lane kernel for it (a step written on a lane type, run for
+  /// several worlds at once; batch/batch_stepper.cpp says when a batch can use it).
+  bool lane_kernel;
+  /// Builds its stepper for a Model (null when time_stepping is false).
+  std::unique_ptr<Stepper> (*make_stepper)(const Model& m);
+};
+
+/// Every formulation, in the order of the Formulation enumeration.
+std::span<const FormulationInfo> formulation_table();
+/// The descriptor of f.
+const FormulationInfo& formulation_info(Formulation f);
+
+}  // namespace qs
