@@ -1,0 +1,112 @@
+// File-local helpers of the dense QP solver's files (dense_qp.cpp, dense_qp_factor.cpp,
+// dense_qp_start.cpp, dense_qp_residuals.cpp): constants, bound and size checks, and the
+// vectorised loops of the factor updates. Internal: include it from those files only. The
+// build compiles the four files as one translation unit (kernels/CMakeLists.txt); each also
+// compiles alone, so everything here is in an unnamed namespace and marked maybe_unused.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "kernels/dense_qp.hpp"
+#include "kernels/input_checks.hpp"
+#include "kernels/lane.hpp"
+
+namespace qs {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+using detail::bounds_ok;
+using detail::finite_max_abs;
+using detail::max_abs;
+
+// The O(n) loops of the factor updates on kernels/lane.hpp's explicit native vectors: the
+// build passes -fno-tree-vectorize, so plain loops stay scalar. Only element-wise
+// operations, each entry computed by the plain loop's expression, so the results are
+// bitwise those of the scalar loops and do not depend on alignment (the branch-and-bound's
+// answer must not depend on which workspace solved a node). File-local on purpose (an
+// unnamed namespace, a copy per translation unit): as inline functions of the shared
+// kernels/lane.hpp GCC inlined them differently and the small problems of bench_dense_qp
+// ran 10-20% slower. rotate is in dense_qp_factor.cpp, its only user.
+
+/// y_i += f x_i, i < n.
+[[maybe_unused]] void axpy(double f, const double* x, double* y, int n) {
+  const NativeSimd fv(f);
+  int i = 0;
+  for (; i + kNativeWidth <= n; i += kNativeWidth) store_native(load_native(y + i) + fv * load_native(x + i), y + i);
+  for (; i < n; ++i) y[i] += f * x[i];
+}
+
+/// x'y, i < n: lane-wise partial sums, then the lanes in order (a fixed order for a given n,
+/// whatever the alignment).
+[[maybe_unused]] double dot(const double* x, const double* y, int n) {
+  NativeSimd acc(0.0);
+  int i = 0;
+  for (; i + kNativeWidth <= n; i += kNativeWidth) acc += load_native(x + i) * load_native(y + i);
+  double s = 0.0;
+  for (int l = 0; l < kNativeWidth; ++l) s += acc[l];
+  for (; i < n; ++i) s += x[i] * y[i];
+  return s;
+}
+
+[[maybe_unused]] bool sizes_ok(const DenseQpProblem& p) {
+  const Eigen::Index n = p.c.size();
+  if (n <= 0 || p.H.rows() != n || p.H.cols() != n) return false;
+  if (p.A_eq.rows() != p.b_eq.size() || p.A_in.rows() != p.b_in.size()) return false;
+  if (p.A_eq.rows() > 0 && p.A_eq.cols() != n) return false;
+  if (p.A_in.rows() > 0 && p.A_in.cols() != n) return false;
+  if (p.lower.size() != p.upper.size()) return false;
+  if (p.lower.size() != 0 && p.lower.size() != n) return false;
+  return true;
+}
+
+[[maybe_unused]] double lower_of(const DenseQpProblem& p, Eigen::Index j) {
+  return p.lower.size() ? p.lower[j] : -kInf;
+}
+[[maybe_unused]] double upper_of(const DenseQpProblem& p, Eigen::Index j) {
+  return p.upper.size() ? p.upper[j] : kInf;
+}
+
+/// max|A_eq|, max|A_in| together (0 for empty matrices).
+/// A bound multiplier's part of the KKT check (qp_kkt_residual): its wrong sign (w > 0 at
+/// no lower bound, w < 0 at no upper bound) and its complementarity with the bound's gap.
+[[maybe_unused]] void bound_multiplier_terms(double w, double x, double lo, double up, double& sign, double& comp) {
+  if (w > 0) {
+    if (lo == -kInf) sign = std::max(sign, w);
+    else comp = std::max(comp, w * std::abs(x - lo));
+  } else if (w < 0) {
+    if (up == kInf) sign = std::max(sign, -w);
+    else comp = std::max(comp, -w * std::abs(up - x));
+  }
+}
+
+/// In-place diagonally pivoted Cholesky of the symmetric k x k block of A (both triangles
+/// stored and kept symmetric in the trailing block). Stops at the first pivot <= tol and
+/// returns the rank r; columns 0..r-1 hold L (below the diagonal, with its diagonal), the
+/// trailing block the Schur complement. piv[k] is the row swapped with k at step k.
+[[maybe_unused]] int pivoted_cholesky(Eigen::MatrixXd& A, int k, double tol, int* piv) {
+  for (int s = 0; s < k; ++s) {
+    int best = s;
+    for (int i = s + 1; i < k; ++i)
+      if (A(i, i) > A(best, best)) best = i;
+    if (!(A(best, best) > tol)) return s;
+    piv[s] = best;
+    if (best != s) {
+      A.row(s).head(k).swap(A.row(best).head(k));
+      A.col(s).head(k).swap(A.col(best).head(k));
+    }
+    const double d = std::sqrt(A(s, s));
+    A(s, s) = d;
+    for (int i = s + 1; i < k; ++i) A(i, s) /= d;
+    for (int j = s + 1; j < k; ++j) {
+      const double ljs = A(j, s);
+      for (int i = j; i < k; ++i) A(i, j) -= A(i, s) * ljs;
+      for (int i = j + 1; i < k; ++i) A(j, i) = A(i, j);
+    }
+  }
+  return k;
+}
+
+}  // namespace
+}  // namespace qs
