@@ -136,10 +136,7 @@ struct BatchStepper::Impl {
     for (int k = 0; k < b.varied_count(); ++k) {
       const ParameterRef& r = b.varied(k);
       if (r.kind != ParameterRef::Kind::pair_friction) continue;
-      for (size_t p = 0; p < m.pairs.size(); ++p)
-        if ((m.pairs[p].body_a == r.index && m.pairs[p].body_b == r.other) ||
-            (m.pairs[p].body_a == r.other && m.pairs[p].body_b == r.index))
-          pair_param[p] = k;  // as apply_parameter: the last one naming the pair wins
+      for (int p : r.pairs) pair_param[p] = k;  // as apply_parameter: the last one naming the pair wins
     }
     for (int k = 0; k < b.varied_count(); ++k)
       if (b.varied(k).kind == ParameterRef::Kind::model_c) c_param = k;

@@ -162,10 +162,8 @@ std::string ignored_reason(const Model& m, const ParameterRef& r) {
     case K::model_stiffness:
     case K::model_c: return {};
     case K::pair_friction: {
-      for (const ContactPair& p : m.pairs)
-        if (((p.body_a == r.index && p.body_b == r.other) || (p.body_a == r.other && p.body_b == r.index)) &&
-            p.slot_count > 0)
-          return {};
+      for (int p : r.pairs)
+        if (m.pairs[p].slot_count > 0) return {};
       return "the pair has no contact slot, so its friction is never used";
     }
   }

@@ -71,11 +71,7 @@ double model_value(const Model& m, const ParameterRef& r) {
     case K::body_pose_theta: return m.bodies[r.index].pose[2];
     case K::body_scale: return 1.0;
     case K::joint_position: return m.joints[r.index].initial_position;
-    case K::pair_friction:
-      for (const ContactPair& p : m.pairs)
-        if ((p.body_a == r.index && p.body_b == r.other) || (p.body_a == r.other && p.body_b == r.index))
-          return p.friction;
-      return 0.0;
+    case K::pair_friction: return r.pairs.empty() ? 0.0 : m.pairs[r.pairs.front()].friction;
     case K::joint_stiffness: return (*m.params.stiffness_Ka)[r.index];
     case K::model_stiffness: return m.params.stiffness_K;
     case K::model_c: return m.params.feedback_scale_c;
@@ -343,9 +339,7 @@ void apply_parameter(Model& m, const Model& base, const ParameterRef& r, double 
       break;
     case K::joint_position: break;  // the start only (reset())
     case K::pair_friction:
-      for (ContactPair& p : m.pairs)
-        if ((p.body_a == r.index && p.body_b == r.other) || (p.body_a == r.other && p.body_b == r.index))
-          p.friction = value;
+      for (int p : r.pairs) m.pairs[p].friction = value;
       break;
     // Gains: the steppers read them from the Model every step.
     case K::joint_stiffness: (*m.params.stiffness_Ka)[r.index] = value; break;

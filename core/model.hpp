@@ -253,6 +253,8 @@ struct Model {
 
   int n_q() const { return n_u + n_a; }
   int n_slots() const { return static_cast<int>(slots.size()); }
+  /// The Coulomb friction coefficient of slot i: its pair's.
+  double slot_friction(int slot) const { return pairs[slots[slot].pair].friction; }
   int find_body(std::string_view name) const;   // -1 when absent
   int find_joint(std::string_view name) const;  // -1 when absent
   /// "A/B", the name of a pair in outputs and parameter paths.

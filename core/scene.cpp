@@ -1094,16 +1094,20 @@ ParameterRef resolve_parameter(const Model& m, std::string_view path, const std:
     const int b = m.find_body(name_b);
     if (a < 0) return fail("no body named " + json_quote(name_a));
     if (b < 0) return fail("no body named " + json_quote(name_b));
-    for (const ContactPair& p : m.pairs) {
+    for (size_t k = 0; k < m.pairs.size(); ++k) {
+      const ContactPair& p = m.pairs[k];
       if ((p.body_a == a && p.body_b == b) || (p.body_a == b && p.body_b == a)) {
-        if (parts[2] != "friction") return fail("a pair parameter is friction");
-        ref.kind = K::pair_friction;
-        ref.index = p.body_a;
-        ref.other = p.body_b;
-        return ref;
+        if (ref.pairs.empty()) {
+          ref.index = p.body_a;
+          ref.other = p.body_b;
+        }
+        ref.pairs.push_back(static_cast<int>(k));
       }
     }
-    return fail("no contact pair between those bodies");
+    if (ref.pairs.empty()) return fail("no contact pair between those bodies");
+    if (parts[2] != "friction") return fail("a pair parameter is friction");
+    ref.kind = K::pair_friction;
+    return ref;
   }
   return fail("unknown parameter (expected bodies.NAME.mass|scale|pose.x|pose.y|pose.theta, "
               "joints.NAME.position|stiffness, pairs.A/B.friction, model.stiffness or model.c)");

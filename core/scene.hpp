@@ -42,13 +42,15 @@ struct ParameterRef {
   };
   Kind kind = Kind::body_mass;
   int index = -1;  // the body or joint (joint_stiffness: its actuated-DOF index a); pair_friction: body A of the pair
-  int other = -1;  // pair_friction: body B (the parameter applies to every shape pair of A and B)
+  int other = -1;  // pair_friction: body B
+  /// pair_friction: the Model's pairs (ContactPair indices, ascending) that it sets, every
+  /// shape pair of bodies A and B, resolved once by resolve_parameter.
+  std::vector<int> pairs;
   std::string path;
   /// Two paths name the same parameter (e.g. pairs.A/B and pairs.B/A).
   bool same_as(const ParameterRef& o) const {
     if (kind != o.kind) return false;
-    if (kind != Kind::pair_friction) return index == o.index;
-    return (index == o.index && other == o.other) || (index == o.other && other == o.index);
+    return kind == Kind::pair_friction ? pairs == o.pairs : index == o.index;
   }
 };
 

@@ -207,7 +207,7 @@ Status AnitescuQp::step(const Model& m, State& s) {
     active_[i] = w.active[i] > 0.0;
     phi_[i] = w.frame[i].phi;
     if (!active_[i]) continue;
-    const double mu = m.pairs[m.slots[i].pair].friction;
+    const double mu = m.slot_friction(i);
     slot_[nc] = i;
     for (int k = 0; k < 2; ++k) {
       for (int e = 0; e < n; ++e) A_(2 * nc + k, e) = w.A[(2 * i + k) * n + e];
@@ -304,7 +304,7 @@ Status AnitescuQp::step_fallback(const Model& m, State& s) {
   // phi_i / h + (J_n,i + mu_i J_d,ij) v' >= 0, d_i1 = +t, d_i2 = -t), as A v >= b.
   for (int c = 0; c < nc; ++c) {
     const int i = slot_[c];
-    const double mu = m.pairs[m.slots[i].pair].friction;
+    const double mu = m.slot_friction(i);
     for (int e = 0; e < n; ++e) {
       A_(2 * c, e) = ws_.J_n(i, e) + mu * ws_.J_t(i, e);
       A_(2 * c + 1, e) = ws_.J_n(i, e) - mu * ws_.J_t(i, e);
@@ -327,7 +327,7 @@ Status AnitescuQp::step_fallback(const Model& m, State& s) {
   double lin = 0;
   for (int c = 0; c < nc; ++c) {
     const int i = slot_[c];
-    const double mu = m.pairs[m.slots[i].pair].friction;
+    const double mu = m.slot_friction(i);
     p_n_[i] = beta_[2 * c] + beta_[2 * c + 1];
     p_t_[i] = mu * (beta_[2 * c] - beta_[2 * c + 1]);
     double gap = ws_.frame[i].phi;

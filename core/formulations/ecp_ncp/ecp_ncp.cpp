@@ -284,20 +284,20 @@ Status EcpNcp::step(const Model& m, State& s) {
   // by any stepper object (a batch's thread) continues exactly as alone. A State without it
   // (sized otherwise) starts cold.
   const int n = EcpStepProblem::kFree + faces + 2;
-  const bool has_memory = s.memory.size() == 2 + n;
-  have_prev_ = has_memory && s.memory[0] == 1.0;
+  const bool has_memory = s.memory.size() == kMemorySolution + n;
+  have_prev_ = has_memory && s.memory[kMemoryValid] == 1.0;
   if (have_prev_) {
-    prev_k_ = static_cast<int>(s.memory[1]);
+    prev_k_ = static_cast<int>(s.memory[kMemoryFace]);
     prev_.resize(n);
-    prev_ = s.memory.segment(2, n);
+    prev_ = s.memory.segment(kMemorySolution, n);
   }
   auto accept = [&] {
     s.t += h;
     s.step += 1;
     if (has_memory) {
-      s.memory[0] = 1.0;
-      s.memory[1] = prev_k_;
-      s.memory.segment(2, n) = prev_;
+      s.memory[kMemoryValid] = 1.0;
+      s.memory[kMemoryFace] = prev_k_;
+      s.memory.segment(kMemorySolution, n) = prev_;
     }
     return report_.status = Status::solved;
   };

@@ -134,7 +134,9 @@ class EcpNcp : public Stepper {
   /// State::memory of an ecp_ncp model: [1 when the rest is valid, the face k of the last
   /// step, that step's MNCP solution (18 + hull faces)], the next step's warm start; zeros at
   /// the start (a cold start).
-  static int memory_size(const Model& m) { return m.body3 ? 2 + 18 + hull_face_count(*m.body3) : 0; }
+  static int memory_size(const Model& m) { return m.body3 ? kMemorySolution + 18 + hull_face_count(*m.body3) : 0; }
+  /// Where the fields of State::memory lie.
+  static constexpr int kMemoryValid = 0, kMemoryFace = 1, kMemorySolution = 2;
   explicit EcpNcp(const Model& m);
   Status step(const Model& m, State& s) override;
 

@@ -237,7 +237,7 @@ void solve_about(const Model& m, HalmPosaStepWorkspace<T>& ws, const T* q0, cons
     ws.q_lcp[pp + k] = select(act, ws.slide[k], one);
     ws.q_lcp[pm + k] = select(act, -ws.slide[k], one);
     ws.q_lcp[pg + k] = select(act, zero, one);
-    const T mu = mu_pair ? mu_pair[m.slots[k].pair] : T(m.pairs[m.slots[k].pair].friction);
+    const T mu = mu_pair ? mu_pair[m.slots[k].pair] : T(m.slot_friction(k));
     M[(pp + k) * n + pg + k] = select(act, one, zero);  // E gamma (eq. (35))
     M[(pm + k) * n + pg + k] = select(act, one, zero);
     M[(pg + k) * n + pn + k] = select(act, mu, zero);  // mu Lambda_N - E' Lambda_T (eq. (36))

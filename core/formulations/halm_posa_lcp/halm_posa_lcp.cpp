@@ -225,7 +225,7 @@ Status HalmPosaLcp::solve_about(const Model& m, const Eigen::VectorXd& q0, const
     w[pm + k] = -slide_[i];
     M(pp + k, pg + k) = 1.0;  // E gamma (eq. (35))
     M(pm + k, pg + k) = 1.0;
-    M(pg + k, pn + k) = m.pairs[m.slots[i].pair].friction;  // mu Lambda_N - E' Lambda_T (eq. (36))
+    M(pg + k, pn + k) = m.slot_friction(i);  // mu Lambda_N - E' Lambda_T (eq. (36))
     M(pg + k, pp + k) = -1.0;
     M(pg + k, pm + k) = -1.0;
   }

@@ -325,6 +325,7 @@ PangTedrakeMiqp::PangTedrakeMiqp(const Model& m, const BnbOptions& options)
       dqa_star_(m.n_a),
       stage1_answer_(5 * std::min(kMaxContacts, m.n_slots()), answer_capacity(m)),
       root_warm_(stage1_answer_),
+      memory_(MemoryLayout::of(m)),
       key_(key_capacity(m)) {
   Problem& p = *problem_;
   p.n_slots = m.n_slots();
@@ -435,7 +436,7 @@ Status PangTedrakeMiqp::build(const Model& m, const State& s) {
   p.A_in.topLeftCorner(p.m_in, n).setZero();
   for (int c = 0; c < nc; ++c) {
     const int i = slot_[c];
-    const double mu = m.pairs[m.slots[i].pair].friction;
+    const double mu = m.slot_friction(i);
     double jna_bar = 0;
     for (int a = 0; a < na; ++a) jna_bar += ws_.J_n(i, nu + a) * dqa_bar[a];
     for (int e = 0; e < nu + na; ++e) {
@@ -459,7 +460,7 @@ Status PangTedrakeMiqp::build(const Model& m, const State& s) {
     if (m.params.elastic_bound_previous) {
       // sec. V.B: the bound from the previous step's phi_bar, kept in State::memory (none
       // where it was inactive, nor in a State without memory).
-      const double prev = s.memory.size() == memory_size(m) ? s.memory[i] : std::numeric_limits<double>::infinity();
+      const double prev = s.memory.size() == memory_.size ? s.memory[memory_.phi_bar + i] : std::numeric_limits<double>::infinity();
       p.b_in[r] = std::isfinite(prev) ? -h * K * prev : 0.0;
     } else {
       // Divided by h K: P_n / (h K) + J_n^u dq_u >= -(phi + J_n^a dqa_bar), the same set with
@@ -493,14 +494,26 @@ int PangTedrakeMiqp::key_capacity(const Model& m) {
   return 4 + std::min(kMaxContacts, m.n_slots()) * (4 + 2 * m.n_q()) + m.n_q() + m.n_a;
 }
 
-int PangTedrakeMiqp::memo_offset(const Model& m) {
-  const int k = std::min(kMaxContacts, m.n_slots());
-  return m.n_slots() + 1 + k + 5 * k + 2 * answer_capacity(m);
+PangTedrakeMiqp::MemoryLayout PangTedrakeMiqp::MemoryLayout::of(const Model& m) {
+  const int k = std::min(kMaxContacts, m.n_slots()), cap = answer_capacity(m);
+  MemoryLayout l;
+  l.phi_bar = 0;
+  l.warm_count = l.phi_bar + m.n_slots();
+  l.warm_slots = l.warm_count + 1;
+  l.warm_active = l.warm_slots + k;
+  l.warm_bound = l.warm_active + 5 * k;
+  l.warm_point = l.warm_bound + cap;
+  l.memo_length = l.warm_point + cap;
+  l.memo_key = l.memo_length + 1;
+  l.memo_answer = l.memo_key + key_capacity(m);
+  l.memo_cost = l.memo_answer + cap;
+  l.sides = l.memo_cost + 1;
+  l.polish = l.sides + 4 * m.n_slots();
+  l.size = l.polish + 1;
+  return l;
 }
 
-int PangTedrakeMiqp::memory_size(const Model& m) {
-  return memo_offset(m) + 1 + key_capacity(m) + answer_capacity(m) + 1 + 4 * m.n_slots() + 1;
-}
+int PangTedrakeMiqp::memory_size(const Model& m) { return MemoryLayout::of(m).size; }
 
 int PangTedrakeMiqp::memo_key(const Model& m) {
   // Everything build() poses the step's problem from (and stage 2 reads): h, K, the bound's
@@ -516,7 +529,7 @@ int PangTedrakeMiqp::memo_key(const Model& m) {
   for (int c = 0; c < p.nc; ++c) {
     const int i = slot_[c];
     k[len++] = i;
-    k[len++] = m.pairs[m.slots[i].pair].friction;
+    k[len++] = m.slot_friction(i);
     k[len++] = ws_.frame[i].phi;
     k[len++] = p.b_in[4 * p.nc + c];
     for (int e = 0; e < m.n_q(); ++e) k[len++] = ws_.J_n(i, e);
@@ -527,25 +540,27 @@ int PangTedrakeMiqp::memo_key(const Model& m) {
   return len;
 }
 
-bool PangTedrakeMiqp::memo_matches(const Model& m, const State& s) const {
+bool PangTedrakeMiqp::memo_matches(const State& s) const {
   const int len = key_length_;
-  if (s.memory.size() != memory_size(m)) return false;
-  const double* memo = s.memory.data() + memo_offset(m);
+  if (s.memory.size() != memory_.size) return false;
+  const double* memory = s.memory.data();
   // Bitwise (memcmp: -0.0 is not 0.0 here), so the problem is exactly the same one.
-  return memo[0] == static_cast<double>(len) &&
-         std::memcmp(memo + 1, key_.data(), static_cast<std::size_t>(len) * sizeof(double)) == 0;
+  return memory[memory_.memo_length] == static_cast<double>(len) &&
+         std::memcmp(memory + memory_.memo_key, key_.data(), static_cast<std::size_t>(len) * sizeof(double)) == 0;
 }
 
 bool PangTedrakeMiqp::load_root_warm(const Model& m, const State& s) {
   const Problem& p = *problem_;
-  if (s.memory.size() != memory_size(m) || p.nc == 0) return false;
-  const int k = std::min(kMaxContacts, m.n_slots()), cap = answer_capacity(m), nd = m.n_u + m.n_a;
-  const double* w = s.memory.data() + m.n_slots();
-  if (!(w[0] >= 1 && w[0] <= k)) return false;  // none (+inf)
-  const int prev_nc = static_cast<int>(w[0]);
-  const double* active = w + 1 + k;
-  const double* bound = active + 5 * k;
-  const double* x = bound + cap;
+  if (s.memory.size() != memory_.size || p.nc == 0) return false;
+  const int k = std::min(kMaxContacts, m.n_slots()), nd = m.n_u + m.n_a;
+  const double* memory = s.memory.data();
+  const double count = memory[memory_.warm_count];
+  if (!(count >= 1 && count <= k)) return false;  // none (+inf)
+  const int prev_nc = static_cast<int>(count);
+  const double* slots = memory + memory_.warm_slots;
+  const double* active = memory + memory_.warm_active;
+  const double* bound = memory + memory_.warm_bound;
+  const double* x = memory + memory_.warm_point;
   const auto state = [](double v) { return static_cast<QpBoundState>(static_cast<int>(v)); };
   // Mapped by slot: a contact of both steps takes its rows, bounds and impulses from the
   // last step; a new one starts with its rows inactive and its impulses at zero.
@@ -560,7 +575,7 @@ bool PangTedrakeMiqp::load_root_warm(const Model& m, const State& s) {
   for (int c = 0; c < p.nc; ++c) {
     int pc = -1;
     for (int d = 0; d < prev_nc && pc < 0; ++d)
-      if (w[1 + d] == static_cast<double>(slot_[c])) pc = d;
+      if (slots[d] == static_cast<double>(slot_[c])) pc = d;
     for (int t = 0; t < 4; ++t) {
       const int var = p.pair_var(c, t), prev_var = nd + t * prev_nc + pc;
       ws.active[p.pair_row(c, t)] = pc >= 0 && active[t * prev_nc + pc] != 0.0;
@@ -577,36 +592,34 @@ bool PangTedrakeMiqp::load_root_warm(const Model& m, const State& s) {
 
 void PangTedrakeMiqp::store_memory(const Model& m, State& s) {
   const Problem& p = *problem_;
-  const int size = memory_size(m), k = std::min(kMaxContacts, m.n_slots()), cap = answer_capacity(m);
-  if (s.memory.size() != size) s.memory.setConstant(size, std::numeric_limits<double>::infinity());  // once
-  for (int i = 0; i < m.n_slots(); ++i) s.memory[i] = phi_bar_[i];
-  s.memory[size - 1] = polish_record_;
+  const MemoryLayout& l = memory_;
+  if (s.memory.size() != l.size) s.memory.setConstant(l.size, std::numeric_limits<double>::infinity());  // once
+  double* memory = s.memory.data();
+  for (int i = 0; i < m.n_slots(); ++i) memory[l.phi_bar + i] = phi_bar_[i];
+  memory[l.polish] = polish_record_;
   // The answer's side of each pair (0: slot inactive), for the next step's polish.
-  double* sides = s.memory.data() + size - 1 - 4 * m.n_slots();
+  double* sides = memory + l.sides;
   for (int i = 0; i < m.n_slots(); ++i) {
     const int c = p.contact_of_slot[i];
     for (int t = 0; t < 4; ++t)
       sides[4 * i + t] = c < 0 ? 0.0 : static_cast<double>(static_cast<int>(p.side_at(c, t, x_)));
   }
   // This step's key and answer, for the next step (memo_matches()).
-  double* memo = s.memory.data() + memo_offset(m);
   const int len = key_length_;  // this step's key (step())
-  memo[0] = len;
-  std::copy(key_.data(), key_.data() + len, memo + 1);
-  double* answer = memo + 1 + key_capacity(m);
-  std::copy(x_.data(), x_.data() + p.n, answer);
-  answer[answer_capacity(m)] = cost_;
-  double* w = s.memory.data() + m.n_slots();
+  memory[l.memo_length] = len;
+  std::copy(key_.data(), key_.data() + len, memory + l.memo_key);
+  std::copy(x_.data(), x_.data() + p.n, memory + l.memo_answer);
+  memory[l.memo_cost] = cost_;
   const QpWorkingSet& ws = stage1_answer_;
   if (!ws.has_point || ws.rows != p.m_in || ws.cols != p.n) {
-    w[0] = std::numeric_limits<double>::infinity();  // nothing to hand on
+    memory[l.warm_count] = std::numeric_limits<double>::infinity();  // nothing to hand on
     return;
   }
-  w[0] = p.nc;
-  for (int c = 0; c < p.nc; ++c) w[1 + c] = slot_[c];
-  double* active = w + 1 + k;
-  double* bound = active + 5 * k;
-  double* x = bound + cap;
+  memory[l.warm_count] = p.nc;
+  for (int c = 0; c < p.nc; ++c) memory[l.warm_slots + c] = slot_[c];
+  double* active = memory + l.warm_active;
+  double* bound = memory + l.warm_bound;
+  double* x = memory + l.warm_point;
   for (int i = 0; i < p.m_in; ++i) active[i] = ws.active[i] ? 1.0 : 0.0;
   for (int j = 0; j < p.n; ++j) {
     bound[j] = static_cast<double>(static_cast<int>(ws.bound[j]));
@@ -842,9 +855,9 @@ Status PangTedrakeMiqp::solve_stages(const Model& m, const State& s) {
   hint_x_.head(n) = answer1.x.head(n);
   // Whether stage 2 polishes x1 (stage_two) follows the last step's record, the last entry
   // of State::memory.
-  const bool has_memory = s.memory.size() == memory_size(m);
-  const double last_record = has_memory ? s.memory[s.memory.size() - 1] : kInf;
-  const double* last_sides = has_memory ? s.memory.data() + s.memory.size() - 1 - 4 * m.n_slots() : nullptr;
+  const bool has_memory = s.memory.size() == memory_.size;
+  const double last_record = has_memory ? s.memory[memory_.polish] : kInf;
+  const double* last_sides = has_memory ? s.memory.data() + memory_.sides : nullptr;
   polish_record_ = kInf;
   if (grip_here <= least_grip + kStage2Gap) {
     stage2_ = BnbStats{};
@@ -865,11 +878,11 @@ Status PangTedrakeMiqp::step(const Model& m, State& s) {
   // step's answer is its answer. Kept per world in State::memory, so a batch world is still
   // bitwise its single-world run.
   key_length_ = memo_key(m);
-  reused_ = reuse_ && memo_matches(m, s);
+  reused_ = reuse_ && memo_matches(s);
   if (reused_) {
-    const double* x = s.memory.data() + memo_offset(m) + 1 + key_capacity(m);
+    const double* x = s.memory.data() + memory_.memo_answer;
     for (int j = 0; j < n; ++j) x_[j] = x[j];
-    cost_ = x[answer_capacity(m)];
+    cost_ = s.memory[memory_.memo_cost];
   } else if (const Status st = solve_stages(m, s); st != Status::solved) {
     return st;
   }

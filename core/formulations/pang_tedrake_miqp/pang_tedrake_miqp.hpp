@@ -189,17 +189,34 @@ class PangTedrakeMiqp final : public Stepper {
   /// Writes the step's key, answer, stage1_answer_ (and phi_bar) into s.memory for the next
   /// step.
   void store_memory(const Model& m, State& s);
-  /// State::memory's blocks: the answer's capacity (n_q + 4 K), the key's, and where the
-  /// memo [key length | key | answer | stage-1 cost] starts.
+  /// The capacities of an answer (n_q + 4 K) and of a memo key.
   static int answer_capacity(const Model& m);
   static int key_capacity(const Model& m);
-  static int memo_offset(const Model& m);
+  /// Where each field of State::memory starts (in doubles; memory_size's comment has the
+  /// contents), K = min(kMaxContacts, n_slots):
+  struct MemoryLayout {
+    int phi_bar = 0;       // (n_slots) each slot's phi_bar of the last step
+    int warm_count = 0;    // (1) the root warm start: its number of contacts nc, +inf for none
+    int warm_slots = 0;    // (K) their slots
+    int warm_active = 0;   // (5 K) row flags
+    int warm_bound = 0;    // (answer_capacity) bound states
+    int warm_point = 0;    // (answer_capacity) the point
+    int memo_length = 0;   // (1) the memo: its key's length
+    int memo_key = 0;      // (key_capacity) its key
+    int memo_answer = 0;   // (answer_capacity) its answer x
+    int memo_cost = 0;     // (1) its stage-1 cost
+    int sides = 0;         // (4 n_slots) the last answer's side of each pair
+    int polish = 0;        // (1) stage 2's polish record
+    int size = 0;          // memory_size
+    static MemoryLayout of(const Model& m);
+  };
   /// Writes this step's key into key_ (build() done): every datum the step's problem is
   /// posed from; returns its length.
   int memo_key(const Model& m);
   /// Whether s.memory holds the last solved step's key and it is bitwise this step's
   /// (key_, key_length_: memo_key() done).
-  bool memo_matches(const Model& m, const State& s) const;
+  bool memo_matches(const State& s) const;
+  MemoryLayout memory_;  // of the Model the stepper was built for
   Eigen::VectorXd key_;   // (key_capacity) this step's memo key
   int key_length_ = 0;
   bool reused_ = false;   // the last step reused the last solved step's answer

@@ -60,7 +60,7 @@ Status TrinkleLcp::step(const Model& m, State& s) {
   for (int e = 0; e < nu; ++e) q[e] = h * tau_[e];
   for (int c = 0; c < nc; ++c) {
     const int i = slot_[c];
-    const double mu = m.pairs[m.slots[i].pair].friction;
+    const double mu = m.slot_friction(i);
     double jna_dqa = 0, jta_dqa = 0;
     for (int a = 0; a < na_dofs; ++a) {
       jna_dqa += ws_.J_n(i, nu + a) * dqa_[a];
@@ -144,7 +144,7 @@ Status TrinkleLcp::after_lemke_failed(const Model& m, Status st) {
     Jn.row(c) = ws_.J_n.row(i).head(nu);
     Jt.row(c) = ws_.J_t.row(i).head(nu);
     offset[c] = q_[nu + c];  // phi + J_n^a dqa_bar (the P_n rows of the LCP)
-    mu[c] = m.pairs[m.slots[i].pair].friction;
+    mu[c] = m.slot_friction(i);
     labels.push_back("slot " + std::to_string(i) + " (" + m.pair_name(m.slots[i].pair) + ")");
   }
   for (int e = 0; e < nu; ++e) h_tau[e] = q_[e];

@@ -60,7 +60,7 @@ Status ucp_from_scene(const Model& m, const State& s, UcpScene& out, std::string
       d.J_n(i, j) = -ws.J_n(slot, dof);  // eqs. (4)-(5): the joints enter with a minus sign
       d.J_t(i, j) = -ws.J_t(slot, dof);
     }
-    d.mu[i] = m.pairs[static_cast<size_t>(m.slots[static_cast<size_t>(slot)].pair)].friction;
+    d.mu[i] = m.slot_friction(slot);
   }
   std::vector<int> alpha, abar;
   d.theta_dot.setZero(nth);
