@@ -9,6 +9,20 @@ ContactWorkspace::ContactWorkspace(const Model& m)
       J_n(m.n_slots(), m.n_q()),
       J_t(m.n_slots(), m.n_q()) {}
 
+int scan_contacts(const Model& m, const double* q, ContactWorkspace& ws, char* active, double* phi, int* slots,
+                  int capacity) {
+  ws.evaluate(m, q);
+  int nc = 0;
+  for (int i = 0; i < m.n_slots(); ++i) {
+    active[i] = ws.active(m, i);
+    phi[i] = ws.frame[i].phi;
+    if (!active[i]) continue;
+    if (nc < capacity) slots[nc] = i;
+    ++nc;
+  }
+  return nc;
+}
+
 void ContactWorkspace::evaluate(const Model& m, const double* q) {
   forward_kinematics(m, q, body_pose.data(), joint_frame.data());
   for (int i = 0; i < m.n_slots(); ++i) {

@@ -121,4 +121,13 @@ struct ContactWorkspace {
   auto J_t_a(const Model& m) const { return J_t.rightCols(m.n_a); }
 };
 
+/// Stages 1-2 of a step, shared by the steppers that pose their problem over the active
+/// slots: every slot's frame, gap and Jacobian rows at configuration q (ws.evaluate), and
+/// per slot whether it is active (phi <= contacts.margin) and its phi, into active[i] and
+/// phi[i] (n_slots each). The active slots' indices, in slot order, go into slots[0..];
+/// at most `capacity` of them are written. Returns how many slots are active (all of them,
+/// also beyond the capacity, so that a step can report it).
+int scan_contacts(const Model& m, const double* q, ContactWorkspace& ws, char* active, double* phi, int* slots,
+                  int capacity);
+
 }  // namespace qs

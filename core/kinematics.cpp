@@ -33,4 +33,9 @@ void generalized_external_force(const Model& m, const Pose2<double>* body_pose, 
     if (j.control == Control::effort) out[j.dof] += j.command(t);
 }
 
+void commanded_displacements(const Model& m, double t, double h, double* out) {
+  for (const Joint& j : m.joints)
+    if (j.control == Control::velocity) out[j.dof - m.n_u] = h * j.command(t);
+}
+
 }  // namespace qs

@@ -97,4 +97,9 @@ void add_angular_jacobian(const Model& m, int body, const T& sign, T* row) {
 void generalized_external_force(const Model& m, const Pose2<double>* body_pose,
                                 const Pose2<double>* joint_frame, double t, double* out);
 
+/// The commanded displacement of every velocity-controlled joint over a step of h, h u(t)
+/// with u sampled at t (the middle of the step), into out[dof - n_u] (n_a entries; entries of
+/// effort-controlled joints are left alone).
+void commanded_displacements(const Model& m, double t, double h, double* out);
+
 }  // namespace qs

@@ -255,16 +255,9 @@ Status AnitescuQp::step_fallback(const Model& m, State& s) {
   const int nu = m.n_u, na = m.n_a, n = nq_;
   const double h = m.step.h, t_mid = s.t + 0.5 * h;
 
-  // 1-2: contacts and Jacobians at the start of the step.
-  ws_.evaluate(m, s.q.data());
-  int nc = 0;
-  for (int i = 0; i < m.n_slots(); ++i) {
-    active_[i] = ws_.active(m, i);
-    phi_[i] = ws_.frame[i].phi;
-    if (!active_[i]) continue;
-    if (nc < kMaxContacts) slot_[nc] = i;
-    ++nc;  // counted to the end, so that the report says how many
-  }
+  // 1-2: contacts and Jacobians at the start of the step (all active slots counted, so
+  // that the report says how many).
+  const int nc = scan_contacts(m, s.q.data(), ws_, active_.data(), phi_.data(), slot_.data(), kMaxContacts);
   report_.contacts = nc;
   if (nc > kMaxContacts)
     return fail(Status::bad_input, std::to_string(nc) + " active contacts in one step, more than " +

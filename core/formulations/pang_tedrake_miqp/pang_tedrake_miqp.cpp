@@ -368,21 +368,14 @@ Status PangTedrakeMiqp::build(const Model& m, const State& s) {
   const double h = m.step.h, K = m.params.stiffness_K, t_mid = s.t + 0.5 * h;
   const int nu = m.n_u, na = m.n_a;
 
-  // Contacts at the start of the step.
-  ws_.evaluate(m, s.q.data());
-  int nc = 0;
+  // Contacts at the start of the step (all active slots counted, so every slot's outputs
+  // describe this step).
+  const int nc = scan_contacts(m, s.q.data(), ws_, active_.data(), phi_.data(), slot_.data(), kMaxContacts);
   for (int i = 0; i < m.n_slots(); ++i) {
-    active_[i] = ws_.active(m, i);
-    phi_[i] = ws_.frame[i].phi;
     p_n_[i] = p_t_[i] = 0;
     p.contact_of_slot[i] = -1;
-    if (!active_[i]) continue;
-    if (nc < kMaxContacts) {
-      p.contact_of_slot[i] = nc;
-      slot_[nc] = i;
-    }
-    ++nc;  // counted to the end, so every slot's outputs describe this step
   }
+  for (int c = 0; c < std::min(nc, kMaxContacts); ++c) p.contact_of_slot[slot_[c]] = c;
   if (nc > kMaxContacts) {
     p.nc = p.n = p.m_eq = p.m_in = 0;  // nothing built
     return fail(Status::bad_input, std::to_string(nc) + " active contacts in one step, more than " +
@@ -400,8 +393,7 @@ Status PangTedrakeMiqp::build(const Model& m, const State& s) {
   Eigen::VectorXd& tau = tau_;
   Eigen::VectorXd& dqa_bar = dqa_bar_;
   generalized_external_force(m, ws_.body_pose.data(), ws_.joint_frame.data(), t_mid, tau.data());
-  for (const Joint& j : m.joints)
-    if (j.control == Control::velocity) dqa_bar[j.dof - nu] = h * j.command(t_mid);
+  commanded_displacements(m, t_mid, h, dqa_bar.data());
 
   // Stage 1: min |dq_a - dqa_bar|^2 = dq_a' dq_a - 2 dqa_bar' dq_a + |dqa_bar|^2.
   p.H.topLeftCorner(n, n).setZero();

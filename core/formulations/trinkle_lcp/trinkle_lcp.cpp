@@ -29,13 +29,7 @@ Status TrinkleLcp::step(const Model& m, State& s) {
   const int nu = m.n_u, na_dofs = m.n_a;
 
   // 1-2: contacts and Jacobians at the start of the step.
-  ws_.evaluate(m, s.q.data());
-  int nc = 0;
-  for (int i = 0; i < m.n_slots(); ++i) {
-    active_[i] = ws_.active(m, i);
-    phi_[i] = ws_.frame[i].phi;
-    if (active_[i]) slot_[nc++] = i;
-  }
+  const int nc = scan_contacts(m, s.q.data(), ws_, active_.data(), phi_.data(), slot_.data(), m.n_slots());
   const int n = nu + 4 * nc;
   size_ = n;
   contacts_ = nc;
@@ -48,8 +42,7 @@ Status TrinkleLcp::step(const Model& m, State& s) {
 
   // The step's inputs: tau_u and dqa_bar at the middle of the step.
   generalized_external_force(m, ws_.body_pose.data(), ws_.joint_frame.data(), t_mid, tau_.data());
-  for (const Joint& j : m.joints)
-    if (j.control == Control::velocity) dqa_[j.dof - nu] = h * j.command(t_mid);
+  commanded_displacements(m, t_mid, h, dqa_.data());
 
   // 3: the mixed LCP, layout [dq_u (nu) | P_n | P_t+ | P_t- | Gamma] (nc each).
   auto M = M_.topLeftCorner(n, n);
