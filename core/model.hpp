@@ -182,7 +182,7 @@ struct Load {
   bool body_frame = false;        // force components given in the body frame
 };
 
-// ---- body_on_plane (seed 003; core/formulations/ecp_ncp/ecp_ncp.hpp) ------------------------------------------
+// ---- body_on_plane (seed 003; core/geometry3.hpp, core/formulations/ecp_ncp/) -------------
 
 /// A force and torque on the body of a body_on_plane world, three schedules each (N, N m);
 /// the force acts at `point` (body frame, m, from the center of mass).

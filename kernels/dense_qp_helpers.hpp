@@ -68,7 +68,6 @@ using detail::max_abs;
   return p.upper.size() ? p.upper[j] : kInf;
 }
 
-/// max|A_eq|, max|A_in| together (0 for empty matrices).
 /// A bound multiplier's part of the KKT check (qp_kkt_residual): its wrong sign (w > 0 at
 /// no lower bound, w < 0 at no upper bound) and its complementarity with the bound's gap.
 [[maybe_unused]] void bound_multiplier_terms(double w, double x, double lo, double up, double& sign, double& comp) {

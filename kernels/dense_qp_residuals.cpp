@@ -12,6 +12,7 @@
 namespace qs {
 namespace {
 
+/// max|A_eq|, max|A_in| together (0 for empty matrices).
 double max_abs_a(const DenseQpProblem& p) {
   return std::max(p.A_eq.rows() ? max_abs(p.A_eq) : 0.0, p.A_in.rows() ? max_abs(p.A_in) : 0.0);
 }

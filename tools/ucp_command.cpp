@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
-#include <iterator>
 #include <optional>
 #include <sstream>
 
@@ -12,9 +10,6 @@
 
 namespace qs::cli {
 namespace {
-
-using json_input::json;
-using json_input::Node;
 
 nlohmann::ordered_json vec(const Eigen::Ref<const Eigen::VectorXd>& v) {
   nlohmann::ordered_json a = nlohmann::ordered_json::array();

@@ -1,9 +1,11 @@
 // The formulation table: one descriptor per formulation, the one place that says what a
 // formulation is to the rest of the library: its name in scene files, the world it applies
 // in, the paper it implements, what its State carries from one step to the next, whether
-// the batch engine has a lane kernel for it, and how to build its stepper. The scene reader,
-// initial_state, make_stepper and the batch engine read this table instead of switching on
-// Formulation. docs/architecture.md shows how to add a formulation.
+// the batch engine has a lane kernel for it, and how to build its stepper. The scene reader's
+// name lookup, initial_state, make_stepper and the batch engine's checks read this table;
+// reading each formulation's own scene parameters (core/scene.cpp, read_model) and the lane
+// dispatch (batch/batch_stepper.cpp) still switch on Formulation. docs/architecture.md shows
+// how to add a formulation.
 #pragma once
 
 #include <memory>

@@ -1,4 +1,4 @@
-// Seed 003's ECP stepper (core/formulations/ecp_ncp/ecp_ncp.hpp): the hull, the step's MNCP against finite
+// Seed 003's ECP stepper (core/formulations/ecp_ncp/, core/geometry3.hpp): the hull, the step's MNCP against finite
 // differences, the four-legged desk against the planar-sliding reference (sec. 5.1: within
 // 1e-8 over 4 s), falling and tipping bodies (no penetration, contact modes), bad input.
 #include "core/formulations/ecp_ncp/ecp_ncp.hpp"

@@ -18,7 +18,6 @@
 
 #include "core/model.hpp"
 #include "core/scene.hpp"
-#include "tools/ucp_command.hpp"
 
 #include <fstream>
 #include <iterator>

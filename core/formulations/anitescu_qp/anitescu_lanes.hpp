@@ -118,7 +118,7 @@ struct AnitescuStepWorkspace {
 
 namespace anitescu_detail {
 
-/// generalized_external_force (core/model.cpp) on T: gravity, loads and efforts at time t.
+/// generalized_external_force (core/kinematics.cpp) on T: gravity, loads and efforts at time t.
 /// A load's |f| = 0 is a per-lane select (for a body-frame force it depends on the pose).
 template <class T>
 void external_force(const Model& m, const Pose2<T>* body_pose, const Pose2<T>* joint_frame, double t, T* out) {
