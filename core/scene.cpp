@@ -3,8 +3,8 @@
 #include "core/contacts.hpp"
 #include "core/formulations/formulation_table.hpp"
 #include "core/scene_body_on_plane.hpp"
+#include "core/scene_reading.hpp"
 #include "core/json_node.hpp"
-#include "core/limit_surface.hpp"
 #include "core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
 
 #include <Eigen/Cholesky>
@@ -185,15 +185,6 @@ World read_world(const Node& n) {
     w.support_friction = mu->nonnegative();
   }
   return w;
-}
-
-Eigen::MatrixXd read_spd(const Node& n, int size) {
-  Eigen::MatrixXd a = n.matrix(size, size);
-  if (!a.isApprox(a.transpose(), 1e-12) && (a - a.transpose()).norm() > 1e-12 * (1 + a.norm()))
-    n.fail("must be symmetric");
-  Eigen::LLT<Eigen::MatrixXd> llt(a);
-  if (llt.info() != Eigen::Success) n.fail("must be positive definite");
-  return a;
 }
 
 // ---- the compiler ----------------------------------------------------------------------
@@ -437,121 +428,8 @@ class Compiler {
     if (!formulation_applies(m_.formulation, m_.world.type))
       f.fail("\"" + std::string(to_string(m_.formulation)) + "\" does not apply in a " +
              std::string(to_string(m_.world.type)) + " world");
-    FormulationParams& p = m_.params;
-    switch (m_.formulation) {
-      case Formulation::trinkle_lcp:
-      case Formulation::ucp: n.expect_object({"formulation"}); break;
-      case Formulation::ecp_ncp:  // seed 003 eq. (5): the friction ellipsoid (mu is world.support_friction)
-        n.expect_object({"formulation", "e_t", "e_o", "e_r"});
-        if (auto e = n.get("e_t")) p.ellipsoid_e_t = e->positive();
-        if (auto e = n.get("e_o")) p.ellipsoid_e_o = e->positive();
-        p.ellipsoid_e_r = n.at("e_r").positive();
-        break;
-      case Formulation::pang_tedrake_miqp:
-        n.expect_object({"formulation", "stiffness", "elastic_bound", "round_width"});
-        p.stiffness_K = n.at("stiffness").positive();
-        if (auto e = n.get("elastic_bound"))
-          p.elastic_bound_previous = e->choice<bool>({{"current", false}, {"previous", true}});
-        if (auto r = n.get("round_width")) {
-          p.search_round_width = r->integer(1);
-          if (p.search_round_width > kMaxSearchRoundWidth)
-            r->fail("must be <= " + std::to_string(kMaxSearchRoundWidth));
-        }
-        break;
-      case Formulation::anitescu_qp: {
-        n.expect_object({"formulation", "mode", "stiffness"});
-        if (auto mode = n.get("mode")) p.quasi_dynamic = mode->choice<bool>({{"quasistatic", false}, {"quasi_dynamic", true}});
-        // seed 002: the robots are impedances, tau_a = K_a (q̄_a' - (q_a + h v_a')) - tau_g, one
-        // stiffness per actuated joint (N/m or N m/rad). Required when there is a robot.
-        const int na = m_.n_a;
-        Eigen::VectorXd K = Eigen::VectorXd::Zero(na);
-        if (auto k = n.get("stiffness")) {
-          if (k->raw().is_array()) {
-            if (static_cast<int>(k->raw().size()) != na)
-              k->fail("must be a number or an array of " + std::to_string(na) +
-                      " numbers (one per velocity-controlled joint, in joint order)");
-            for (int a = 0; a < na; ++a) K[a] = k->item(static_cast<size_t>(a)).positive();
-          } else {
-            if (!k->raw().is_number())
-              k->fail("must be a number or an array of " + std::to_string(na) + " numbers");
-            K.setConstant(k->positive());
-          }
-        } else if (na > 0) {
-          throw SceneError(n.path() + ".stiffness",
-                           "missing (required by anitescu_qp: the impedance K_a of the " + std::to_string(na) +
-                               " velocity-controlled joints, a number or an array of " + std::to_string(na) + ")");
-        }
-        p.stiffness_Ka = K;
-        // Quasi-dynamic objects have mass (seed 002, "take 2"): a free body that rotates
-        // needs its moment of inertia, or its mass matrix is singular.
-        if (p.quasi_dynamic)
-          for (size_t b = 0; b < m_.bodies.size(); ++b) {
-            const Body& body = m_.bodies[b];
-            if (body.kind == BodyKind::free && body.dof[2] >= 0 && !body.inertia)
-              throw SceneError("bodies[" + std::to_string(b) + "].inertia",
-                               "missing (required by anitescu_qp in quasi_dynamic mode: body \"" + body.name +
-                                   "\" rotates, and its mass matrix needs it)");
-          }
-        break;
-      }
-      case Formulation::perfect_velocity_lcp:
-      case Formulation::halm_posa_lcp: {
-        const bool hp = m_.formulation == Formulation::halm_posa_lcp;
-        if (hp) n.expect_object({"formulation", "A", "B", "c", "relinearize"});
-        else n.expect_object({"formulation", "A", "relinearize"});
-        if (auto a = n.get("A")) p.limit_surface_A = Eigen::Matrix3d(read_spd(*a, 3));
-        if (auto r = n.get("relinearize")) p.relinearize_iterations = r->integer(0);
-        if (hp) {
-          // B is n_a x n_a: checked before it is allocated (the scene's size limit).
-          const double b_bytes = static_cast<double>(m_.n_a) * m_.n_a * sizeof(double);
-          if (b_bytes > static_cast<double>(kMaxWorldBytes))
-            n.fail("the gain matrix B of " + std::to_string(m_.n_a) + " velocity-controlled joints would need " +
-                   gib(b_bytes) + ", more than the limit of " + gib(static_cast<double>(kMaxWorldBytes)) +
-                   " per world");
-          if (auto c = n.get("c")) p.feedback_scale_c = c->positive();
-          if (auto b = n.get("B")) {
-            if (b->raw().is_number()) p.gain_B = Eigen::MatrixXd::Identity(m_.n_a, m_.n_a) * b->positive();
-            else p.gain_B = read_spd(*b, m_.n_a);
-          } else {
-            p.gain_B = Eigen::MatrixXd::Identity(m_.n_a, m_.n_a);
-          }
-        }
-        check_tabletop_object(n);
-        break;
-      }
-    }
-  }
-
-  /// Seed 001's models move exactly one object in x, y and theta on the support.
-  void check_tabletop_object(const Node& model) {
-    int object = -1;
-    for (size_t b = 0; b < m_.bodies.size(); ++b) {
-      if (m_.bodies[b].kind != BodyKind::free) continue;
-      if (object >= 0)
-        model.child("formulation").fail("the tabletop models move exactly one object; bodies \"" +
-                                        m_.bodies[object].name + "\" and \"" + m_.bodies[b].name + "\" are both free");
-      object = static_cast<int>(b);
-    }
-    if (object < 0) model.child("formulation").fail("the tabletop models need one free body (the object)");
-    const Body& o = m_.bodies[object];
-    if (o.dof[0] < 0 || o.dof[1] < 0 || o.dof[2] < 0)
-      throw SceneError("bodies[" + std::to_string(object) + "].dofs",
-                       "the tabletop models move the object in x, y and theta; all three are required");
-    // Seed 001 commands every manipulator DOF by velocity (eq. (15)); an effort joint
-    // would be an unknown the LCP of eqs. (31)-(38) has no row for.
-    for (size_t j = 0; j < m_.joints.size(); ++j)
-      if (m_.joints[j].control == Control::effort)
-        throw SceneError("joints[" + std::to_string(j) + "].control",
-                         "the tabletop models command every joint by velocity (Halm & Posa 2018, eq. (15)); joint \"" +
-                             m_.joints[j].name + "\" is effort-controlled");
-    if (!m_.params.limit_surface_A && !(m_.world.support_friction > 0))
-      model.fail("needs the limit surface: give model.A, or world.support_friction > 0 to compute it");
-    // Bodies and shapes are read before the model section, so the support patch is known.
-    if (!m_.params.limit_surface_A) {
-      m_.params.limit_surface_A =
-          limit_surface_from_support(m_, object, m_.world.support_friction, m_.world.gravity).A;
-      m_.params.limit_surface_computed = true;
-    }
+    // Each formulation reads its own parameters (core/formulations/formulation_table.hpp).
+    formulation_info(m_.formulation).read_params(n, m_);
   }
 
   void read_step(const Node& n) {
@@ -681,21 +559,15 @@ class Compiler {
     return f;
   }
 
-  static std::string gib(double bytes) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
-    return buf;
-  }
-
   /// Refuses (at `where`) a model whose counted pairs and slots need more than the limit.
   void check_size(const Node& where, bool at_least) const {
     const Footprint f = footprint(static_cast<double>(count_pairs_), static_cast<double>(count_slots_));
     if (f.total <= static_cast<double>(kMaxWorldBytes)) return;
     const char* more = at_least ? "at least " : "";
-    const std::string all = gib(f.total) == gib(f.largest) ? "" : " (" + (more + gib(f.total)) + " in all)";
+    const std::string all = gib_text(f.total) == gib_text(f.largest) ? "" : " (" + (more + gib_text(f.total)) + " in all)";
     where.fail(std::to_string(m_.bodies.size()) + " bodies give " + more + std::to_string(count_slots_) +
                " contact slots with " + std::to_string(m_.n_q()) + " DOFs: " + f.what + " would need " + more +
-               gib(f.largest) + all + ", more than the limit of " + gib(static_cast<double>(kMaxWorldBytes)) +
+               gib_text(f.largest) + all + ", more than the limit of " + gib_text(static_cast<double>(kMaxWorldBytes)) +
                " per world; list fewer contact pairs");
   }
 
@@ -1157,6 +1029,23 @@ Scene load_scene_file(const std::string& path) {
   }
   if (in.bad()) throw SceneError("", "error while reading scene file " + json_quote(path));
   return parse_scene(text, path);
+}
+
+// ---- helpers shared with the formulations' parameter readers (core/scene_reading.hpp) ----
+
+Eigen::MatrixXd read_spd(const json_input::Node& n, int size) {
+  Eigen::MatrixXd a = n.matrix(size, size);
+  if (!a.isApprox(a.transpose(), 1e-12) && (a - a.transpose()).norm() > 1e-12 * (1 + a.norm()))
+    n.fail("must be symmetric");
+  Eigen::LLT<Eigen::MatrixXd> llt(a);
+  if (llt.info() != Eigen::Success) n.fail("must be positive definite");
+  return a;
+}
+
+std::string gib_text(double bytes) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+  return buf;
 }
 
 }  // namespace qs

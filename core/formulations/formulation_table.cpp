@@ -9,11 +9,15 @@
 #include "core/formulations/halm_posa_lcp/perfect_velocity_lcp.hpp"
 #include "core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
 #include "core/formulations/trinkle_lcp/trinkle_lcp.hpp"
+#include "core/json_node.hpp"
 
 namespace qs {
 namespace {
 
 int no_memory(const Model&) { return 0; }
+
+/// A formulation without parameters: "model" holds only "formulation".
+void no_params(const json_input::Node& model, Model&) { model.expect_object({"formulation"}); }
 
 template <class S>
 std::unique_ptr<Stepper> make(const Model& m) {
@@ -26,21 +30,22 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr std::array<FormulationInfo, 7> kTable{{
     {Formulation::trinkle_lcp, "trinkle_lcp", WorldType::vertical,
      "Pang & Tedrake 2018, secs. III-IV (the LCP without the objective)", true, no_memory, 0.0, false, false,
-     make<TrinkleLcp>},
+     make<TrinkleLcp>, no_params},
     {Formulation::perfect_velocity_lcp, "perfect_velocity_lcp", WorldType::tabletop,
-     "Halm & Posa 2018, eqs. (13)-(14) (B = 0)", true, no_memory, 0.0, false, true, make<PerfectVelocityLcp>},
+     "Halm & Posa 2018, eqs. (13)-(14) (B = 0)", true, no_memory, 0.0, false, true, make<PerfectVelocityLcp>,
+     read_perfect_velocity_lcp_params},
     {Formulation::halm_posa_lcp, "halm_posa_lcp", WorldType::tabletop, "Halm & Posa 2018, eqs. (31)-(38)", true,
-     no_memory, 0.0, false, true, make<HalmPosaLcp>},
+     no_memory, 0.0, false, true, make<HalmPosaLcp>, read_halm_posa_lcp_params},
     // memory: the elastic bounds start at +inf (no previous step), PangTedrakeMiqp::memory_size.
     {Formulation::pang_tedrake_miqp, "pang_tedrake_miqp", WorldType::vertical, "Pang & Tedrake 2018, eq. (23)", true,
-     PangTedrakeMiqp::memory_size, kInf, false, false, make<PangTedrakeMiqp>},
+     PangTedrakeMiqp::memory_size, kInf, false, false, make<PangTedrakeMiqp>, read_pang_tedrake_miqp_params},
     {Formulation::anitescu_qp, "anitescu_qp", WorldType::vertical,
      "Pang & Tedrake, \"Fast simulation of rigid multibody quasistatic systems with convex optimization\" (Anitescu's relaxation)", true, AnitescuQp::memory_size,
-     0.0, true, true, make<AnitescuQp>},
+     0.0, true, true, make<AnitescuQp>, read_anitescu_qp_params},
     {Formulation::ucp, "ucp", WorldType::vertical, "Pang, Trinkle & Lo 1996 (instantaneous)", false, no_memory, 0.0,
-     false, false, nullptr},
+     false, false, nullptr, no_params},
     {Formulation::ecp_ncp, "ecp_ncp", WorldType::body_on_plane, "Xie & Chakraborty 2016, eqs. (18)-(19)", true,
-     EcpNcp::memory_size, 0.0, false, false, make<EcpNcp>},
+     EcpNcp::memory_size, 0.0, false, false, make<EcpNcp>, read_ecp_ncp_params},
 }};
 
 constexpr bool rows_in_enum_order() {

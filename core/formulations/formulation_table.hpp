@@ -2,10 +2,10 @@
 // formulation is to the rest of the library: its name in scene files, the world it applies
 // in, the paper it implements, what its State carries from one step to the next, whether
 // the batch engine has a lane kernel for it, and how to build its stepper. The scene reader's
-// name lookup, initial_state, make_stepper and the batch engine's checks read this table;
-// reading each formulation's own scene parameters (core/scene.cpp, read_model) and the lane
-// dispatch (batch/batch_stepper.cpp) still switch on Formulation. docs/architecture.md shows
-// how to add a formulation.
+// name lookup and its parameter reading, initial_state, make_stepper and the batch engine's
+// checks read this table; the lane dispatch (batch/batch_stepper.cpp) and a few
+// formulation-specific checks of the scene reader still test for particular formulations.
+// docs/architecture.md shows how to add a formulation.
 #pragma once
 
 #include <memory>
@@ -17,6 +17,9 @@
 namespace qs {
 
 class Stepper;
+namespace json_input {
+class Node;
+}
 
 struct FormulationInfo {
   Formulation id;
@@ -41,6 +44,10 @@ struct FormulationInfo {
   bool lane_kernel;
   /// Builds its stepper for a Model (null when time_stepping is false).
   std::unique_ptr<Stepper> (*make_stepper)(const Model& m);
+  /// Reads its parameters from the scene's "model" object into m.params, refusing keys it
+  /// does not know (core/scene.cpp calls it once the world, bodies, joints and contacts are
+  /// read); throws SceneError naming the field.
+  void (*read_params)(const json_input::Node& model, Model& m);
 };
 
 /// Every formulation, in the order of the Formulation enumeration.

@@ -52,6 +52,7 @@ TEST(FormulationTable, HasOneRowPerFormulationInEnumerationOrderWithDistinctName
     EXPECT_TRUE(names.insert(std::string(table[i].name)).second) << table[i].name;
     EXPECT_EQ(table[i].time_stepping, table[i].make_stepper != nullptr) << table[i].name;
     EXPECT_NE(table[i].memory_size, nullptr) << table[i].name;
+    EXPECT_NE(table[i].read_params, nullptr) << table[i].name;
   }
 }
 

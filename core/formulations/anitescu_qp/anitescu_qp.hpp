@@ -147,4 +147,11 @@ class AnitescuQp final : public Stepper {
   PgsSettings pgs_;
 };
 
+namespace json_input {
+class Node;
+}
+/// Reads the "model" section of a scene whose formulation is anitescu_qp into m.params (the
+/// world, bodies, joints and contacts are read); throws SceneError naming the field.
+void read_anitescu_qp_params(const json_input::Node& model, Model& m);
+
 }  // namespace qs

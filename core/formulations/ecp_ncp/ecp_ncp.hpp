@@ -182,4 +182,11 @@ class EcpNcp : public Stepper {
   Eigen::VectorXd start_q_ = Eigen::VectorXd::Zero(13);  // the state a failed whole step restarts from
 };
 
+namespace json_input {
+class Node;
+}
+/// Reads the "model" section of a scene whose formulation is ecp_ncp into m.params (the
+/// world, bodies, joints and contacts are read); throws SceneError naming the field.
+void read_ecp_ncp_params(const json_input::Node& model, Model& m);
+
 }  // namespace qs

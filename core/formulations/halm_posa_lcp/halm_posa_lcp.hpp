@@ -119,4 +119,11 @@ class HalmPosaLcp final : public Stepper {
   int size_ = 0;
 };
 
+namespace json_input {
+class Node;
+}
+/// Reads the "model" section of a scene whose formulation is halm_posa_lcp into m.params (the
+/// world, bodies, joints and contacts are read); throws SceneError naming the field.
+void read_halm_posa_lcp_params(const json_input::Node& model, Model& m);
+
 }  // namespace qs

@@ -14,4 +14,11 @@ namespace qs {
 /// The stepper of a Model whose formulation is perfect_velocity_lcp.
 using PerfectVelocityLcp = HalmPosaLcp;
 
+namespace json_input {
+class Node;
+}
+/// Reads the "model" section of a scene whose formulation is perfect_velocity_lcp into m.params (the
+/// world, bodies, joints and contacts are read); throws SceneError naming the field.
+void read_perfect_velocity_lcp_params(const json_input::Node& model, Model& m);
+
 }  // namespace qs

@@ -223,4 +223,11 @@ class PangTedrakeMiqp final : public Stepper {
   bool reuse_ = true;     // set_reuse()
 };
 
+namespace json_input {
+class Node;
+}
+/// Reads the "model" section of a scene whose formulation is pang_tedrake_miqp into m.params (the
+/// world, bodies, joints and contacts are read); throws SceneError naming the field.
+void read_pang_tedrake_miqp_params(const json_input::Node& model, Model& m);
+
 }  // namespace qs

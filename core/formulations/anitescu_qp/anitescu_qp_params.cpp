@@ -1,0 +1,45 @@
+// The anitescu_qp section of a scene's "model" (docs/scene-format.md).
+#include <string>
+
+#include "core/formulations/anitescu_qp/anitescu_qp.hpp"
+#include "core/scene.hpp"
+
+namespace qs {
+
+void read_anitescu_qp_params(const json_input::Node& n, Model& m) {
+  FormulationParams& p = m.params;
+  n.expect_object({"formulation", "mode", "stiffness"});
+  if (auto mode = n.get("mode")) p.quasi_dynamic = mode->choice<bool>({{"quasistatic", false}, {"quasi_dynamic", true}});
+  // seed 002: the robots are impedances, tau_a = K_a (q̄_a' - (q_a + h v_a')) - tau_g, one
+  // stiffness per actuated joint (N/m or N m/rad). Required when there is a robot.
+  const int na = m.n_a;
+  Eigen::VectorXd K = Eigen::VectorXd::Zero(na);
+  if (auto k = n.get("stiffness")) {
+    if (k->raw().is_array()) {
+      if (static_cast<int>(k->raw().size()) != na)
+        k->fail("must be a number or an array of " + std::to_string(na) +
+                " numbers (one per velocity-controlled joint, in joint order)");
+      for (int a = 0; a < na; ++a) K[a] = k->item(static_cast<size_t>(a)).positive();
+    } else {
+      if (!k->raw().is_number()) k->fail("must be a number or an array of " + std::to_string(na) + " numbers");
+      K.setConstant(k->positive());
+    }
+  } else if (na > 0) {
+    throw SceneError(n.path() + ".stiffness",
+                     "missing (required by anitescu_qp: the impedance K_a of the " + std::to_string(na) +
+                         " velocity-controlled joints, a number or an array of " + std::to_string(na) + ")");
+  }
+  p.stiffness_Ka = K;
+  // Quasi-dynamic objects have mass (seed 002, "take 2"): a free body that rotates
+  // needs its moment of inertia, or its mass matrix is singular.
+  if (p.quasi_dynamic)
+    for (size_t b = 0; b < m.bodies.size(); ++b) {
+      const Body& body = m.bodies[b];
+      if (body.kind == BodyKind::free && body.dof[2] >= 0 && !body.inertia)
+        throw SceneError("bodies[" + std::to_string(b) + "].inertia",
+                         "missing (required by anitescu_qp in quasi_dynamic mode: body \"" + body.name +
+                             "\" rotates, and its mass matrix needs it)");
+    }
+}
+
+}  // namespace qs

@@ -1,0 +1,78 @@
+// The halm_posa_lcp and perfect_velocity_lcp sections of a scene's "model"
+// (docs/scene-format.md).
+#include <string>
+
+#include "core/formulations/halm_posa_lcp/halm_posa_lcp.hpp"
+#include "core/formulations/halm_posa_lcp/perfect_velocity_lcp.hpp"
+#include "core/limit_surface.hpp"
+#include "core/scene.hpp"
+#include "core/scene_reading.hpp"
+
+namespace qs {
+namespace {
+
+/// Halm & Posa 2018 move exactly one object in x, y and theta on the support; its limit
+/// surface is model.A or computed from the support.
+void check_tabletop_object(const json_input::Node& model, Model& m) {
+  int object = -1;
+  for (size_t b = 0; b < m.bodies.size(); ++b) {
+    if (m.bodies[b].kind != BodyKind::free) continue;
+    if (object >= 0)
+      model.child("formulation").fail("the tabletop models move exactly one object; bodies \"" +
+                                      m.bodies[object].name + "\" and \"" + m.bodies[b].name + "\" are both free");
+    object = static_cast<int>(b);
+  }
+  if (object < 0) model.child("formulation").fail("the tabletop models need one free body (the object)");
+  const Body& o = m.bodies[object];
+  if (o.dof[0] < 0 || o.dof[1] < 0 || o.dof[2] < 0)
+    throw SceneError("bodies[" + std::to_string(object) + "].dofs",
+                     "the tabletop models move the object in x, y and theta; all three are required");
+  // Seed 001 commands every manipulator DOF by velocity (eq. (15)); an effort joint
+  // would be an unknown the LCP of eqs. (31)-(38) has no row for.
+  for (size_t j = 0; j < m.joints.size(); ++j)
+    if (m.joints[j].control == Control::effort)
+      throw SceneError("joints[" + std::to_string(j) + "].control",
+                       "the tabletop models command every joint by velocity (Halm & Posa 2018, eq. (15)); joint \"" +
+                           m.joints[j].name + "\" is effort-controlled");
+  if (!m.params.limit_surface_A && !(m.world.support_friction > 0))
+    model.fail("needs the limit surface: give model.A, or world.support_friction > 0 to compute it");
+  // Bodies and shapes are read before the model section, so the support patch is known.
+  if (!m.params.limit_surface_A) {
+    m.params.limit_surface_A =
+        limit_surface_from_support(m, object, m.world.support_friction, m.world.gravity).A;
+    m.params.limit_surface_computed = true;
+  }
+}
+
+/// hp: Halm-Posa (A, B, c, relinearize); otherwise perfect velocity (A, relinearize).
+void read_tabletop_params(const json_input::Node& n, Model& m, bool hp) {
+  FormulationParams& p = m.params;
+  if (hp) n.expect_object({"formulation", "A", "B", "c", "relinearize"});
+  else n.expect_object({"formulation", "A", "relinearize"});
+  if (auto a = n.get("A")) p.limit_surface_A = Eigen::Matrix3d(read_spd(*a, 3));
+  if (auto r = n.get("relinearize")) p.relinearize_iterations = r->integer(0);
+  if (hp) {
+    // B is n_a x n_a: checked before it is allocated (the scene's size limit).
+    const double b_bytes = static_cast<double>(m.n_a) * m.n_a * sizeof(double);
+    if (b_bytes > static_cast<double>(kMaxWorldBytes))
+      n.fail("the gain matrix B of " + std::to_string(m.n_a) + " velocity-controlled joints would need " +
+             gib_text(b_bytes) + ", more than the limit of " + gib_text(static_cast<double>(kMaxWorldBytes)) +
+             " per world");
+    if (auto c = n.get("c")) p.feedback_scale_c = c->positive();
+    if (auto b = n.get("B")) {
+      if (b->raw().is_number()) p.gain_B = Eigen::MatrixXd::Identity(m.n_a, m.n_a) * b->positive();
+      else p.gain_B = read_spd(*b, m.n_a);
+    } else {
+      p.gain_B = Eigen::MatrixXd::Identity(m.n_a, m.n_a);
+    }
+  }
+  check_tabletop_object(n, m);
+}
+
+}  // namespace
+
+void read_halm_posa_lcp_params(const json_input::Node& n, Model& m) { read_tabletop_params(n, m, true); }
+
+void read_perfect_velocity_lcp_params(const json_input::Node& n, Model& m) { read_tabletop_params(n, m, false); }
+
+}  // namespace qs
