@@ -50,18 +50,17 @@ struct LaneWorkspace {
 };
 
 /// What one thread needs to step any world of the batch: nothing in it survives from one
-/// world to the next but buffers (the stepper's per-step results are overwritten).
+/// world to the next but buffers (the stepper's per-step results are overwritten). The
+/// Model is shared and read-only; a world's varied values and commands go into `params`.
 struct Workspace {
-  Model model;  // the thread's private copy; varied parameters and commands written per world
   std::unique_ptr<Stepper> stepper;
+  WorldParams params;  // the world being stepped: the scene's values, its varied ones written over them
   State state;
-  bool commands_overwritten = false;  // the joints' schedules hold a BatchCommands value
   std::unique_ptr<LaneWorkspace> lanes;  // the lane path only
-  Workspace(const Model& base, const PgsSettings& pgs, bool lane_path)
-      : model(base), stepper(make_stepper(model)) {
-    state = initial_state(model);
+  Workspace(const Model& m, const PgsSettings& pgs, bool lane_path) : stepper(make_stepper(m)), params(m) {
+    state = initial_state(m);
     if (auto* a = dynamic_cast<AnitescuQp*>(stepper.get())) a->set_pgs_settings(pgs);
-    if (lane_path) lanes = std::make_unique<LaneWorkspace>(model);
+    if (lane_path) lanes = std::make_unique<LaneWorkspace>(m);
   }
 };
 
@@ -74,6 +73,7 @@ std::string lane_path_reason(const WorldBatch& b, const BatchOptions& o) {
   if (m.formulation == Formulation::anitescu_qp && !m.params.quasi_dynamic)
     return "no lane kernel for anitescu_qp's quasistatic mode yet";
   if (o.scalar) return "--scalar";
+  if (!(b.step_size() > 0) || !std::isfinite(b.step_size())) return "the scalar stepper reports this batch's bad h";
   if (halm_posa) {
     if (4 * m.n_slots() > kHalmPosaTemplateCapacity)
       return std::to_string(m.n_slots()) + " contact slots, more than the lane template's " +
@@ -81,7 +81,7 @@ std::string lane_path_reason(const WorldBatch& b, const BatchOptions& o) {
     if (!halm_posa_template_applies(m)) return "the scalar stepper reports this model's bad input";
   } else {
     const int na = m.n_a;
-    if (m.world.type != WorldType::vertical || !(m.step.h > 0) || m.n_q() == 0 ||
+    if (m.world.type != WorldType::vertical || m.n_q() == 0 ||
         (na > 0 && (!m.params.stiffness_Ka || m.params.stiffness_Ka->size() != na ||
                     !(m.params.stiffness_Ka->minCoeff() > 0))))
       return "the scalar stepper reports this model's bad input";
@@ -110,6 +110,7 @@ struct BatchStepper::Impl {
   std::vector<int> model_parameters; // varied parameters that change the Model (not only the start)
   bool lane_path = false;
   std::string path;
+  // Every stepper is built for the Model and stepped with a world's WorldParams.
   std::vector<int> pair_param;  // lane path: the varied parameter of each pair's friction, or -1
   int c_param = -1;             // lane path (halm_posa): the varied parameter model.c, or -1
   std::atomic<long> fallbacks{0};
@@ -151,7 +152,10 @@ struct BatchStepper::Impl {
   /// step() (a lane whose template step was not accepted).
   void step_world(WorldBatch& b, Workspace& ws, int w, const BatchCommands& c, bool fallback_only = false) {
     if (b.failed(w)) return;
-    for (int k : model_parameters) apply_parameter(ws.model, *base, b.varied(k), b.param_value(k)[w]);
+    WorldParams& p = ws.params;
+    p.h = b.step_size();
+    for (int k : model_parameters) p.set(*base, b.varied(k), b.param_value(k)[w]);
+    p.commanded = c.velocity != nullptr;
     if (c.velocity) {
       for (size_t a = 0; a < commanded_joint.size(); ++a) {
         const double u = c.velocity[a * static_cast<size_t>(c.stride) + w];
@@ -160,23 +164,13 @@ struct BatchStepper::Impl {
                         "the command for joint \"" + base->joints[commanded_joint[a]].name + "\" is not finite");
           return;
         }
-        ws.model.joints[commanded_joint[a]].command.set_constant(u);
+        p.command[a] = u;
       }
-      ws.commands_overwritten = true;
-    } else if (ws.commands_overwritten) {  // back to the scene's schedules (allocates, once)
-      for (int j : commanded_joint) ws.model.joints[j].command = base->joints[j].command;
-      ws.commands_overwritten = false;
     }
     b.load_state(w, ws.state);
     const int step = ws.state.step;
-    Status st;
-    if (!fallback_only) {
-      st = ws.stepper->step(ws.model, ws.state);
-    } else if (auto* a = dynamic_cast<AnitescuQp*>(ws.stepper.get())) {
-      st = a->step_fallback(ws.model, ws.state);
-    } else {
-      st = static_cast<HalmPosaLcp&>(*ws.stepper).step_fallback(ws.model, ws.state);
-    }
+    const Status st =
+        fallback_only ? ws.stepper->step_fallback(*base, p, ws.state) : ws.stepper->step(*base, p, ws.state);
     const StepReport& r = ws.stepper->report();
     if (st != Status::solved) {
       b.set_failure(w, st, step, r.detail);
@@ -214,6 +208,10 @@ struct BatchStepper::Impl {
     }
     LaneWorkspace& L = *ws.lanes;
     const int na = m.n_a;
+    // What every lane shares: the batch's h, the scene's values (a varied friction or c, and
+    // the commands, travel in the lanes).
+    ws.params.h = b.step_size();
+    ws.params.commanded = false;
     if (c.velocity) {
       for (int l = 0; l < W; ++l) {
         if (!live[l]) continue;
@@ -258,8 +256,9 @@ struct BatchStepper::Impl {
       return;
     }
     AnitescuStepWorkspace<Lane>& S = *L.anitescu;
-    anitescu_quasi_dynamic_step<Lane>(m, S, L.q.data(), L.ref.data(), L.mu.data(), c.velocity ? L.u.data() : nullptr,
-                                      L.warm.data(), t, m.step.h, options.anitescu_pgs);
+    anitescu_quasi_dynamic_step<Lane>(m, ws.params, S, L.q.data(), L.ref.data(), L.mu.data(),
+                                      c.velocity ? L.u.data() : nullptr, L.warm.data(), t, options.anitescu_pgs);
+    const double h = ws.params.h;
     // The common case, every lane a live world and accepted: whole-row vector stores, the
     // same values (and bits) as the per-lane loop below.
     bool all_ok = true;
@@ -268,7 +267,7 @@ struct BatchStepper::Impl {
       for (int i = 0; i < m.n_q(); ++i) S.q_out[i].store(b.world_q(i) + first_world);
       for (int a = 0; a < na; ++a) S.qbar[a].store(b.world_q_a_ref(a) + first_world);
       for (int r = 0; r < b.memory_rows(); ++r) S.z[r].store(b.world_memory(r) + first_world);
-      (Lane::load(b.world_time() + first_world) + Lane(m.step.h)).store(b.world_time() + first_world);  // s.t += h
+      (Lane::load(b.world_time() + first_world) + Lane(h)).store(b.world_time() + first_world);  // s.t += h
       const Lane res = Lane::load(b.world_max_residual() + first_world);
       select(res < S.kkt, S.kkt, res).store(b.world_max_residual() + first_world);  // std::max(res, kkt)
       for (int l = 0; l < W; ++l) {
@@ -291,7 +290,7 @@ struct BatchStepper::Impl {
       for (int i = 0; i < m.n_q(); ++i) b.world_q(i)[w] = S.q_out[i][l];
       for (int a = 0; a < na; ++a) b.world_q_a_ref(a)[w] = S.qbar[a][l];
       for (int r = 0; r < b.memory_rows(); ++r) b.world_memory(r)[w] = S.z[r][l];
-      b.world_time()[w] += m.step.h;  // s.t += h
+      b.world_time()[w] += h;  // s.t += h
       ++b.world_step()[w];
       b.world_status()[w] = Status::solved;
       b.world_pivots()[w] += S.pgs_result.iterations[l];
@@ -315,13 +314,14 @@ struct BatchStepper::Impl {
       for (int l = 0; l < W; ++l) L.c.set(l, row[first_world + (live[l] ? l : first)]);
       c_scale = &L.c;
     }
-    halm_posa_template_step<Lane>(m, H, L.q.data(), L.mu.data(), c_scale, c.velocity ? L.u.data() : nullptr, t,
-                                  m.step.h);
+    halm_posa_template_step<Lane>(m, ws.params, H, L.q.data(), L.mu.data(), c_scale,
+                                  c.velocity ? L.u.data() : nullptr, t);
+    const double h = ws.params.h;
     bool all_ok = true;
     for (int l = 0; l < W; ++l) all_ok = all_ok && live[l] && H.ok[l];
     if (all_ok) {
       for (int i = 0; i < m.n_q(); ++i) H.q_end[i].store(b.world_q(i) + first_world);
-      (Lane::load(b.world_time() + first_world) + Lane(m.step.h)).store(b.world_time() + first_world);  // s.t += h
+      (Lane::load(b.world_time() + first_world) + Lane(h)).store(b.world_time() + first_world);  // s.t += h
     }
     for (int l = 0; l < W; ++l) {
       if (!live[l]) continue;
@@ -333,7 +333,7 @@ struct BatchStepper::Impl {
       }
       if (!all_ok) {
         for (int i = 0; i < m.n_q(); ++i) b.world_q(i)[w] = H.q_end[i][l];
-        b.world_time()[w] += m.step.h;  // s.t += h
+        b.world_time()[w] += h;  // s.t += h
       }
       ++b.world_step()[w];
       b.world_status()[w] = Status::solved;

@@ -179,10 +179,11 @@ std::string describe(const SuccessCriterion& s, const Model& m) {
          exact(s.tolerance[2]) + "]";
 }
 
-/// The object's world pose from a world's q on a Model whose per-world parameters are set.
-std::array<double, 3> object_pose(const Model& m, int body, const double* q) {
+/// The object's world pose from a world's q and parameters (the pose components that are
+/// not DOFs).
+std::array<double, 3> object_pose(const Model& m, const WorldParams& wp, int body, const double* q) {
   const Body& b = m.bodies[body];
-  std::array<double, 3> p = b.pose;
+  std::array<double, 3> p = wp.body_pose[body];
   for (int k = 0; k < 3; ++k)
     if (b.dof[k] >= 0) p[k] = q[b.dof[k]];
   return p;
@@ -197,15 +198,15 @@ struct Tracker {
   std::array<double, 3> last_pose{};  // the object's pose in the last state reached
 };
 
-/// One thread's scratch for judging worlds: the Model with a world's parameters applied
-/// (only when some varied parameter changes the Model), and the kinematics buffers.
+/// One thread's scratch for judging worlds: a world's parameters (its varied values over
+/// the scene's), and the kinematics buffers.
 struct JudgeWorkspace {
-  Model model;
+  WorldParams params;
   std::vector<double> q;
   std::vector<Pose2<double>> pose;
   std::vector<Pose2<double>> frame;
   explicit JudgeWorkspace(const Model& base)
-      : model(base), q(static_cast<std::size_t>(std::max(base.n_q(), 1))), pose(base.bodies.size()),
+      : params(base), q(static_cast<std::size_t>(std::max(base.n_q(), 1))), pose(base.bodies.size()),
         frame(std::max<std::size_t>(base.joints.size(), 1)) {}
 };
 
@@ -334,16 +335,16 @@ McRun run_monte_carlo(const Scene& scene, const McOptions& o) {
       Tracker& tr = trackers[static_cast<std::size_t>(w)];
       // world_failed_step is the steps the world completed: later states were never reached.
       if (b.failed(w) && step > b.world_failed_step()[w]) return;
-      for (int k : model_params) apply_parameter(ws.model, m, b.varied(k), b.param_value(k)[w]);
+      for (int k : model_params) ws.params.set(m, b.varied(k), b.param_value(k)[w]);
       for (int i = 0; i < m.n_q(); ++i) ws.q[static_cast<std::size_t>(i)] = b.world_q(i)[w];
-      const std::array<double, 3> p = object_pose(ws.model, object, ws.q.data());
+      const std::array<double, 3> p = object_pose(m, ws.params, object, ws.q.data());
       tr.last_pose = p;
       const long idx = done + w;
       if (idx < keep) run.trajectories[static_cast<std::size_t>(idx)].pose[static_cast<std::size_t>(step)] = p;
       if (!tr.touched && !robot_slots.empty()) {
-        forward_kinematics(ws.model, ws.q.data(), ws.pose.data(), ws.frame.data());
+        forward_kinematics(m, ws.params, ws.q.data(), ws.pose.data(), ws.frame.data());
         for (int s : robot_slots)
-          if (contact_frame(ws.model, s, ws.pose.data()).phi <= kTouchDistance) {
+          if (contact_frame(m, s, ws.pose.data(), ws.params.scales()).phi <= kTouchDistance) {
             tr.touched = true;
             break;
           }

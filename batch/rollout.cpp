@@ -12,12 +12,12 @@
 namespace qs {
 
 Rollout::Rollout(std::shared_ptr<const Model> model, BatchOptions options)
-    : base_(std::move(model)), model_(base_), options_(options) {
-  if (!base_) throw BatchError("rollout: no model");
-  if (const std::string why = batch_unsupported_reason(*base_); !why.empty())
-    throw BatchError("rollout: cannot step formulation " + std::string(to_string(base_->formulation)) + ": " + why);
-  pose_.resize(base_->bodies.size());
-  frame_.resize(std::max<std::size_t>(base_->joints.size(), 1));
+    : model_(std::move(model)), options_(options) {
+  if (!model_) throw BatchError("rollout: no model");
+  if (const std::string why = batch_unsupported_reason(*model_); !why.empty())
+    throw BatchError("rollout: cannot step formulation " + std::string(to_string(model_->formulation)) + ": " + why);
+  pose_.resize(model_->bodies.size());
+  frame_.resize(std::max<std::size_t>(model_->joints.size(), 1));
 }
 
 Rollout::~Rollout() = default;
@@ -25,7 +25,7 @@ Rollout::~Rollout() = default;
 const RolloutResult& Rollout::propagate(std::span<const State> states, std::span<const double> actions, double h,
                                         int steps) {
   std::lock_guard<std::mutex> lock(mutex_);
-  const Model& base = *base_;
+  const Model& base = *model_;
   const int n = static_cast<int>(states.size()), na = base.n_a;
   if (n < 1) throw BatchError("rollout: no states to propagate");
   if (!(h > 0) || !std::isfinite(h)) throw BatchError("rollout: h must be a finite number > 0");
@@ -42,14 +42,10 @@ const RolloutResult& Rollout::propagate(std::span<const State> states, std::span
                        "; start from initial_state)");
   }
 
-  // A new batch only when the pair count or h changes (the only allocations of a call).
-  if (!batch_ || batch_->size() != n || model_->step.h != h) {
+  // A new batch only when the pair count changes (the only allocations of a call); h is the
+  // batch's step size, the Model stays as it is.
+  if (!batch_ || batch_->size() != n) {
     stepper_.reset();
-    if (model_->step.h != h) {
-      auto m = std::make_shared<Model>(base);
-      m->step.h = h;
-      model_ = std::move(m);
-    }
     batch_ = std::make_unique<WorldBatch>(model_, n);
     stepper_ = std::make_unique<BatchStepper>(*batch_, options_);
     command_.assign(static_cast<std::size_t>(std::max(na, 1)) * static_cast<std::size_t>(batch_->row_stride()), 0.0);
@@ -60,6 +56,7 @@ const RolloutResult& Rollout::propagate(std::span<const State> states, std::span
     result_.failed_step.assign(static_cast<std::size_t>(n), -1);
   }
   WorldBatch& b = *batch_;
+  b.set_step_size(h);
   b.clear_outcomes();
   for (int i = 0; i < n; ++i) b.store_state(i, states[static_cast<std::size_t>(i)]);
   const int stride = b.row_stride();  // the batch's own rows' spacing (no cache-set aliasing)

@@ -53,7 +53,7 @@ class Rollout {
   Rollout(const Rollout&) = delete;
   Rollout& operator=(const Rollout&) = delete;
 
-  /// Steps every pair `steps` times with time step h (> 0; it replaces the Model's step.h)
+  /// Steps every pair `steps` times with time step h (> 0; used instead of the Model's step.h)
   /// from states[i] under its action sequence. actions has states.size() * steps * n_a
   /// entries. Throws BatchError (one line) for a size mismatch, h <= 0 or not finite, steps
   /// < 0, or a State of the wrong size; a pair whose step fails (including a non-finite
@@ -64,8 +64,7 @@ class Rollout {
   const Model& model() const { return *model_; }
 
  private:
-  std::shared_ptr<const Model> base_;
-  std::shared_ptr<const Model> model_;  // base_ with the h of the current batch
+  std::shared_ptr<const Model> model_;
   BatchOptions options_;
   std::mutex mutex_;
   std::unique_ptr<WorldBatch> batch_;

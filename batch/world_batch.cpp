@@ -61,24 +61,6 @@ std::string gib(std::size_t bytes) {
 }
 
 
-/// The Model's own value of a parameter.
-double model_value(const Model& m, const ParameterRef& r) {
-  using K = ParameterRef::Kind;
-  switch (r.kind) {
-    case K::body_mass: return m.bodies[r.index].mass;
-    case K::body_pose_x: return m.bodies[r.index].pose[0];
-    case K::body_pose_y: return m.bodies[r.index].pose[1];
-    case K::body_pose_theta: return m.bodies[r.index].pose[2];
-    case K::body_scale: return 1.0;
-    case K::joint_position: return m.joints[r.index].initial_position;
-    case K::pair_friction: return r.pairs.empty() ? 0.0 : m.pairs[r.pairs.front()].friction;
-    case K::joint_stiffness: return (*m.params.stiffness_Ka)[r.index];
-    case K::model_stiffness: return m.params.stiffness_K;
-    case K::model_c: return m.params.feedback_scale_c;
-  }
-  return 0.0;
-}
-
 /// Why a batch cannot vary r in model m, or empty.
 std::string cannot_vary(const Model& m, const ParameterRef& r) {
   using K = ParameterRef::Kind;
@@ -110,6 +92,7 @@ WorldBatch::WorldBatch(std::shared_ptr<const Model> m, int worlds, std::vector<P
   if (!model_) throw BatchError("batch: no model");
   if (worlds < 1) throw BatchError("batch: the number of worlds must be at least 1 (got " + std::to_string(worlds) + ")");
   const Model& mo = *model_;
+  step_size_ = mo.step.h;
   for (size_t k = 0; k < varied_.size(); ++k) {
     for (size_t j = 0; j < k; ++j)
       if (varied_[j].same_as(varied_[k]))
@@ -142,7 +125,7 @@ WorldBatch::WorldBatch(std::shared_ptr<const Model> m, int worlds, std::vector<P
   status_ = reinterpret_cast<Status*>(carve_doubles(1));
   params_ = carve_doubles(varied_.size());
   for (int k = 0; k < varied_count(); ++k) {
-    const double v = model_value(mo, varied_[k]);
+    const double v = scene_value(mo, varied_[k]);
     for (int w = 0; w < padded_; ++w) param_value(k)[w] = v;
   }
   detail_.resize(static_cast<std::size_t>(worlds_));
@@ -302,50 +285,9 @@ std::uint64_t WorldBatch::hash() const {
   return h;
 }
 
-bool is_start_parameter(const Model& m, const ParameterRef& r) {
-  using K = ParameterRef::Kind;
-  switch (r.kind) {
-    case K::joint_position: return true;
-    case K::body_pose_x:
-    case K::body_pose_y:
-    case K::body_pose_theta: {
-      const Body& b = m.bodies[r.index];
-      return b.kind == BodyKind::free && b.dof[static_cast<int>(r.kind) - static_cast<int>(K::body_pose_x)] >= 0;
-    }
-    default: return false;
-  }
-}
-
-void apply_parameter(Model& m, const Model& base, const ParameterRef& r, double value) {
-  using K = ParameterRef::Kind;
-  switch (r.kind) {
-    case K::body_mass: m.bodies[r.index].mass = value; break;
-    case K::body_pose_x:
-    case K::body_pose_y:
-    case K::body_pose_theta:
-      // A fixed body's pose is part of the Model, and so is a free body's pose component
-      // that is not a DOF (it stays at Body::pose); a DOF's is only its start (reset()).
-      if (!is_start_parameter(m, r))
-        m.bodies[r.index].pose[static_cast<int>(r.kind) - static_cast<int>(K::body_pose_x)] = value;
-      break;
-    case K::body_scale:
-      // A uniform size factor about the body frame's origin: core points and roundings.
-      for (int s : m.bodies[r.index].shapes) {
-        const Shape& b = base.shapes[s];
-        Shape& out = m.shapes[s];
-        out.radius = b.radius * value;
-        for (size_t i = 0; i < b.points.size(); ++i) out.points[i] = value * b.points[i];
-      }
-      break;
-    case K::joint_position: break;  // the start only (reset())
-    case K::pair_friction:
-      for (int p : r.pairs) m.pairs[p].friction = value;
-      break;
-    // Gains: the steppers read them from the Model every step.
-    case K::joint_stiffness: (*m.params.stiffness_Ka)[r.index] = value; break;
-    case K::model_stiffness: m.params.stiffness_K = value; break;
-    case K::model_c: m.params.feedback_scale_c = value; break;
-  }
+void WorldBatch::set_step_size(double h) {
+  if (!(h > 0) || !std::isfinite(h)) throw BatchError("batch: h must be a finite number > 0");
+  step_size_ = h;
 }
 
 }  // namespace qs

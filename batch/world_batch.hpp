@@ -8,7 +8,8 @@
 // path); they are never counted, hashed or reported.
 //
 // Per-world parameters (the scene's overrides, or Monte Carlo samples) are the Model's
-// varied parameters (core/scene.hpp ParameterRef): each has an array over worlds. Nothing
+// varied parameters (core/world_params.hpp ParameterRef): each has an array over worlds,
+// from which a stepper's WorldParams is filled (the Model itself never changes). Nothing
 // is allocated after construction except a failed world's one-line reason.
 #pragma once
 
@@ -64,6 +65,11 @@ class WorldBatch {
   /// different cache sets; world_batch.cpp).
   int row_stride() const { return stride_; }
   int lane_width() const { return lane_width_; }
+
+  /// The step size h (s) every world of the batch is stepped with: the scene's step.h
+  /// unless set. BatchError unless a finite number > 0.
+  double step_size() const { return step_size_; }
+  void set_step_size(double h);
 
   // ---- state, one row per component, padded_size() entries each (rows row_stride() apart)
   double* world_q(int dof) { return q_ + static_cast<std::size_t>(dof) * stride_; }              // (n_q x padded)
@@ -125,6 +131,7 @@ class WorldBatch {
 
   std::shared_ptr<const Model> model_;
   int worlds_ = 0, padded_ = 0, stride_ = 0, lane_width_ = 1;
+  double step_size_ = 0.0;
   bool has_ref_ = false;
   int memory_rows_ = 0;
   double memory_start_ = 0.0;  // the value initial_state gives every memory entry
@@ -138,13 +145,5 @@ class WorldBatch {
   std::vector<std::string> detail_;
 };
 
-/// The parameter sets only a world's start (reset()): a joint position, or a free body's
-/// pose component that is one of its DOFs. The others change the Model (apply_parameter).
-bool is_start_parameter(const Model& m, const ParameterRef& r);
-
-/// Applies world-independent parameter `ref` = value to a Model (a thread's private copy),
-/// where `base` is the Model as loaded (scale is applied to base's shape geometry).
-/// Start parameters (is_start_parameter) change the start, not the Model: no-op here.
-void apply_parameter(Model& m, const Model& base, const ParameterRef& ref, double value);
 
 }  // namespace qs

@@ -9,9 +9,9 @@ ContactWorkspace::ContactWorkspace(const Model& m)
       J_n(m.n_slots(), m.n_q()),
       J_t(m.n_slots(), m.n_q()) {}
 
-int scan_contacts(const Model& m, const double* q, ContactWorkspace& ws, char* active, double* phi, int* slots,
-                  int capacity) {
-  ws.evaluate(m, q);
+int scan_contacts(const Model& m, const WorldParams& p, const double* q, ContactWorkspace& ws, char* active,
+                  double* phi, int* slots, int capacity) {
+  ws.evaluate(m, p, q);
   int nc = 0;
   for (int i = 0; i < m.n_slots(); ++i) {
     active[i] = ws.active(m, i);
@@ -23,10 +23,17 @@ int scan_contacts(const Model& m, const double* q, ContactWorkspace& ws, char* a
   return nc;
 }
 
-void ContactWorkspace::evaluate(const Model& m, const double* q) {
-  forward_kinematics(m, q, body_pose.data(), joint_frame.data());
+void ContactWorkspace::evaluate(const Model& m, const double* q) { evaluate_with(m, q, nullptr, nullptr); }
+
+void ContactWorkspace::evaluate(const Model& m, const WorldParams& p, const double* q) {
+  evaluate_with(m, q, p.body_pose.data(), p.scales());
+}
+
+void ContactWorkspace::evaluate_with(const Model& m, const double* q, const std::array<double, 3>* pose,
+                                     const double* scale) {
+  forward_kinematics(m, q, body_pose.data(), joint_frame.data(), pose);
   for (int i = 0; i < m.n_slots(); ++i) {
-    frame[i] = contact_frame(m, i, body_pose.data());
+    frame[i] = contact_frame(m, i, body_pose.data(), scale);
     contact_jacobian_rows(m, i, frame[i], body_pose.data(), joint_frame.data(), J_n.row(i).data(), J_t.row(i).data());
   }
 }

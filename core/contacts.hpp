@@ -33,6 +33,12 @@ struct ContactFrame {
 
 namespace detail {
 
+/// A body-frame point p of a shape, scaled by `scale` about the body origin (1 as loaded:
+/// no multiplication then, so a scene's own geometry is used exactly as compiled).
+inline Vec2<double> scaled(const Vec2<double>& p, const double* scale, int body) {
+  return scale ? scale[body] * p : p;
+}
+
 template <class T>
 Vec2<T> to_world(const Pose2<T>& pose, const Vec2<double>& p) {
   return pose.apply(Vec2<T>{T(p.x), T(p.y)});
@@ -40,20 +46,21 @@ Vec2<T> to_world(const Pose2<T>& pose, const Vec2<double>& p) {
 
 /// The query of world point p against the core of shape `s` of a body at `pose`.
 template <class T>
-geometry::PointQuery<T> query_core(const Shape& s, const Pose2<T>& pose, const Vec2<T>& p) {
+geometry::PointQuery<T> query_core(const Shape& s, const Pose2<T>& pose, const Vec2<T>& p, const double* scale) {
   switch (s.core) {
     case ShapeCore::point:
-      return geometry::point_to_point(p, to_world(pose, s.points[0]));
+      return geometry::point_to_point(p, to_world(pose, scaled(s.points[0], scale, s.body)));
     case ShapeCore::segment:
-      return geometry::point_to_segment(p, to_world(pose, s.points[0]), to_world(pose, s.points[1]));
+      return geometry::point_to_segment(p, to_world(pose, scaled(s.points[0], scale, s.body)),
+                                        to_world(pose, scaled(s.points[1], scale, s.body)));
     case ShapeCore::half_plane:
-      return geometry::point_to_half_plane(p, to_world(pose, s.points[0]),
+      return geometry::point_to_half_plane(p, to_world(pose, scaled(s.points[0], scale, s.body)),
                                            pose.rotate(Vec2<T>{T(s.normal.x), T(s.normal.y)}));
     case ShapeCore::polygon:
     default: {
       std::array<Vec2<T>, kMaxPolygonVertices> v;
       const int n = static_cast<int>(s.points.size());
-      for (int i = 0; i < n; ++i) v[i] = to_world(pose, s.points[i]);
+      for (int i = 0; i < n; ++i) v[i] = to_world(pose, scaled(s.points[i], scale, s.body));
       return geometry::point_to_polygon(p, v.data(), n);
     }
   }
@@ -61,19 +68,22 @@ geometry::PointQuery<T> query_core(const Shape& s, const Pose2<T>& pose, const V
 
 }  // namespace detail
 
-/// The frame of one slot from body poses (forward_kinematics).
+/// The frame of one slot from body poses (forward_kinematics). `body_scale` (bodies.size(),
+/// WorldParams::scales) scales each body's shapes; null: as the scene gives them.
 template <class T>
-ContactFrame<T> contact_frame(const Model& m, int slot, const Pose2<T>* body_pose) {
+ContactFrame<T> contact_frame(const Model& m, int slot, const Pose2<T>* body_pose, const double* body_scale = nullptr) {
   const ContactSlot& cs = m.slots[slot];
   const Shape& f = m.shapes[cs.feature_shape];
   const Shape& o = m.shapes[cs.other_shape];
-  const Vec2<T> pf = detail::to_world(body_pose[f.body], f.points[cs.feature_index]);
-  const geometry::PointQuery<T> qr = detail::query_core(o, body_pose[o.body], pf);
+  const Vec2<T> pf = detail::to_world(body_pose[f.body], detail::scaled(f.points[cs.feature_index], body_scale, f.body));
+  const geometry::PointQuery<T> qr = detail::query_core(o, body_pose[o.body], pf, body_scale);
   const Vec2<T>& u = qr.direction;
+  const double r_f = body_scale ? f.radius * body_scale[f.body] : f.radius;
+  const double r_o = body_scale ? o.radius * body_scale[o.body] : o.radius;
   ContactFrame<T> out;
-  out.phi = qr.distance - T(f.radius) - T(o.radius);
-  const Vec2<T> p_other = qr.closest + T(o.radius) * u;
-  const Vec2<T> p_feature = pf - T(f.radius) * u;
+  out.phi = qr.distance - T(r_f) - T(r_o);
+  const Vec2<T> p_other = qr.closest + T(r_o) * u;
+  const Vec2<T> p_feature = pf - T(r_f) * u;
   out.normal = cs.feature_on_b ? u : -u;
   out.point_a = cs.feature_on_b ? p_other : p_feature;
   out.point_b = cs.feature_on_b ? p_feature : p_other;
@@ -111,7 +121,9 @@ struct ContactWorkspace {
   RowMatrix J_t;                           // (n_slots x n_q), columns [u | a]
 
   explicit ContactWorkspace(const Model& m);
-  /// Poses, frames and Jacobians of every slot at configuration q (n_q entries).
+  /// Poses, frames and Jacobians of every slot at configuration q (n_q entries), with one
+  /// world's poses and sizes (p), or with the scene's own.
+  void evaluate(const Model& m, const WorldParams& p, const double* q);
   void evaluate(const Model& m, const double* q);
   bool active(const Model& m, int slot) const { return frame[slot].phi <= m.contact_margin; }
 
@@ -119,6 +131,9 @@ struct ContactWorkspace {
   auto J_n_a(const Model& m) const { return J_n.rightCols(m.n_a); }
   auto J_t_u(const Model& m) const { return J_t.leftCols(m.n_u); }
   auto J_t_a(const Model& m) const { return J_t.rightCols(m.n_a); }
+
+ private:
+  void evaluate_with(const Model& m, const double* q, const std::array<double, 3>* pose, const double* scale);
 };
 
 /// Stages 1-2 of a step, shared by the steppers that pose their problem over the active
@@ -127,7 +142,7 @@ struct ContactWorkspace {
 /// phi[i] (n_slots each). The active slots' indices, in slot order, go into slots[0..];
 /// at most `capacity` of them are written. Returns how many slots are active (all of them,
 /// also beyond the capacity, so that a step can report it).
-int scan_contacts(const Model& m, const double* q, ContactWorkspace& ws, char* active, double* phi, int* slots,
-                  int capacity);
+int scan_contacts(const Model& m, const WorldParams& p, const double* q, ContactWorkspace& ws, char* active,
+                  double* phi, int* slots, int capacity);
 
 }  // namespace qs

@@ -2,17 +2,18 @@
 
 namespace qs {
 
-void generalized_external_force(const Model& m, const Pose2<double>* body_pose, const Pose2<double>* joint_frame,
-                                double t, double* out) {
+void generalized_external_force(const Model& m, const WorldParams& p, const Pose2<double>* body_pose,
+                                const Pose2<double>* joint_frame, double t, double* out) {
   for (int k = 0; k < m.n_q(); ++k) out[k] = 0.0;
   // Gravity in the plane exists only in the vertical world (tabletop: it presses the
   // object onto the support and enters through the limit surface instead).
   if (m.world.type == WorldType::vertical) {
     for (size_t b = 0; b < m.bodies.size(); ++b) {
       const Body& body = m.bodies[b];
-      if (body.kind == BodyKind::fixed || body.mass == 0.0) continue;
+      const double mass = p.body_mass[b];
+      if (body.kind == BodyKind::fixed || mass == 0.0) continue;
       const Vec2<double> com = body_pose[b].apply(body.com);
-      add_point_jacobian(m, static_cast<int>(b), com, Vec2<double>{0.0, -1.0}, body.mass * m.world.gravity,
+      add_point_jacobian(m, static_cast<int>(b), com, Vec2<double>{0.0, -1.0}, mass * m.world.gravity,
                          body_pose, joint_frame, out);
     }
   }
@@ -33,9 +34,9 @@ void generalized_external_force(const Model& m, const Pose2<double>* body_pose, 
     if (j.control == Control::effort) out[j.dof] += j.command(t);
 }
 
-void commanded_displacements(const Model& m, double t, double h, double* out) {
+void commanded_displacements(const Model& m, const WorldParams& p, double t, double* out) {
   for (const Joint& j : m.joints)
-    if (j.control == Control::velocity) out[j.dof - m.n_u] = h * j.command(t);
+    if (j.control == Control::velocity) out[j.dof - m.n_u] = p.h * p.velocity(m, j, t);
 }
 
 }  // namespace qs

@@ -3,23 +3,30 @@
 // caller-provided storage and allocate nothing.
 #pragma once
 
+#include <array>
+
 #include "core/model.hpp"
+#include "core/world_params.hpp"
 
 namespace qs {
 
 /// Body poses (bodies.size()) and joint frames (joints.size(), the world pose of each
 /// joint's frame before its own motion: parent pose composed with the joint origin).
+/// `given_pose` (bodies.size(), WorldParams::body_pose) places fixed bodies and the free
+/// bodies' components that are not DOFs; null: where the scene put them (Body::pose).
 template <class T>
-void forward_kinematics(const Model& m, const T* q, Pose2<T>* body_pose, Pose2<T>* joint_frame) {
+void forward_kinematics(const Model& m, const T* q, Pose2<T>* body_pose, Pose2<T>* joint_frame,
+                        const std::array<double, 3>* given_pose = nullptr) {
   for (int b : m.body_order) {
     const Body& body = m.bodies[b];
+    const std::array<double, 3>& pose = given_pose ? given_pose[b] : body.pose;
     switch (body.kind) {
       case BodyKind::fixed:
-        body_pose[b] = Pose2<T>::from_xytheta(T(body.pose[0]), T(body.pose[1]), T(body.pose[2]));
+        body_pose[b] = Pose2<T>::from_xytheta(T(pose[0]), T(pose[1]), T(pose[2]));
         break;
       case BodyKind::free: {
         T c[3];
-        for (int k = 0; k < 3; ++k) c[k] = body.dof[k] >= 0 ? q[body.dof[k]] : T(body.pose[k]);
+        for (int k = 0; k < 3; ++k) c[k] = body.dof[k] >= 0 ? q[body.dof[k]] : T(pose[k]);
         body_pose[b] = Pose2<T>::from_xytheta(c[0], c[1], c[2]);
         break;
       }
@@ -37,6 +44,12 @@ void forward_kinematics(const Model& m, const T* q, Pose2<T>* body_pose, Pose2<T
       }
     }
   }
+}
+
+/// forward_kinematics with one world's poses (WorldParams::body_pose).
+template <class T>
+void forward_kinematics(const Model& m, const WorldParams& p, const T* q, Pose2<T>* body_pose, Pose2<T>* joint_frame) {
+  forward_kinematics(m, q, body_pose, joint_frame, p.body_pose.data());
 }
 
 /// Calls visit(dof, column) with column = dp/dq_dof for every coordinate that moves the
@@ -93,13 +106,13 @@ void add_angular_jacobian(const Model& m, int body, const T& sign, T* row) {
 /// center of mass), the scene's loads, and the efforts of effort-controlled joints. This is
 /// tau(q) of seed 000 eq. (8) and, on the object and joints, -g_obj and (tau - g_man) of
 /// seed 004 eqs. (2)-(3) with the sign convention that a positive entry pushes q up.
-/// `out` is overwritten; poses come from forward_kinematics at the same q.
-void generalized_external_force(const Model& m, const Pose2<double>* body_pose,
+/// `out` is overwritten; poses come from forward_kinematics at the same q; masses from p.
+void generalized_external_force(const Model& m, const WorldParams& p, const Pose2<double>* body_pose,
                                 const Pose2<double>* joint_frame, double t, double* out);
 
-/// The commanded displacement of every velocity-controlled joint over a step of h, h u(t)
-/// with u sampled at t (the middle of the step), into out[dof - n_u] (n_a entries; entries of
-/// effort-controlled joints are left alone).
-void commanded_displacements(const Model& m, double t, double h, double* out);
+/// The commanded displacement of every velocity-controlled joint over a step of p.h, h u(t)
+/// with u (WorldParams::velocity) sampled at t (the middle of the step), into
+/// out[dof - n_u] (n_a entries; entries of effort-controlled joints are left alone).
+void commanded_displacements(const Model& m, const WorldParams& p, double t, double* out);
 
 }  // namespace qs

@@ -17,6 +17,7 @@
 
 #include "core/json_node.hpp"
 #include "core/model.hpp"
+#include "core/world_params.hpp"
 
 namespace qs {
 
@@ -30,29 +31,6 @@ inline constexpr std::int64_t kMaxWorldBytes = std::int64_t{4} << 30;
 
 /// A scene input error: what() is "path: cause" (see core/json_node.hpp).
 using SceneError = JsonInputError;
-
-/// A per-world parameter that overrides and uncertainty sections may change, addressed by
-/// a path such as `bodies.cylinder.mass` (see docs/scene-format.md, "Parameter paths").
-struct ParameterRef {
-  enum class Kind {
-    body_mass, body_pose_x, body_pose_y, body_pose_theta, body_scale, joint_position, pair_friction,
-    joint_stiffness,   // anitescu_qp: K_a of one velocity-controlled joint (seed 002)
-    model_stiffness,   // pang_tedrake_miqp: K of seed 000 eq. (22)
-    model_c            // halm_posa_lcp: the gain scale c of M(cB) (seed 001)
-  };
-  Kind kind = Kind::body_mass;
-  int index = -1;  // the body or joint (joint_stiffness: its actuated-DOF index a); pair_friction: body A of the pair
-  int other = -1;  // pair_friction: body B
-  /// pair_friction: the Model's pairs (ContactPair indices, ascending) that it sets, every
-  /// shape pair of bodies A and B, resolved once by resolve_parameter.
-  std::vector<int> pairs;
-  std::string path;
-  /// Two paths name the same parameter (e.g. pairs.A/B and pairs.B/A).
-  bool same_as(const ParameterRef& o) const {
-    if (kind != o.kind) return false;
-    return kind == Kind::pair_friction ? pairs == o.pairs : index == o.index;
-  }
-};
 
 /// Resolve a parameter path against a Model; throws SceneError (at `where`) when the path
 /// names nothing, or something that cannot vary.

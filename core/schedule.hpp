@@ -30,8 +30,8 @@ class Schedule {
   Schedule(std::vector<double> breaks, std::vector<double> values, std::vector<Term> terms);
 
   double operator()(double t) const;
-  /// Becomes the constant `value` without allocating (the batch engine's per-world
-  /// commands overwrite a thread's private copy of a joint's schedule every step).
+  /// Becomes the constant `value` without allocating once the schedule holds one value (a
+  /// world's commands in a batch travel in WorldParams instead; see core/world_params.hpp).
   void set_constant(double value) {
     breaks_.clear();
     terms_.clear();

@@ -1,10 +1,32 @@
 #include "core/stepper.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <sstream>
 #include <string>
 
 #include "core/formulations/formulation_table.hpp"
 
 namespace qs {
+
+Status Stepper::run(const Model& m, const WorldParams& p, State& s, bool fallback) {
+  // h is read here, once per step, and handed to the formulation inside p.
+  if (!(p.h > 0) || !std::isfinite(p.h)) {
+    report_ = StepReport{};
+    std::fill(p_n_.begin(), p_n_.end(), 0.0);
+    std::fill(p_t_.begin(), p_t_.end(), 0.0);
+    std::ostringstream d;
+    d << "step.h must be a finite number > 0 (got " << p.h << ")";
+    return fail(Status::bad_input, d.str());
+  }
+  const Status st = fallback ? advance_fallback(m, p, s) : advance(m, p, s);
+  if (st == Status::solved) {
+    // Stage 5's clock, for every formulation: q moved by the whole step.
+    s.t += p.h;
+    ++s.step;
+  }
+  return st;
+}
 
 Status Stepper::fail(Status st, std::string detail) {
   report_.status = st;

@@ -1,9 +1,14 @@
 // One time step of one world, whatever the formulation: the interface `quasistep run` (and
 // the tests) drive every stepper through, and what a step reports about itself.
 //
-// A stepper is built once per Model (it sizes every buffer then) and advances a State by
-// m.step.h per call. On any status but `solved` the State is left unchanged. Per-slot
-// results use the Model's fixed slot numbering; inactive slots read zero.
+// A stepper is built once per Model (it sizes every buffer then) and advances a State by one
+// step of h per call, with one world's parameters (core/world_params.hpp). On any status but
+// `solved` the State is left unchanged. Per-slot results use the Model's fixed slot
+// numbering; inactive slots read zero.
+//
+// The step pipeline (docs/architecture.md): Stepper::step checks h, hands the step to the
+// formulation's advance(), which poses and solves its problem and moves q (and its
+// State::memory), and on success integrates time once (t += h, step + 1).
 #pragma once
 
 #include <cmath>
@@ -12,6 +17,7 @@
 #include <vector>
 
 #include "core/model.hpp"
+#include "core/world_params.hpp"
 #include "kernels/lcp_enumeration.hpp"
 #include "kernels/status.hpp"
 
@@ -71,13 +77,22 @@ struct StepReport {
 class Stepper {
  public:
   explicit Stepper(const Model& m)
-      : active_(m.n_slots(), 0), phi_(m.n_slots(), 0.0), p_n_(m.n_slots(), 0.0), p_t_(m.n_slots(), 0.0) {}
+      : active_(m.n_slots(), 0), phi_(m.n_slots(), 0.0), p_n_(m.n_slots(), 0.0), p_t_(m.n_slots(), 0.0), scene_(m) {}
   virtual ~Stepper() = default;
   Stepper(const Stepper&) = delete;
   Stepper& operator=(const Stepper&) = delete;
 
-  /// Advances s by one step; the status is also in report().status.
-  virtual Status step(const Model& m, State& s) = 0;
+  /// Advances s by one step of p.h with one world's parameters p; the status is also in
+  /// report().status. bad_input when h is not a finite number > 0.
+  Status step(const Model& m, const WorldParams& p, State& s) { return run(m, p, s, false); }
+  /// The same step with the scene's own parameters (m.step.h, the Model's friction, ...).
+  Status step(const Model& m, State& s) {
+    scene_.reset(m);  // sized at construction: no allocation
+    return run(m, scene_, s, false);
+  }
+  /// The batch's path for a world its lane template did not accept: the formulation's
+  /// general method (Lemke, then the dense QP, ...) without trying the template again.
+  Status step_fallback(const Model& m, const WorldParams& p, State& s) { return run(m, p, s, true); }
 
   const StepReport& report() const { return report_; }
   /// Per slot (n_slots), of the last step: active in its problem; phi at the configuration
@@ -99,6 +114,13 @@ class Stepper {
   virtual void extra_values(std::vector<double>& /*out*/) const {}
 
  protected:
+  /// The formulation's part of a step (stages 1-4 and q's update): poses and solves its
+  /// problem over one step of p.h and moves s.q (and what it keeps in State::memory) on
+  /// success, leaving s untouched otherwise; s.t and s.step are the pipeline's.
+  virtual Status advance(const Model& m, const WorldParams& p, State& s) = 0;
+  /// step_fallback's advance; the formulations with a lane template override it.
+  virtual Status advance_fallback(const Model& m, const WorldParams& p, State& s) { return advance(m, p, s); }
+
   /// Ends a step that failed: its status and one-line reason go into the report.
   Status fail(Status st, std::string detail);
   /// After Lemke's ray, the exact enumeration's outcome: solved (report().by_enumeration; the
@@ -109,6 +131,11 @@ class Stepper {
   StepReport report_;
   std::vector<char> active_;
   std::vector<double> phi_, p_n_, p_t_;
+
+ private:
+  Status run(const Model& m, const WorldParams& p, State& s, bool fallback);
+
+  WorldParams scene_;  // step(m, s)'s parameters
 };
 
 /// The stepper of m.formulation, or null when this build has none for it.

@@ -14,6 +14,7 @@
 #include "batch/world_batch.hpp"
 #include "core/formulations/anitescu_qp/anitescu_qp.hpp"
 #include "core/scene.hpp"
+#include "tests/support/model_parameters.hpp"
 #include "tests/support/bitwise.hpp"
 
 namespace qs {
@@ -42,7 +43,7 @@ struct Final {
 /// World w the way `quasistep run` steps it: one AnitescuQp, one State, stopping at a failure.
 Final single_world(const Scene& sc, const std::string& name, int w, int steps, const PgsSettings& pgs) {
   Model m = *sc.model;
-  for (const std::string& p : varied_paths(name)) apply_parameter(m, *sc.model, resolve_parameter(m, p, "test"), friction_of(w));
+  for (const std::string& p : varied_paths(name)) test::apply_parameter(m, *sc.model, resolve_parameter(m, p, "test"), friction_of(w));
   AnitescuQp stepper(m);
   stepper.set_pgs_settings(pgs);
   Final f;

@@ -19,6 +19,7 @@
 #include "batch/world_batch.hpp"
 #include "core/scene.hpp"
 #include "core/stepper.hpp"
+#include "tests/support/model_parameters.hpp"
 #include "tests/support/bitwise.hpp"
 #include "tests/support/batch_error.hpp"
 #include "tests/support/example_json.hpp"
@@ -53,7 +54,7 @@ WorldBatch push_batch(const Scene& s, int first, int count) {
 /// World w of the push study the way `quasistep run` steps one world: one stepper, one State.
 State single_world_run(const Scene& s, int w, int steps) {
   Model m = *s.model;
-  for (const ParameterRef& r : push_varied(m)) apply_parameter(m, *s.model, r, friction_of(w));
+  for (const ParameterRef& r : push_varied(m)) test::apply_parameter(m, *s.model, r, friction_of(w));
   auto stepper = make_stepper(m);
   State st = initial_state(m);
   for (int k = 0; k < steps; ++k) EXPECT_EQ(stepper->step(m, st), Status::solved) << "world " << w << " step " << k;
@@ -209,7 +210,7 @@ TEST(BatchStepper, MiqpWorldsAreBitwiseTheSingleWorldRunInBothElasticModes) {
       for (int w = 0; w < n; ++w) {
         // The single-world run of world w's parameters.
         Model m = *s.model;
-        for (int k = 0; k < b.varied_count(); ++k) apply_parameter(m, *s.model, b.varied(k), b.param_value(k)[w]);
+        for (int k = 0; k < b.varied_count(); ++k) test::apply_parameter(m, *s.model, b.varied(k), b.param_value(k)[w]);
         const auto stepper = make_stepper(m);
         State x = initial_state(m);
         for (int l = 0; l < steps; ++l) ASSERT_EQ(stepper->step(m, x), Status::solved) << mode << " world " << w;
@@ -374,6 +375,60 @@ TEST(BatchStepper, AFailedWorldIsMarkedAndTheOthersGoOn) {
   }
   const std::string stride = error_of([&] { st.step(b, {u.data(), 2}); });
   EXPECT_NE(stride.find("stride 2 is less than the 5 worlds"), std::string::npos) << stride;
+}
+
+// Every kind of per-world value a batch may vary (a mass, a fixed body's pose, a body's size,
+// a friction, a formulation's stiffness) reaches the stepper through its WorldParams: each
+// world ends bitwise where the scene compiled with that value ends (the value written into a
+// copy of the Model, one stepper, one State), and the Model itself is left as loaded.
+TEST(BatchStepper, EveryKindOfParameterStepsAsTheSceneWithThatValue) {
+  struct Case {
+    const char* scene;
+    int steps;
+    std::vector<std::string> paths;
+    std::vector<std::vector<double>> worlds;  // one value per path
+  };
+  const std::vector<Case> cases = {
+      {"examples/pang_tedrake_gripper.json", 40,
+       {"bodies.cylinder.mass", "bodies.ground.pose.y", "bodies.cylinder.scale", "pairs.left_finger/cylinder.friction"},
+       {{1.0, 0.0, 1.0, 0.5}, {1.3, -0.002, 0.97, 0.4}, {0.8, 0.001, 0.99, 0.7}}},
+      {"examples/pang_tedrake_grasp.json", 12,
+       {"bodies.cylinder.mass", "model.stiffness", "bodies.cylinder.scale"},
+       {{1.0, 1000.0, 1.0}, {1.2, 1500.0, 0.98}, {0.9, 800.0, 1.01}}},
+      {"examples/anitescu_grasp.json", 40,
+       {"bodies.cylinder.mass", "joints.y_g.stiffness", "bodies.ground.pose.y", "bodies.cylinder.scale"},
+       {{1.0, 10000.0, 0.0, 1.0}, {1.4, 8000.0, -0.001, 0.97}, {0.7, 12000.0, 0.002, 1.03}}},
+  };
+  for (const Case& c : cases) {
+    const Scene s = load(c.scene);
+    const Model before = *s.model;
+    std::vector<ParameterRef> refs;
+    for (const std::string& p : c.paths) refs.push_back(resolve_parameter(*s.model, p, "test"));
+    const int n = static_cast<int>(c.worlds.size());
+    WorldBatch b(s.model, n, refs);
+    for (int w = 0; w < n; ++w)
+      for (int k = 0; k < b.varied_count(); ++k) b.set_parameter(k, w, c.worlds[w][k]);
+    b.reset();
+    BatchStepper st(b, {.threads = 2});
+    st.run(b, c.steps);
+    for (int w = 0; w < n; ++w) {
+      Model m = *s.model;
+      for (int k = 0; k < b.varied_count(); ++k) test::apply_parameter(m, *s.model, refs[k], c.worlds[w][k]);
+      const auto stepper = make_stepper(m);
+      State x = initial_state(m);
+      for (int l = 0; l < c.steps; ++l) ASSERT_EQ(stepper->step(m, x), Status::solved) << c.scene << " world " << w << " step " << l;
+      ASSERT_EQ(b.world_status()[w], Status::solved) << c.scene << " world " << w << ": " << b.failure_detail(w);
+      for (int i = 0; i < m.n_q(); ++i) EXPECT_TRUE(same_bits(b.world_q(i)[w], x.q[i])) << c.scene << " world " << w;
+      EXPECT_TRUE(same_bits(b.world_time()[w], x.t)) << c.scene;
+    }
+    // The varied worlds went elsewhere than the scene's own (the values took effect).
+    EXPECT_FALSE(same_bits(b.world_q(0)[1], b.world_q(0)[0]) && same_bits(b.world_q(1)[1], b.world_q(1)[0])) << c.scene;
+    // The shared Model is as loaded.
+    const Model& after = *s.model;
+    EXPECT_EQ(after.bodies[1].mass, before.bodies[1].mass) << c.scene;
+    EXPECT_EQ(after.bodies[0].pose, before.bodies[0].pose) << c.scene;
+    for (size_t p = 0; p < after.pairs.size(); ++p) EXPECT_EQ(after.pairs[p].friction, before.pairs[p].friction) << c.scene;
+  }
 }
 
 }  // namespace

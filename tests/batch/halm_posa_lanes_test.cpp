@@ -19,6 +19,7 @@
 #include "core/formulations/halm_posa_lcp/halm_posa_lcp.hpp"
 #include "core/formulations/halm_posa_lcp/halm_posa_lanes.hpp"
 #include "core/scene.hpp"
+#include "tests/support/model_parameters.hpp"
 #include "tests/support/bitwise.hpp"
 #include "tests/support/example_json.hpp"
 #include "tests/support/lcp_check.hpp"
@@ -64,7 +65,7 @@ Final single_world(const Scene& sc, const Study& study, int w, int steps) {
     WorldBatch one(sc.model, 1, refs);
     for (size_t k = 0; k < refs.size(); ++k) {
       one.set_parameter(static_cast<int>(k), 0, v[k]);
-      apply_parameter(m, *sc.model, refs[k], v[k]);
+      test::apply_parameter(m, *sc.model, refs[k], v[k]);
     }
     one.reset();
     s = initial_state(m);
@@ -249,7 +250,7 @@ TEST(HalmPosaLanes, TemplateAndCompactedSolverTakeTheSameSteps) {
       by_template += primary.by_template();
       worst_violation = std::max(
           worst_violation, test::lcp_violation(primary.lcp_matrix(), primary.lcp_vector(), primary.result().z));
-      ASSERT_EQ(compacted.step_fallback(m, b), Status::solved) << name << " step " << k;
+      ASSERT_EQ(compacted.step_fallback(m, WorldParams(m), b), Status::solved) << name << " step " << k;
       EXPECT_EQ(primary.report().contacts, compacted.report().contacts) << name << " step " << k;
       for (int i = 0; i < m.n_q(); ++i) worst = std::max(worst, std::abs(a.q[i] - b.q[i]));
       a = b;  // both continue from the compacted step, so differences do not accumulate

@@ -29,6 +29,24 @@ TEST(AllocationCounter, SeesAllocations) {
   EXPECT_GE(guard.count(), 3);  // the vector object, its buffer, Eigen's buffer
 }
 
+TEST(AllocationFree, WorldParamsResetAndSet) {
+  // A batch thread writes every world's values into one WorldParams: no allocation.
+  const Scene scene = load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/examples/anitescu_grasp.json");
+  const Model& m = *scene.model;
+  WorldParams p(m);
+  const ParameterRef mass = resolve_parameter(m, "bodies.cylinder.mass", "t");
+  const ParameterRef friction = resolve_parameter(m, "pairs.ground/cylinder.friction", "t");
+  const ParameterRef scale = resolve_parameter(m, "bodies.cylinder.scale", "t");
+  test::CountAllocations guard;
+  for (int i = 0; i < 10; ++i) {
+    p.set(m, mass, 1.0 + 0.1 * i);
+    p.set(m, friction, 0.3 + 0.01 * i);
+    p.set(m, scale, 1.0 + 0.01 * i);
+    p.reset(m);
+  }
+  EXPECT_EQ(guard.count(), 0);
+}
+
 TEST(AllocationFree, ContactEvaluationAndExternalForce) {
   for (const char* rel : {"examples/pang_tedrake_gripper.json", "tests/scenes/peg_in_slot.json",
                           "tests/scenes/two_link_arms.json", "tests/scenes/two_finger_push.json"}) {
@@ -37,11 +55,12 @@ TEST(AllocationFree, ContactEvaluationAndExternalForce) {
     ContactWorkspace ws(m);
     Eigen::VectorXd q = initial_state(m).q;
     std::vector<double> tau(m.n_q());
+    const WorldParams p(m);
     test::CountAllocations guard;
     for (int i = 0; i < 10; ++i) {
       q[0] += 1e-3;
-      ws.evaluate(m, q.data());
-      generalized_external_force(m, ws.body_pose.data(), ws.joint_frame.data(), 0.01 * i, tau.data());
+      ws.evaluate(m, p, q.data());
+      generalized_external_force(m, p, ws.body_pose.data(), ws.joint_frame.data(), 0.01 * i, tau.data());
       for (const Joint& j : m.joints) tau[0] += j.command(0.01 * i);
     }
     EXPECT_EQ(guard.count(), 0) << rel;

@@ -67,7 +67,7 @@ TEST(Kinematics, GeneralizedForceDoesTheVirtualWorkOfTheLoads) {
   std::vector<Pose2<double>> body(m.bodies.size()), joint(m.joints.size());
   forward_kinematics(m, q0.data(), body.data(), joint.data());
   std::vector<double> tau(m.n_q());
-  generalized_external_force(m, body.data(), joint.data(), 0.0, tau.data());
+  generalized_external_force(m, WorldParams(m), body.data(), joint.data(), 0.0, tau.data());
 
   // Potential-free check: tau_k = sum over loads of f . dp/dq_k (+ torques), by central
   // differences of the application points with the forces held fixed.
@@ -110,7 +110,7 @@ TEST(Kinematics, TabletopHasNoInPlaneGravity) {
   std::vector<Pose2<double>> body(1);
   forward_kinematics(m, q.data(), body.data(), static_cast<Pose2<double>*>(nullptr));
   std::vector<double> tau(3, 7.0);
-  generalized_external_force(m, body.data(), nullptr, 0.0, tau.data());
+  generalized_external_force(m, WorldParams(m), body.data(), nullptr, 0.0, tau.data());
   for (double v : tau) EXPECT_EQ(v, 0.0);
 }
 

@@ -314,7 +314,7 @@ TEST(StepCertificate, GripperSqueezeStepIsProvenToPenetrate) {
   VectorXd dqa(m.n_a), tau(m.n_q());
   for (const Joint& j : m.joints)
     if (j.control == Control::velocity) dqa[j.dof - m.n_u] = h * j.command(t_mid);
-  generalized_external_force(m, ws.body_pose.data(), ws.joint_frame.data(), t_mid, tau.data());
+  generalized_external_force(m, WorldParams(m), ws.body_pose.data(), ws.joint_frame.data(), t_mid, tau.data());
   std::vector<int> slot;
   std::vector<std::string> names;
   for (int i = 0; i < m.n_slots(); ++i)

@@ -121,13 +121,15 @@ namespace anitescu_detail {
 /// generalized_external_force (core/kinematics.cpp) on T: gravity, loads and efforts at time t.
 /// A load's |f| = 0 is a per-lane select (for a body-frame force it depends on the pose).
 template <class T>
-void external_force(const Model& m, const Pose2<T>* body_pose, const Pose2<T>* joint_frame, double t, T* out) {
+void external_force(const Model& m, const WorldParams& p, const Pose2<T>* body_pose, const Pose2<T>* joint_frame,
+                    double t, T* out) {
   for (int k = 0; k < m.n_q(); ++k) out[k] = T(0.0);
   for (size_t b = 0; b < m.bodies.size(); ++b) {
     const Body& body = m.bodies[b];
-    if (body.kind == BodyKind::fixed || body.mass == 0.0) continue;
+    const double mass = p.body_mass[b];
+    if (body.kind == BodyKind::fixed || mass == 0.0) continue;
     const Vec2<T> com = body_pose[b].apply(Vec2<T>{T(body.com.x), T(body.com.y)});
-    add_point_jacobian(m, static_cast<int>(b), com, Vec2<T>{T(0.0), T(-1.0)}, T(body.mass * m.world.gravity),
+    add_point_jacobian(m, static_cast<int>(b), com, Vec2<T>{T(0.0), T(-1.0)}, T(mass * m.world.gravity),
                        body_pose, joint_frame, out);
   }
   for (const Load& load : m.loads) {
@@ -148,44 +150,45 @@ void external_force(const Model& m, const Pose2<T>* body_pose, const Pose2<T>* j
 
 }  // namespace anitescu_detail
 
-/// One quasi-dynamic step of every lane of T from (q, q_a_ref) at time t (the same for every
-/// lane). mu_pair: per-pair friction (n_pairs values of T), or null for the Model's. u: the
-/// velocity command of each actuated DOF (n_a values of T), or null for the joints' schedules
-/// at t + h/2. z_warm: the previous step's beta (2 per slot), or null for a cold start. Results in ws: ok, q_out (n_q), qbar (the new q_a_ref), v, z (beta, 2 per
+/// One quasi-dynamic step of p.h of every lane of T from (q, q_a_ref) at time t (the same for
+/// every lane); the values every lane shares (h, masses, K_a, poses, sizes) come from p.
+/// mu_pair: per-pair friction (n_pairs values of T), or null for p's. u: the velocity command
+/// of each actuated DOF (n_a values of T), or null for p's (WorldParams::velocity at t + h/2). z_warm: the previous step's beta (2 per slot), or null for a cold start. Results in ws: ok, q_out (n_q), qbar (the new q_a_ref), v, z (beta, 2 per
 /// slot), pgs_result, kkt, active. The caller stores only the lanes it wants (ok ones).
 template <class T>
-void anitescu_quasi_dynamic_step(const Model& m, AnitescuStepWorkspace<T>& ws, const T* q, const T* q_a_ref,
-                                 const T* mu_pair, const T* u, const T* z_warm, double t, double h,
+void anitescu_quasi_dynamic_step(const Model& m, const WorldParams& p, AnitescuStepWorkspace<T>& ws, const T* q,
+                                 const T* q_a_ref, const T* mu_pair, const T* u, const T* z_warm, double t,
                                  const PgsSettings& settings) {
   using MaskT = typename AnitescuStepWorkspace<T>::MaskT;
   const int n = ws.nq, nu = ws.nu, na = ws.na, ns = ws.ns, rows = ws.rows;
-  const double t_mid = t + 0.5 * h;
+  const double h = p.h, t_mid = t + 0.5 * h;
   const T zero(0.0), one(1.0), hT(h);
 
   // 1-2: kinematics, contact frames and Jacobian rows at the start of the step.
-  forward_kinematics(m, q, ws.body_pose.data(), ws.joint_frame.data());
+  forward_kinematics(m, p, q, ws.body_pose.data(), ws.joint_frame.data());
   for (int i = 0; i < ns; ++i) {
-    ws.frame[i] = contact_frame(m, i, ws.body_pose.data());
+    ws.frame[i] = contact_frame(m, i, ws.body_pose.data(), p.scales());
     contact_jacobian_rows(m, i, ws.frame[i], ws.body_pose.data(), ws.joint_frame.data(), &ws.jn[i * n],
                           &ws.jt[i * n]);
   }
 
   // Inputs at t + h/2: tau, and the robots' own gravity their controllers cancel (seed 002
   // slide "Specializing to robotic manipulation": tau_a = K_a (q̄_a' - (q_a + h v_a')) - tau_g).
-  anitescu_detail::external_force(m, ws.body_pose.data(), ws.joint_frame.data(), t_mid, ws.tau.data());
+  anitescu_detail::external_force(m, p, ws.body_pose.data(), ws.joint_frame.data(), t_mid, ws.tau.data());
   for (int e = 0; e < n; ++e) ws.tau_grav[e] = zero;
   for (size_t bi = 0; bi < m.bodies.size(); ++bi) {
     const Body& body = m.bodies[bi];
-    if (body.kind != BodyKind::linked || body.mass == 0.0) continue;
+    const double mass = p.body_mass[bi];
+    if (body.kind != BodyKind::linked || mass == 0.0) continue;
     add_point_jacobian(m, static_cast<int>(bi), ws.body_pose[bi].apply(Vec2<T>{T(body.com.x), T(body.com.y)}),
-                       Vec2<T>{zero, T(-1.0)}, T(body.mass * m.world.gravity), ws.body_pose.data(),
+                       Vec2<T>{zero, T(-1.0)}, T(mass * m.world.gravity), ws.body_pose.data(),
                        ws.joint_frame.data(), ws.tau_grav.data());
   }
   // q̄_a' = q̄_a + h u(t + h/2).
   for (const Joint& j : m.joints)
     if (j.control == Control::velocity) {
       const int a = j.dof - nu;
-      ws.qbar[a] = q_a_ref[a] + hT * (u ? u[a] : T(j.command(t_mid)));
+      ws.qbar[a] = q_a_ref[a] + hT * (u ? u[a] : T(p.velocity(m, j, t_mid)));
     }
 
   // Q_u = M_u(q) (seed 002 slide "take 2"): sum_b m_b J_c' J_c + I_b J_w' J_w, unactuated block.
@@ -193,8 +196,8 @@ void anitescu_quasi_dynamic_step(const Model& m, AnitescuStepWorkspace<T>& ws, c
   for (size_t bi = 0; bi < m.bodies.size(); ++bi) {
     const Body& body = m.bodies[bi];
     if (body.kind == BodyKind::fixed) continue;
-    const double inertia = body.inertia.value_or(0.0);
-    if (body.mass == 0.0 && inertia == 0.0) continue;
+    const double inertia = body.inertia.value_or(0.0), body_mass = p.body_mass[bi];
+    if (body_mass == 0.0 && inertia == 0.0) continue;
     for (int e = 0; e < n; ++e) ws.jx[e] = ws.jy[e] = ws.jw[e] = zero;
     const Vec2<T> com = ws.body_pose[bi].apply(Vec2<T>{T(body.com.x), T(body.com.y)});
     visit_point_jacobian(m, static_cast<int>(bi), com, ws.body_pose.data(), ws.joint_frame.data(),
@@ -203,7 +206,7 @@ void anitescu_quasi_dynamic_step(const Model& m, AnitescuStepWorkspace<T>& ws, c
                            ws.jy[dof] = ws.jy[dof] + col.y;
                          });
     add_angular_jacobian(m, static_cast<int>(bi), one, ws.jw.data());
-    const T mass(body.mass), I(inertia);
+    const T mass(body_mass), I(inertia);
     for (int i = 0; i < nu; ++i)
       for (int j = 0; j < nu; ++j)
         ws.Mu[i * nu + j] =
@@ -249,7 +252,7 @@ void anitescu_quasi_dynamic_step(const Model& m, AnitescuStepWorkspace<T>& ws, c
   // c = -h [tau_u ; K_a (q̄_a' - q_a) + tau_a - tau_g,a] (signs derived in docs/anitescu.md).
   for (int e = 0; e < nu; ++e) ws.c[e] = T(-h) * ws.tau[e];
   for (int a = 0; a < na; ++a) {
-    const double K = (*m.params.stiffness_Ka)[a];
+    const double K = p.joint_stiffness[a];
     Qi[(nu + a) * n + nu + a] = T(1.0 / (h * h * K));
     ws.c[nu + a] = T(-h) * (T(K) * (ws.qbar[a] - q[nu + a]) + ws.tau[nu + a] - ws.tau_grav[nu + a]);
   }
@@ -266,7 +269,7 @@ void anitescu_quasi_dynamic_step(const Model& m, AnitescuStepWorkspace<T>& ws, c
   const T margin(m.contact_margin);
   for (int i = 0; i < ns; ++i) {
     const int pair = m.slots[i].pair;
-    const T mu = mu_pair ? mu_pair[pair] : T(m.pairs[pair].friction);
+    const T mu = mu_pair ? mu_pair[pair] : T(p.pair_friction[pair]);
     const MaskT act = ws.frame[i].phi <= margin;
     ws.active[i] = select(act, one, zero);
     n_active = n_active + ws.active[i];
@@ -326,7 +329,7 @@ void anitescu_quasi_dynamic_step(const Model& m, AnitescuStepWorkspace<T>& ws, c
   }
   // H = diag(M_u, h^2 K_a).
   for (int k = 0; k < nu * nu; ++k) max_h = max(max_h, abs(ws.Mu[k]));
-  for (int a = 0; a < na; ++a) max_h = max(max_h, T(h * h * (*m.params.stiffness_Ka)[a]));
+  for (int a = 0; a < na; ++a) max_h = max(max_h, T(h * h * p.joint_stiffness[a]));
   const T s_p = one + max_b + (one + max_a) * max_x;
   const T s_d = one + max_c + max_h * max_x + max_a * max_z;
   T primal = zero, stat = zero, sign = zero, comp = zero;
@@ -345,7 +348,7 @@ void anitescu_quasi_dynamic_step(const Model& m, AnitescuStepWorkspace<T>& ws, c
   for (int j = 0; j < n; ++j) {
     T r = ws.c[j];
     for (int k = 0; k < n; ++k) {
-      const T hjk = j < nu && k < nu ? ws.Mu[j * nu + k] : j == k ? T(h * h * (*m.params.stiffness_Ka)[j - nu]) : zero;
+      const T hjk = j < nu && k < nu ? ws.Mu[j * nu + k] : j == k ? T(h * h * p.joint_stiffness[j - nu]) : zero;
       r = r + hjk * ws.v[k];
     }
     for (int i = 0; i < rows; ++i) r = r - ws.A[i * n + j] * ws.z[i];

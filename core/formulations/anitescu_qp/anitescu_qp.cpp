@@ -93,7 +93,7 @@ std::string AnitescuQp::contact_label(const Model& m, int row) const {
   return "slot " + std::to_string(i) + " (" + m.pair_name(m.slots[i].pair) + (row % 2 ? ", -t)" : ", +t)");
 }
 
-bool AnitescuQp::mass_matrix(const Model& m) {
+bool AnitescuQp::mass_matrix(const Model& m, const WorldParams& p) {
   const int nu = m.n_u, n = nq_;
   auto Mu = Mu_.topLeftCorner(nu, nu);
   Mu.setZero();
@@ -104,8 +104,8 @@ bool AnitescuQp::mass_matrix(const Model& m) {
   for (size_t b = 0; b < m.bodies.size(); ++b) {
     const Body& body = m.bodies[b];
     if (body.kind == BodyKind::fixed) continue;
-    const double inertia = body.inertia.value_or(0.0);
-    if (body.mass == 0.0 && inertia == 0.0) continue;
+    const double inertia = body.inertia.value_or(0.0), mass = p.body_mass[b];
+    if (mass == 0.0 && inertia == 0.0) continue;
     jx_.head(n).setZero();
     jy_.head(n).setZero();
     jw_.head(n).setZero();
@@ -118,7 +118,7 @@ bool AnitescuQp::mass_matrix(const Model& m) {
     add_angular_jacobian(m, static_cast<int>(b), 1.0, jw_.data());
     for (int i = 0; i < nu; ++i)
       for (int j = 0; j < nu; ++j)
-        Mu(i, j) += body.mass * (jx_[i] * jx_[j] + jy_[i] * jy_[j]) + inertia * jw_[i] * jw_[j];
+        Mu(i, j) += mass * (jx_[i] * jx_[j] + jy_[i] * jy_[j]) + inertia * jw_[i] * jw_[j];
   }
   // Cholesky M_u = L L' (no pivoting: M_u is SPD or the step is refused), then M_u^-1.
   auto L = L_.topLeftCorner(nu, nu);
@@ -171,43 +171,44 @@ void AnitescuQp::begin_step() {
   std::fill(p_t_.begin(), p_t_.end(), 0.0);
 }
 
-Status AnitescuQp::check_input(const Model& m, const State& s) {
-  if (m.world.type != WorldType::vertical || !(m.step.h > 0))
-    return fail(Status::bad_input, "anitescu_qp steps a vertical world with h > 0");
+Status AnitescuQp::check_input(const Model& m, const WorldParams& p, const State& s) {
+  if (m.world.type != WorldType::vertical) return fail(Status::bad_input, "anitescu_qp steps a vertical world");
   const int na = m.n_a, n = nq_;
   if (s.q.size() != n || s.q_a_ref.size() != na)
     return fail(Status::bad_input, "the State needs n_q = " + std::to_string(n) + " coordinates and n_a = " +
                                        std::to_string(na) + " impedance references q_a_ref (initial_state sets them)");
-  if (na > 0 && (!m.params.stiffness_Ka || m.params.stiffness_Ka->size() != na || !(m.params.stiffness_Ka->minCoeff() > 0)))
+  bool stiff = static_cast<int>(p.joint_stiffness.size()) == na;
+  for (int a = 0; stiff && a < na; ++a) stiff = p.joint_stiffness[a] > 0;
+  if (!stiff)
     return fail(Status::bad_input, "anitescu_qp needs model.stiffness: n_a = " + std::to_string(na) + " positive entries");
   return Status::solved;
 }
 
-Status AnitescuQp::step(const Model& m, State& s) {
-  if (!m.params.quasi_dynamic || nq_ == 0) return step_fallback(m, s);
+Status AnitescuQp::advance(const Model& m, const WorldParams& p, State& s) {
+  if (!m.params.quasi_dynamic || nq_ == 0) return advance_fallback(m, p, s);
   begin_step();
-  if (check_input(m, s) != Status::solved) return report_.status;
+  if (check_input(m, p, s) != Status::solved) return report_.status;
   const int nu = m.n_u, na = m.n_a, n = nq_;
-  const double h = m.step.h;
+  const double h = p.h;
   // The template step (core/formulations/anitescu_qp/anitescu_lanes.hpp), the same code the batch runs on lanes.
   AnitescuStepWorkspace<double>& w = *step_ws_;
   const int warm_rows = 2 * m.n_slots();
   // A State without its warm start (not from initial_state) starts cold.
   const double* warm = s.memory.size() == warm_rows ? s.memory.data() : nullptr;
-  anitescu_quasi_dynamic_step<double>(m, w, s.q.data(), s.q_a_ref.data(), nullptr, nullptr, warm, s.t, h, pgs_);
-  if (!w.ok) return step_fallback(m, s);  // Lemke, then the dense QP, from the unchanged State
+  anitescu_quasi_dynamic_step<double>(m, p, w, s.q.data(), s.q_a_ref.data(), nullptr, nullptr, warm, s.t, pgs_);
+  if (!w.ok) return advance_fallback(m, p, s);  // Lemke, then the dense QP, from the unchanged State
   by_pgs_ = true;
   int nc = 0;
   H_.setZero();
   for (int i = 0; i < nu; ++i)
     for (int j = 0; j < nu; ++j) H_(i, j) = Mu_(i, j) = w.Mu[i * nu + j];
-  for (int a = 0; a < na; ++a) H_(nu + a, nu + a) = h * h * (*m.params.stiffness_Ka)[a];
+  for (int a = 0; a < na; ++a) H_(nu + a, nu + a) = h * h * p.joint_stiffness[a];
   for (int e = 0; e < n; ++e) c_[e] = w.c[e];
   for (int i = 0; i < m.n_slots(); ++i) {
     active_[i] = w.active[i] > 0.0;
     phi_[i] = w.frame[i].phi;
     if (!active_[i]) continue;
-    const double mu = m.slot_friction(i);
+    const double mu = p.slot_friction(m, i);
     slot_[nc] = i;
     for (int k = 0; k < 2; ++k) {
       for (int e = 0; e < n; ++e) A_(2 * nc + k, e) = w.A[(2 * i + k) * n + e];
@@ -244,52 +245,47 @@ Status AnitescuQp::step(const Model& m, State& s) {
   for (int a = 0; a < na; ++a) s.q_a_ref[a] = w.qbar[a];
   if (s.memory.size() != warm_rows) s.memory.resize(warm_rows);
   for (int r = 0; r < warm_rows; ++r) s.memory[r] = w.z[r];
-  s.t += h;
-  ++s.step;
   return report_.status = Status::solved;
 }
 
-Status AnitescuQp::step_fallback(const Model& m, State& s) {
+Status AnitescuQp::advance_fallback(const Model& m, const WorldParams& p, State& s) {
   begin_step();
-  if (check_input(m, s) != Status::solved) return report_.status;
+  if (check_input(m, p, s) != Status::solved) return report_.status;
   const int nu = m.n_u, na = m.n_a, n = nq_;
-  const double h = m.step.h, t_mid = s.t + 0.5 * h;
+  const double h = p.h, t_mid = s.t + 0.5 * h;
 
   // 1-2: contacts and Jacobians at the start of the step (all active slots counted, so
   // that the report says how many).
-  const int nc = scan_contacts(m, s.q.data(), ws_, active_.data(), phi_.data(), slot_.data(), kMaxContacts);
+  const int nc = scan_contacts(m, p, s.q.data(), ws_, active_.data(), phi_.data(), slot_.data(), kMaxContacts);
   report_.contacts = nc;
   if (nc > kMaxContacts)
     return fail(Status::bad_input, std::to_string(nc) + " active contacts in one step, more than " +
                                        std::to_string(kMaxContacts) + "; set contacts.margin to keep distant slots out");
   rows_ = 2 * nc;
-  if (n == 0) {  // nothing moves
-    s.t += h;
-    ++s.step;
-    return report_.status = Status::solved;
-  }
+  if (n == 0) return report_.status = Status::solved;  // nothing moves
 
   // Inputs at the middle of the step: tau (gravity, loads, efforts) and the robots' own
   // gravity, which their controllers compensate (seed 002 slide "Specializing to robotic
   // manipulation": tau_a = K_a (q̄_a' - (q_a + h v_a')) - tau_g).
-  generalized_external_force(m, ws_.body_pose.data(), ws_.joint_frame.data(), t_mid, tau_.data());
+  generalized_external_force(m, p, ws_.body_pose.data(), ws_.joint_frame.data(), t_mid, tau_.data());
   tau_grav_.head(n).setZero();
   for (size_t b = 0; b < m.bodies.size(); ++b) {
     const Body& body = m.bodies[b];
-    if (body.kind != BodyKind::linked || body.mass == 0.0) continue;
+    const double mass = p.body_mass[b];
+    if (body.kind != BodyKind::linked || mass == 0.0) continue;
     add_point_jacobian(m, static_cast<int>(b), ws_.body_pose[b].apply(body.com), Vec2<double>{0.0, -1.0},
-                       body.mass * m.world.gravity, ws_.body_pose.data(), ws_.joint_frame.data(), tau_grav_.data());
+                       mass * m.world.gravity, ws_.body_pose.data(), ws_.joint_frame.data(), tau_grav_.data());
   }
   // The reference at the end of the step: q̄_a' = q̄_a + h u(t + h/2).
   for (const Joint& j : m.joints)
-    if (j.control == Control::velocity) qbar_[j.dof - nu] = s.q_a_ref[j.dof - nu] + h * j.command(t_mid);
+    if (j.control == Control::velocity) qbar_[j.dof - nu] = s.q_a_ref[j.dof - nu] + h * p.velocity(m, j, t_mid);
 
   // 3: the QP. H = diag(Q_u, h^2 K_a); b = -h [tau_u; K_a (q̄_a' - q_a) + tau_a^ext - tau_g,a]
   // (seed 002 slide "Specializing to robotic manipulation", signs derived in docs/anitescu.md).
   H_.setZero();
   for (int e = 0; e < nu; ++e) c_[e] = -h * tau_[e];
   for (int a = 0; a < na; ++a) {
-    const double K = (*m.params.stiffness_Ka)[a];
+    const double K = p.joint_stiffness[a];
     H_(nu + a, nu + a) = h * h * K;
     c_[nu + a] = -h * (K * (qbar_[a] - s.q[nu + a]) + tau_[nu + a] - tau_grav_[nu + a]);
   }
@@ -297,7 +293,7 @@ Status AnitescuQp::step_fallback(const Model& m, State& s) {
   // phi_i / h + (J_n,i + mu_i J_d,ij) v' >= 0, d_i1 = +t, d_i2 = -t), as A v >= b.
   for (int c = 0; c < nc; ++c) {
     const int i = slot_[c];
-    const double mu = m.slot_friction(i);
+    const double mu = p.slot_friction(m, i);
     for (int e = 0; e < n; ++e) {
       A_(2 * c, e) = ws_.J_n(i, e) + mu * ws_.J_t(i, e);
       A_(2 * c + 1, e) = ws_.J_n(i, e) - mu * ws_.J_t(i, e);
@@ -306,10 +302,9 @@ Status AnitescuQp::step_fallback(const Model& m, State& s) {
   }
 
   // 4: solve.
-  const Status st = m.params.quasi_dynamic ? solve_quasi_dynamic(m) : solve_quasistatic(m);
+  const Status st = m.params.quasi_dynamic ? solve_quasi_dynamic(m, p) : solve_quasistatic(m);
   if (st != Status::solved) return st;
-  const DenseQpProblem p = problem();
-  report_.complementarity_residual = qp_kkt_residual(p, v_, y_, beta_.head(rows_), w_.head(n));
+  report_.complementarity_residual = qp_kkt_residual(problem(), v_, y_, beta_.head(rows_), w_.head(n));
   if (!(report_.complementarity_residual <= kKktTolerance)) {
     std::ostringstream d;
     d << "the QP's answer failed its KKT check (scaled residual " << report_.complementarity_residual << ")";
@@ -320,7 +315,7 @@ Status AnitescuQp::step_fallback(const Model& m, State& s) {
   double lin = 0;
   for (int c = 0; c < nc; ++c) {
     const int i = slot_[c];
-    const double mu = m.slot_friction(i);
+    const double mu = p.slot_friction(m, i);
     p_n_[i] = beta_[2 * c] + beta_[2 * c + 1];
     p_t_[i] = mu * (beta_[2 * c] - beta_[2 * c + 1]);
     double gap = ws_.frame[i].phi;
@@ -347,8 +342,6 @@ Status AnitescuQp::step_fallback(const Model& m, State& s) {
     for (int c = 0; c < nc; ++c)
       for (int k = 0; k < 2; ++k) s.memory[2 * slot_[c] + k] = beta_[2 * c + k];
   }
-  s.t += h;
-  ++s.step;
   return report_.status = Status::solved;
 }
 
@@ -400,10 +393,10 @@ Status AnitescuQp::solve_with_qp(const Model& m, const char* mode) {
   return fail(st, d.str());
 }
 
-Status AnitescuQp::solve_quasi_dynamic(const Model& m) {
+Status AnitescuQp::solve_quasi_dynamic(const Model& m, const WorldParams& p) {
   const int nu = m.n_u, na = m.n_a, n = nq_;
   report_.problem_size = rows_;
-  if (!mass_matrix(m)) return report_.status;
+  if (!mass_matrix(m, p)) return report_.status;
   // Q = diag(M_u, h^2 K_a): set H's object block (the robot block is already there).
   H_.topLeftCorner(nu, nu) = Mu_.topLeftCorner(nu, nu);
   for (int a = 0; a < na; ++a) Qinv_(nu + a, nu + a) = 1.0 / H_(nu + a, nu + a);

@@ -84,16 +84,6 @@ class AnitescuQp final : public Stepper {
   explicit AnitescuQp(const Model& m);
   ~AnitescuQp() override;
 
-  /// Advances s (q, t, step and q_a_ref) by one step of m.step.h; on any other status than
-  /// solved s is unchanged. bad_input: not a vertical world, h <= 0, a State without its
-  /// n_a reference entries, a stiffness of the wrong size, more than kMaxContacts active
-  /// slots, or (quasi-dynamic) a singular mass matrix of the unactuated DOFs.
-  Status step(const Model& m, State& s) override;
-  /// The step without the PGS template: the dense QP (quasistatic), or Lemke on the dual LCP
-  /// then the dense QP (quasi-dynamic). step() falls back to it for a world whose PGS answer
-  /// is not accepted; the batch engine calls it for such a lane's world, so both paths
-  /// finish that world with the same code.
-  Status step_fallback(const Model& m, State& s);
   /// PGS settings of the quasi-dynamic template step (anitescu_pgs_settings() by default; a
   /// batch must use the same for its lanes).
   void set_pgs_settings(const PgsSettings& s) { pgs_ = s; }
@@ -114,16 +104,29 @@ class AnitescuQp final : public Stepper {
   /// Quasi-dynamic: the last step was the template step's PGS answer (not the fallback).
   bool solved_by_pgs() const { return by_pgs_; }
 
+
+ protected:
+  /// One step of p.h (Stepper::step): q and q_a_ref move; on any other status than solved
+  /// s is unchanged. bad_input: not a vertical world, a State without its n_a reference
+  /// entries, a stiffness of the wrong size, more than kMaxContacts active slots, or
+  /// (quasi-dynamic) a singular mass matrix of the unactuated DOFs.
+  Status advance(const Model& m, const WorldParams& p, State& s) override;
+  /// The step without the PGS template (Stepper::step_fallback): the dense QP (quasistatic),
+  /// or Lemke on the dual LCP then the dense QP (quasi-dynamic). advance() falls back to it
+  /// for a world whose PGS answer is not accepted; the batch engine calls it for such a
+  /// lane's world, so both paths finish that world with the same code.
+  Status advance_fallback(const Model& m, const WorldParams& p, State& s) override;
+
  private:
   void begin_step();
-  Status check_input(const Model& m, const State& s);
+  Status check_input(const Model& m, const WorldParams& p, const State& s);
   Status solve_quasistatic(const Model& m);
-  Status solve_quasi_dynamic(const Model& m);
+  Status solve_quasi_dynamic(const Model& m, const WorldParams& p);
   /// The dense QP on the step's problem; fills v_, beta_ when solved, else fails the step.
   Status solve_with_qp(const Model& m, const char* mode);
   /// Quasi-dynamic: Q_u = M_u(q) from the bodies' mass, inertia and center of mass at the
   /// start of the step, and its inverse; false (with the report filled) when singular.
-  bool mass_matrix(const Model& m);
+  bool mass_matrix(const Model& m, const WorldParams& p);
   std::string contact_label(const Model& m, int row) const;
 
   ContactWorkspace ws_;

@@ -266,7 +266,7 @@ void EcpNcp::extra_values(std::vector<double>& out) const {
   out.insert(out.end(), {a1_[0], a1_[1], a1_[2], pn_});
 }
 
-Status EcpNcp::step(const Model& m, State& s) {
+Status EcpNcp::advance(const Model& m, const WorldParams& p, State& s) {
   report_ = StepReport{};
   attempts_ = 0;
   substeps_ = 1;
@@ -274,11 +274,11 @@ Status EcpNcp::step(const Model& m, State& s) {
     return fail(Status::bad_input, "the ECP stepper needs a body_on_plane world (one 3D body, a 13-entry state)");
   const Body3& b = *m.body3;
   const int faces = hull_face_count(b);
-  if (faces < 1 || faces > kEcpMaxHullFaces || !(m.step.h > 0) || !(m.params.ellipsoid_e_r > 0))
-    return fail(Status::bad_input, "the body's hull, step.h or model.e_r is out of range");
+  if (faces < 1 || faces > kEcpMaxHullFaces || !(m.params.ellipsoid_e_r > 0))
+    return fail(Status::bad_input, "the body's hull or model.e_r is out of range");
   if (!s.q.allFinite()) return fail(Status::bad_input, "the state is not finite");
 
-  const double h = m.step.h, t0 = s.t;
+  const double h = p.h, t0 = s.t;
   start_q_ = s.q;
   // The warm start travels with the State (State::memory: [valid, k, x]), so a world stepped
   // by any stepper object (a batch's thread) continues exactly as alone. A State without it
@@ -292,8 +292,6 @@ Status EcpNcp::step(const Model& m, State& s) {
     prev_ = s.memory.segment(kMemorySolution, n);
   }
   auto accept = [&] {
-    s.t += h;
-    s.step += 1;
     if (has_memory) {
       s.memory[kMemoryValid] = 1.0;
       s.memory[kMemoryFace] = prev_k_;
@@ -315,8 +313,8 @@ Status EcpNcp::step(const Model& m, State& s) {
     have_prev_ = false;  // the whole step's candidates changed nothing; restart cleanly
     double pn_sum = 0;
     st = Status::solved;
-    for (int p = 0; p < parts && st == Status::solved; ++p) {
-      st = solve_step(m, s.q, t0 + h * p / parts, h / parts);
+    for (int part = 0; part < parts && st == Status::solved; ++part) {
+      st = solve_step(m, s.q, t0 + h * part / parts, h / parts);
       pivots += report_.pivots;
       attempts += attempts_;
       pn_sum += pn_;

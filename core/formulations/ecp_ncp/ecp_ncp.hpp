@@ -138,7 +138,6 @@ class EcpNcp : public Stepper {
   /// Where the fields of State::memory lie.
   static constexpr int kMemoryValid = 0, kMemoryFace = 1, kMemorySolution = 2;
   explicit EcpNcp(const Model& m);
-  Status step(const Model& m, State& s) override;
 
   // The last solved step (world frame): the ECP on the body a1 and on the plane a2 (m),
   // the contact impulses (N s, N m s for p_r), sigma of eq. (8), the k used.
@@ -163,6 +162,12 @@ class EcpNcp : public Stepper {
   /// m) and p_n() (N s) of the step that produced the row (docs/ecp.md, "Trajectory CSV").
   std::vector<std::string> extra_columns() const override;
   void extra_values(std::vector<double>& out) const override;
+
+
+ protected:
+  /// One step of p.h (Stepper::step); the body's mass and loads are the scene's (a
+  /// body_on_plane batch varies no parameter).
+  Status advance(const Model& m, const WorldParams& p, State& s) override;
 
  private:
   /// One solve of the step [t, t + h] from the 13-vector q_state (overwritten when solved):

@@ -39,11 +39,11 @@ namespace qs {
 inline constexpr int kHalmPosaTemplateCapacity = 64;  // LCP rows of the fixed layout: 4 per slot
 
 /// The template step serves this Model (tabletop, one free object with x, y, theta, A set,
-/// h > 0, 4 n_slots <= kHalmPosaTemplateCapacity). Otherwise HalmPosaLcp steps (or refuses)
+/// 4 n_slots <= kHalmPosaTemplateCapacity; h > 0 is the step pipeline's check). Otherwise HalmPosaLcp steps (or refuses)
 /// on its scalar path.
 inline bool halm_posa_template_applies(const Model& m) {
   if (m.formulation != Formulation::halm_posa_lcp && m.formulation != Formulation::perfect_velocity_lcp) return false;
-  if (m.world.type != WorldType::tabletop || !(m.step.h > 0) || !m.params.limit_surface_A || m.n_u != 3) return false;
+  if (m.world.type != WorldType::tabletop || !m.params.limit_surface_A || m.n_u != 3) return false;
   if (4 * m.n_slots() > kHalmPosaTemplateCapacity) return false;
   int free_bodies = 0;
   for (const Body& b : m.bodies)
@@ -142,15 +142,15 @@ namespace halm_posa_detail {
 /// One linearisation about q_lin of the step from q0 (HalmPosaLcp::solve_about on the fixed
 /// layout): builds the LCP, solves it in ws.lemke, writes q_end.
 template <class T>
-void solve_about(const Model& m, HalmPosaStepWorkspace<T>& ws, const T* q0, const T* mu_pair) {
+void solve_about(const Model& m, const WorldParams& p, HalmPosaStepWorkspace<T>& ws, const T* q0, const T* mu_pair) {
   using MaskT = typename HalmPosaStepWorkspace<T>::MaskT;
   const int nq = ws.nq, nu = ws.nu, na = ws.na, ns = ws.ns, n = ws.n, r = 2 * ns;
   const T zero(0.0), one(1.0);
-  forward_kinematics(m, ws.q_lin.data(), ws.body_pose.data(), ws.joint_frame.data());
+  forward_kinematics(m, p, ws.q_lin.data(), ws.body_pose.data(), ws.joint_frame.data());
   const T margin(m.contact_margin);
   T n_active = zero;
   for (int i = 0; i < ns; ++i) {
-    ws.frame[i] = contact_frame(m, i, ws.body_pose.data());
+    ws.frame[i] = contact_frame(m, i, ws.body_pose.data(), p.scales());
     contact_jacobian_rows(m, i, ws.frame[i], ws.body_pose.data(), ws.joint_frame.data(), &ws.jn[i * nq],
                           &ws.jt[i * nq]);
     ws.active[i] = ws.frame[i].phi <= margin;
@@ -237,7 +237,7 @@ void solve_about(const Model& m, HalmPosaStepWorkspace<T>& ws, const T* q0, cons
     ws.q_lcp[pp + k] = select(act, ws.slide[k], one);
     ws.q_lcp[pm + k] = select(act, -ws.slide[k], one);
     ws.q_lcp[pg + k] = select(act, zero, one);
-    const T mu = mu_pair ? mu_pair[m.slots[k].pair] : T(m.slot_friction(k));
+    const T mu = mu_pair ? mu_pair[m.slots[k].pair] : T(p.slot_friction(m, k));
     M[(pp + k) * n + pg + k] = select(act, one, zero);  // E gamma (eq. (35))
     M[(pm + k) * n + pg + k] = select(act, one, zero);
     M[(pg + k) * n + pn + k] = select(act, mu, zero);  // mu Lambda_N - E' Lambda_T (eq. (36))
@@ -275,36 +275,36 @@ void solve_about(const Model& m, HalmPosaStepWorkspace<T>& ws, const T* q0, cons
 
 }  // namespace halm_posa_detail
 
-/// One step of every lane of T from q at time t (the same for every lane); the Model must
-/// satisfy halm_posa_template_applies. mu_pair: per-pair friction (n_pairs values of T) or
-/// null for the Model's; c_scale: the gain scale c of M(cB) (one T) or null for the Model's;
-/// u: the velocity command of each actuated DOF (n_a values of T) or null for the joints'
-/// schedules at t + h/2. Results in ws: ok, q_end, status, pivots, residual, and the last
+/// One step of p.h of every lane of T from q at time t (the same for every lane); the Model
+/// must satisfy halm_posa_template_applies. The values every lane shares come from p.
+/// mu_pair: per-pair friction (n_pairs values of T) or null for p's; c_scale: the gain scale
+/// c of M(cB) (one T) or null for p's; u: the velocity command of each actuated DOF (n_a
+/// values of T) or null for p's (WorldParams::velocity at t + h/2). Results in ws: ok, q_end, status, pivots, residual, and the last
 /// linearisation's frames, active slots, z and w. The caller stores only the lanes it wants.
 template <class T>
-void halm_posa_template_step(const Model& m, HalmPosaStepWorkspace<T>& ws, const T* q, const T* mu_pair,
-                             const T* c_scale, const T* u, double t, double h) {
+void halm_posa_template_step(const Model& m, const WorldParams& p, HalmPosaStepWorkspace<T>& ws, const T* q,
+                             const T* mu_pair, const T* c_scale, const T* u, double t) {
   using MaskT = typename HalmPosaStepWorkspace<T>::MaskT;
   constexpr int L = HalmPosaStepWorkspace<T>::kLanes;
   const int na = ws.na, nq = ws.nq;
-  const double t_mid = t + 0.5 * h;
+  const double h = p.h, t_mid = t + 0.5 * h;
   const T zero(0.0), hT(h);
   // seed 001 eq. (37): cB = c B (zero for perfect velocity).
   const bool perfect = m.formulation == Formulation::perfect_velocity_lcp;
-  const T c = c_scale ? *c_scale : T(m.params.feedback_scale_c);
+  const T c = c_scale ? *c_scale : T(p.feedback_scale_c);
   for (int a = 0; a < na; ++a)
     for (int b = 0; b < na; ++b)
       ws.cB[a * na + b] = !perfect && m.params.gain_B ? c * T((*m.params.gain_B)(a, b)) : zero;
   for (const Joint& j : m.joints) {
     const int a = j.dof - m.n_u;
-    ws.uh[a] = hT * (u ? u[a] : T(j.command(t_mid)));
+    ws.uh[a] = hT * (u ? u[a] : T(p.velocity(m, j, t_mid)));
   }
   for (int e = 0; e < nq; ++e) ws.q_lin[e] = q[e];
   ws.status.fill(Status::solved);
   ws.pivots.fill(0);
   MaskT ok = zero == zero;
   for (int it = 0; it <= m.params.relinearize_iterations; ++it) {
-    halm_posa_detail::solve_about(m, ws, q, mu_pair);
+    halm_posa_detail::solve_about(m, p, ws, q, mu_pair);
     for (int l = 0; l < L; ++l) {
       const Status st = ws.lemke_result.status[l];
       ws.pivots[l] += ws.lemke_result.pivots[l];

@@ -40,24 +40,22 @@ HalmPosaLcp::HalmPosaLcp(const Model& m)
   if (halm_posa_template_applies(m)) template_ = std::make_unique<HalmPosaStepWorkspace<double>>(m);
 }
 
-Status HalmPosaLcp::step(const Model& m, State& s) {
+Status HalmPosaLcp::advance(const Model& m, const WorldParams& p, State& s) {
   by_template_ = false;
   // The template's Model conditions are those of the input check below, so a Model it
   // applies to is never one step_fallback would refuse; the per-step data (commands) is
   // checked by both.
   if (template_ && halm_posa_template_applies(m) && s.q.size() == m.n_q()) {
     HalmPosaStepWorkspace<double>& w = *template_;
-    halm_posa_template_step<double>(m, w, s.q.data(), nullptr, nullptr, nullptr, s.t, m.step.h);
+    halm_posa_template_step<double>(m, p, w, s.q.data(), nullptr, nullptr, nullptr, s.t);
     if (w.ok) {
       record_template_step(s.q);
       for (int e = 0; e < m.n_q(); ++e) s.q[e] = w.q_end[e];
-      s.t += m.step.h;
-      ++s.step;
       by_template_ = true;
       return report_.status = Status::solved;
     }
   }
-  return step_fallback(m, s);
+  return advance_fallback(m, p, s);
 }
 
 void HalmPosaLcp::record_template_step(const Eigen::VectorXd& q0) {
@@ -101,39 +99,36 @@ void HalmPosaLcp::record_template_step(const Eigen::VectorXd& q0) {
   report_.linearised_penetration = w.linearised_penetration;
 }
 
-Status HalmPosaLcp::step_fallback(const Model& m, State& s) {
+Status HalmPosaLcp::advance_fallback(const Model& m, const WorldParams& p, State& s) {
   by_template_ = false;
   report_ = StepReport{};
   *result_ = Solver::Result{};
-  if (m.world.type != WorldType::tabletop || !(m.step.h > 0) || object_ < 0 || dof_o_[2] < 0 ||
-      !m.params.limit_surface_A || m.n_u != 3)
-    return fail(Status::bad_input, "the tabletop models step one free object (x, y, theta) with a limit surface and h > 0");
-  const double h = m.step.h;
-  // seed 001 eq. (37), from the Model given to this step: a batch writes a world's c into
-  // its Model copy between steps (same size: no allocation).
-  if (!perfect_ && m.params.gain_B) cB_.noalias() = m.params.feedback_scale_c * *m.params.gain_B;
+  if (m.world.type != WorldType::tabletop || object_ < 0 || dof_o_[2] < 0 || !m.params.limit_surface_A || m.n_u != 3)
+    return fail(Status::bad_input, "the tabletop models step one free object (x, y, theta) with a limit surface");
+  const double h = p.h;
+  // seed 001 eq. (37), with this world's c (same size: no allocation).
+  if (!perfect_ && m.params.gain_B) cB_.noalias() = p.feedback_scale_c * *m.params.gain_B;
   const double t_mid = s.t + 0.5 * h;
-  for (const Joint& j : m.joints) u_h_[j.dof - m.n_u] = h * j.command(t_mid);  // all velocity-commanded
+  for (const Joint& j : m.joints) u_h_[j.dof - m.n_u] = h * p.velocity(m, j, t_mid);  // all velocity-commanded
 
   q_lin_ = s.q;
   int pivots = 0;
   for (int it = 0; it <= m.params.relinearize_iterations; ++it) {
-    const Status st = solve_about(m, s.q, q_lin_, q_end_);
+    const Status st = solve_about(m, p, s.q, q_lin_, q_end_);
     pivots += result_->stats.iterations;
     report_.pivots = pivots;
     if (st != Status::solved) return st;  // solve_about filled the report
     q_lin_ = q_end_;
   }
   s.q = q_end_;
-  s.t += h;
-  ++s.step;
   return report_.status = Status::solved;
 }
 
-Status HalmPosaLcp::solve_about(const Model& m, const Eigen::VectorXd& q0, const Eigen::VectorXd& q_lin,
+Status HalmPosaLcp::solve_about(const Model& m, const WorldParams& p, const Eigen::VectorXd& q0,
+                                const Eigen::VectorXd& q_lin,
                                 Eigen::VectorXd& q_end, bool keep_unreached) {
   const int nu = m.n_u, na = m.n_a;
-  ws_.evaluate(m, q_lin.data());
+  ws_.evaluate(m, p, q_lin.data());
   // Each slot's rows of data: phi^+ linearised about q_lin for a step from q0,
   // phi(q_lin) + J_n(q_lin) (q0 - q_lin) + J_n h u, and J_t h u (seed 001 eq. (31), sec. 5
   // for the re-linearisation); and the slots out of the step's reach (kHalmPosaUnreachable).
@@ -225,7 +220,7 @@ Status HalmPosaLcp::solve_about(const Model& m, const Eigen::VectorXd& q0, const
     w[pm + k] = -slide_[i];
     M(pp + k, pg + k) = 1.0;  // E gamma (eq. (35))
     M(pm + k, pg + k) = 1.0;
-    M(pg + k, pn + k) = m.slot_friction(i);  // mu Lambda_N - E' Lambda_T (eq. (36))
+    M(pg + k, pn + k) = p.slot_friction(m, i);  // mu Lambda_N - E' Lambda_T (eq. (36))
     M(pg + k, pp + k) = -1.0;
     M(pg + k, pm + k) = -1.0;
   }
@@ -283,7 +278,7 @@ Status HalmPosaLcp::solve_about(const Model& m, const Eigen::VectorXd& q0, const
     if (!unreached_[i]) continue;
     double end = ws_.frame[i].phi;
     for (int e = 0; e < m.n_q(); ++e) end += ws_.J_n(i, e) * (q_end[e] - q_lin[e]);
-    if (!(end >= 0)) return solve_about(m, q0, q_lin, q_end, true);
+    if (!(end >= 0)) return solve_about(m, p, q0, q_lin, q_end, true);
   }
   dq_o_ = dq_o;
   report_.linearised_penetration = lin_pen;

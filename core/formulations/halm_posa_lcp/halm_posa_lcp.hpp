@@ -63,10 +63,6 @@ class HalmPosaLcp final : public Stepper {
   /// guarantees it); step() then allocates nothing on the solved path.
   explicit HalmPosaLcp(const Model& m);
 
-  Status step(const Model& m, State& s) override;
-  /// The compacted solve only (Lemke, the certificate, the exact enumeration): the batch
-  /// engine's fallback for a lane the template did not accept, and step()'s.
-  Status step_fallback(const Model& m, State& s);
   /// The last step was accepted from the fixed-layout template (not step_fallback).
   bool by_template() const { return by_template_; }
   bool impulses_scaled_by_k() const override { return true; }
@@ -79,13 +75,21 @@ class HalmPosaLcp final : public Stepper {
   /// The object's displacement of the last step (world x, y, theta).
   const Eigen::Vector3d& object_displacement() const { return dq_o_; }
 
+ protected:
+  /// One step of p.h (Stepper::step): the template, else advance_fallback.
+  Status advance(const Model& m, const WorldParams& p, State& s) override;
+  /// The compacted solve only (Lemke, the certificate, the exact enumeration): the batch
+  /// engine's fallback for a lane the template did not accept (Stepper::step_fallback), and
+  /// advance()'s.
+  Status advance_fallback(const Model& m, const WorldParams& p, State& s) override;
+
  private:
   /// One linearisation: build the LCP about q_lin for a step starting at q0, solve it, and
   /// write the predicted end state into q_end.
   /// One linearisation; slots out of the step's reach (kHalmPosaUnreachable) are left out
   /// unless keep_unreached, and solved again with them when one was reached after all.
-  Status solve_about(const Model& m, const Eigen::VectorXd& q0, const Eigen::VectorXd& q_lin, Eigen::VectorXd& q_end,
-                     bool keep_unreached = false);
+  Status solve_about(const Model& m, const WorldParams& p, const Eigen::VectorXd& q0, const Eigen::VectorXd& q_lin,
+                     Eigen::VectorXd& q_end, bool keep_unreached = false);
   /// Report, outputs and the compacted LCP accessors from an accepted template step.
   void record_template_step(const Eigen::VectorXd& q0);
 

@@ -357,20 +357,20 @@ PangTedrakeMiqp::PangTedrakeMiqp(const Model& m, const BnbOptions& options)
 
 PangTedrakeMiqp::~PangTedrakeMiqp() = default;
 
-Status PangTedrakeMiqp::build(const Model& m, const State& s) {
+Status PangTedrakeMiqp::build(const Model& m, const WorldParams& wp, const State& s) {
   report_ = StepReport{};
   stage1_ = stage2_ = BnbStats{};
-  if (m.world.type != WorldType::vertical || !(m.step.h > 0) || !(m.params.stiffness_K > 0))
+  if (m.world.type != WorldType::vertical || !(wp.h > 0) || !(wp.model_stiffness > 0))
     return fail(Status::bad_input, "pang_tedrake_miqp steps a vertical world with h > 0 and stiffness K > 0");
   Problem& p = *problem_;
   ++p.generation;  // new rows: no workspace's factorization carries over
   p.hint = nullptr;
-  const double h = m.step.h, K = m.params.stiffness_K, t_mid = s.t + 0.5 * h;
+  const double h = wp.h, K = wp.model_stiffness, t_mid = s.t + 0.5 * h;
   const int nu = m.n_u, na = m.n_a;
 
   // Contacts at the start of the step (all active slots counted, so every slot's outputs
   // describe this step).
-  const int nc = scan_contacts(m, s.q.data(), ws_, active_.data(), phi_.data(), slot_.data(), kMaxContacts);
+  const int nc = scan_contacts(m, wp, s.q.data(), ws_, active_.data(), phi_.data(), slot_.data(), kMaxContacts);
   for (int i = 0; i < m.n_slots(); ++i) {
     p_n_[i] = p_t_[i] = 0;
     p.contact_of_slot[i] = -1;
@@ -392,8 +392,8 @@ Status PangTedrakeMiqp::build(const Model& m, const State& s) {
   // Commands and loads at the middle of the step.
   Eigen::VectorXd& tau = tau_;
   Eigen::VectorXd& dqa_bar = dqa_bar_;
-  generalized_external_force(m, ws_.body_pose.data(), ws_.joint_frame.data(), t_mid, tau.data());
-  commanded_displacements(m, t_mid, h, dqa_bar.data());
+  generalized_external_force(m, wp, ws_.body_pose.data(), ws_.joint_frame.data(), t_mid, tau.data());
+  commanded_displacements(m, wp, t_mid, dqa_bar.data());
 
   // Stage 1: min |dq_a - dqa_bar|^2 = dq_a' dq_a - 2 dqa_bar' dq_a + |dqa_bar|^2.
   p.H.topLeftCorner(n, n).setZero();
@@ -428,7 +428,7 @@ Status PangTedrakeMiqp::build(const Model& m, const State& s) {
   p.A_in.topLeftCorner(p.m_in, n).setZero();
   for (int c = 0; c < nc; ++c) {
     const int i = slot_[c];
-    const double mu = m.slot_friction(i);
+    const double mu = wp.slot_friction(m, i);
     double jna_bar = 0;
     for (int a = 0; a < na; ++a) jna_bar += ws_.J_n(i, nu + a) * dqa_bar[a];
     for (int e = 0; e < nu + na; ++e) {
@@ -507,21 +507,21 @@ PangTedrakeMiqp::MemoryLayout PangTedrakeMiqp::MemoryLayout::of(const Model& m) 
 
 int PangTedrakeMiqp::memory_size(const Model& m) { return MemoryLayout::of(m).size; }
 
-int PangTedrakeMiqp::memo_key(const Model& m) {
+int PangTedrakeMiqp::memo_key(const Model& m, const WorldParams& wp) {
   // Everything build() poses the step's problem from (and stage 2 reads): h, K, the bound's
   // variant, per active contact its slot, friction, gap, elastic bound (under `previous`
   // from the memory) and Jacobian rows, the generalized force and the command.
   const Problem& p = *problem_;
   double* k = key_.data();
   int len = 0;
-  k[len++] = m.step.h;
-  k[len++] = m.params.stiffness_K;
+  k[len++] = wp.h;
+  k[len++] = wp.model_stiffness;
   k[len++] = m.params.elastic_bound_previous ? 1.0 : 0.0;
   k[len++] = p.nc;
   for (int c = 0; c < p.nc; ++c) {
     const int i = slot_[c];
     k[len++] = i;
-    k[len++] = m.slot_friction(i);
+    k[len++] = wp.slot_friction(m, i);
     k[len++] = ws_.frame[i].phi;
     k[len++] = p.b_in[4 * p.nc + c];
     for (int e = 0; e < m.n_q(); ++e) k[len++] = ws_.J_n(i, e);
@@ -860,16 +860,15 @@ Status PangTedrakeMiqp::solve_stages(const Model& m, const State& s) {
   return Status::solved;
 }
 
-Status PangTedrakeMiqp::step(const Model& m, State& s) {
-  if (build(m, s) != Status::solved) return report_.status;
+Status PangTedrakeMiqp::advance(const Model& m, const WorldParams& wp, State& s) {
+  if (build(m, wp, s) != Status::solved) return report_.status;
   Problem& p = *problem_;
-  const double h = m.step.h;
   const int nu = m.n_u, na = m.n_a, nc = p.nc, n = p.n;
   // A step whose data are bitwise those of the last solved step (memo_key(): a finger
   // sliding along an object at rest) is the same problem: that
   // step's answer is its answer. Kept per world in State::memory, so a batch world is still
   // bitwise its single-world run.
-  key_length_ = memo_key(m);
+  key_length_ = memo_key(m, wp);
   reused_ = reuse_ && memo_matches(s);
   if (reused_) {
     const double* x = s.memory.data() + memory_.memo_answer;
@@ -916,8 +915,6 @@ Status PangTedrakeMiqp::step(const Model& m, State& s) {
   }
   if (!reused_) store_memory(m, s);  // a reused answer leaves the memory as it was
   for (int e = 0; e < nu + na; ++e) s.q[e] += x_[e];
-  s.t += h;
-  ++s.step;
   return report_.status = Status::solved;
 }
 

@@ -93,11 +93,12 @@ class PangTedrakeMiqp final : public Stepper {
   PangTedrakeMiqp(const Model& m, const BnbOptions& options);
   ~PangTedrakeMiqp() override;
 
-  Status step(const Model& m, State& s) override;
-
-  /// Poses the stage-1 MIQP of a step from state s without solving it (step() begins with
-  /// this; so do the exhaustive test and the LP-format export). bad_input as step().
-  Status build(const Model& m, const State& s);
+  /// Poses the stage-1 MIQP of a step of p.h from state s without solving it (a step begins
+  /// with this; so do the exhaustive test and the LP-format export). bad_input: not a
+  /// vertical world, K <= 0, more active slots than kMaxContacts.
+  Status build(const Model& m, const WorldParams& p, const State& s);
+  /// The same with the scene's own parameters.
+  Status build(const Model& m, const State& s) { return build(m, WorldParams(m), s); }
   /// For exhaustive cross-checks (exponential: 2^(4 nc) calls): the stage-1 cost of the
   /// built problem with every pair fixed as given (`fixings` over all 4 n_slots pairs,
   /// pair 4 i + t of slot i), +inf when that pattern is infeasible, NaN on a QP failure.
@@ -141,6 +142,11 @@ class PangTedrakeMiqp final : public Stepper {
   View view() const;
 
   struct Problem;  // the node relaxation (defined in the .cpp)
+
+
+ protected:
+  /// One step of p.h (Stepper::step): build(), then the memo or the two-stage search.
+  Status advance(const Model& m, const WorldParams& p, State& s) override;
 
  private:
   std::unique_ptr<Problem> problem_;
@@ -212,7 +218,7 @@ class PangTedrakeMiqp final : public Stepper {
   };
   /// Writes this step's key into key_ (build() done): every datum the step's problem is
   /// posed from; returns its length.
-  int memo_key(const Model& m);
+  int memo_key(const Model& m, const WorldParams& p);
   /// Whether s.memory holds the last solved step's key and it is bitwise this step's
   /// (key_, key_length_: memo_key() done).
   bool memo_matches(const State& s) const;

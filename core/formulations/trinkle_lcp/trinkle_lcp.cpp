@@ -18,18 +18,18 @@ TrinkleLcp::TrinkleLcp(const Model& m)
       dqa_(m.n_a),
       slot_(m.n_slots()) {}
 
-Status TrinkleLcp::step(const Model& m, State& s) {
+Status TrinkleLcp::advance(const Model& m, const WorldParams& p, State& s) {
   *result_ = Solver::MixedResult{};
   report_ = StepReport{};
   std::fill(p_n_.begin(), p_n_.end(), 0.0);  // a failed step reports no impulses
   std::fill(p_t_.begin(), p_t_.end(), 0.0);
-  if (m.world.type != WorldType::vertical || !(m.step.h > 0)) return fail(Status::bad_input, "trinkle_lcp steps a vertical world with h > 0");
-  const double h = m.step.h;
+  if (m.world.type != WorldType::vertical) return fail(Status::bad_input, "trinkle_lcp steps a vertical world");
+  const double h = p.h;
   const double t_mid = s.t + 0.5 * h;
   const int nu = m.n_u, na_dofs = m.n_a;
 
   // 1-2: contacts and Jacobians at the start of the step.
-  const int nc = scan_contacts(m, s.q.data(), ws_, active_.data(), phi_.data(), slot_.data(), m.n_slots());
+  const int nc = scan_contacts(m, p, s.q.data(), ws_, active_.data(), phi_.data(), slot_.data(), m.n_slots());
   const int n = nu + 4 * nc;
   size_ = n;
   contacts_ = nc;
@@ -41,8 +41,8 @@ Status TrinkleLcp::step(const Model& m, State& s) {
                                        "; set contact_margin to keep distant slots out");
 
   // The step's inputs: tau_u and dqa_bar at the middle of the step.
-  generalized_external_force(m, ws_.body_pose.data(), ws_.joint_frame.data(), t_mid, tau_.data());
-  commanded_displacements(m, t_mid, h, dqa_.data());
+  generalized_external_force(m, p, ws_.body_pose.data(), ws_.joint_frame.data(), t_mid, tau_.data());
+  commanded_displacements(m, p, t_mid, dqa_.data());
 
   // 3: the mixed LCP, layout [dq_u (nu) | P_n | P_t+ | P_t- | Gamma] (nc each).
   auto M = M_.topLeftCorner(n, n);
@@ -53,7 +53,7 @@ Status TrinkleLcp::step(const Model& m, State& s) {
   for (int e = 0; e < nu; ++e) q[e] = h * tau_[e];
   for (int c = 0; c < nc; ++c) {
     const int i = slot_[c];
-    const double mu = m.slot_friction(i);
+    const double mu = p.slot_friction(m, i);
     double jna_dqa = 0, jta_dqa = 0;
     for (int a = 0; a < na_dofs; ++a) {
       jna_dqa += ws_.J_n(i, nu + a) * dqa_[a];
@@ -83,7 +83,7 @@ Status TrinkleLcp::step(const Model& m, State& s) {
   const Status st = n == 0 ? (result_->status = Status::solved) : solver_->solve_mixed(M, q, nu, *result_);
   report_.pivots = result_->stats.iterations;
   report_.complementarity_residual = result_->stats.residual;
-  if (st != Status::solved && after_lemke_failed(m, st) != Status::solved) return report_.status;
+  if (st != Status::solved && after_lemke_failed(m, p, st) != Status::solved) return report_.status;
 
   // What the step produced, per slot, and its own residuals.
   std::fill(p_n_.begin(), p_n_.end(), 0.0);
@@ -119,12 +119,10 @@ Status TrinkleLcp::step(const Model& m, State& s) {
   // 5: integrate.
   for (int e = 0; e < nu; ++e) s.q[e] += result_->u[e];
   for (int a = 0; a < na_dofs; ++a) s.q[nu + a] += dqa_[a];
-  s.t += h;
-  ++s.step;
   return report_.status = Status::solved;
 }
 
-Status TrinkleLcp::after_lemke_failed(const Model& m, Status st) {
+Status TrinkleLcp::after_lemke_failed(const Model& m, const WorldParams& p, Status st) {
   if (st != Status::not_found && st != Status::iteration_limit && st != Status::numerical_failure)
     return fail(st, "");
   const int nu = m.n_u, nc = contacts_;
@@ -137,7 +135,7 @@ Status TrinkleLcp::after_lemke_failed(const Model& m, Status st) {
     Jn.row(c) = ws_.J_n.row(i).head(nu);
     Jt.row(c) = ws_.J_t.row(i).head(nu);
     offset[c] = q_[nu + c];  // phi + J_n^a dqa_bar (the P_n rows of the LCP)
-    mu[c] = m.slot_friction(i);
+    mu[c] = p.slot_friction(m, i);
     labels.push_back("slot " + std::to_string(i) + " (" + m.pair_name(m.slots[i].pair) + ")");
   }
   for (int e = 0; e < nu; ++e) h_tau[e] = q_[e];

@@ -44,11 +44,6 @@ class TrinkleLcp final : public Stepper {
   /// Sizes every buffer from the Model; step() then allocates nothing.
   explicit TrinkleLcp(const Model& m);
 
-  /// Advances s by one step of m.step.h. On any status but `solved` the state is left
-  /// unchanged. bad_input: a world other than vertical, or more active slots than the
-  /// capacity holds.
-  Status step(const Model& m, State& s) override;
-
   /// The kernel's result of the last step.
   const Solver::MixedResult& result() const { return *result_; }
   /// The mixed LCP of the last step (first n_u variables free), for inspection and tests:
@@ -61,8 +56,15 @@ class TrinkleLcp final : public Stepper {
  private:
   /// After Lemke failed: prove that the step has no solution (step_certificate.hpp), or
   /// solve it by enumeration. Returns solved when the enumeration found the solution.
-  Status after_lemke_failed(const Model& m, Status st);
+  Status after_lemke_failed(const Model& m, const WorldParams& p, Status st);
 
+ protected:
+  /// One step of p.h (Stepper::step). On any status but `solved` the state is left
+  /// unchanged. bad_input: a world other than vertical, or more active slots than the
+  /// capacity holds.
+  Status advance(const Model& m, const WorldParams& p, State& s) override;
+
+ private:
   ContactWorkspace ws_;
   std::unique_ptr<Solver> solver_;
   std::unique_ptr<Solver::MixedResult> result_;

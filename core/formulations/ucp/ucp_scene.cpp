@@ -43,7 +43,7 @@ Status ucp_from_scene(const Model& m, const State& s, UcpScene& out, std::string
   if (nc == 0) return bad("contacts: nothing touches the object " + m.bodies[static_cast<size_t>(object)].name);
 
   Eigen::VectorXd F(m.n_q());
-  generalized_external_force(m, ws.body_pose.data(), ws.joint_frame.data(), s.t, F.data());
+  generalized_external_force(m, WorldParams(m), ws.body_pose.data(), ws.joint_frame.data(), s.t, F.data());
   UcpData& d = out.data;
   Eigen::MatrixXd WT(2 * nc, nq);
   d.J_n.setZero(nc, nth);
