@@ -41,10 +41,10 @@ struct LaneWorkspace {
   explicit LaneWorkspace(const Model& m)
       : q(m.n_q()), ref(std::max(m.n_a, 1)), mu(std::max<size_t>(m.pairs.size(), 1)), u(std::max(m.n_a, 1)),
         warm(std::max(2 * m.n_slots(), 1)) {
-    if (m.formulation == Formulation::anitescu_qp) {
-      anitescu = std::make_unique<AnitescuStepWorkspace<Lane>>(m);
-    } else {
-      halm_posa = std::make_unique<HalmPosaStepWorkspace<Lane>>(m);
+    switch (formulation_info(m.formulation).lane_kernel) {
+      case LaneKernel::anitescu_quasi_dynamic: anitescu = std::make_unique<AnitescuStepWorkspace<Lane>>(m); break;
+      case LaneKernel::halm_posa: halm_posa = std::make_unique<HalmPosaStepWorkspace<Lane>>(m); break;
+      case LaneKernel::none: break;
     }
   }
 };
@@ -67,10 +67,10 @@ struct Workspace {
 /// Why the lane path cannot step this batch (empty when it can).
 std::string lane_path_reason(const WorldBatch& b, const BatchOptions& o) {
   const Model& m = b.model();
-  const bool halm_posa =
-      m.formulation == Formulation::halm_posa_lcp || m.formulation == Formulation::perfect_velocity_lcp;
-  if (!formulation_info(m.formulation).lane_kernel) return "no lane kernel for this formulation yet";
-  if (m.formulation == Formulation::anitescu_qp && !m.params.quasi_dynamic)
+  const LaneKernel kernel = formulation_info(m.formulation).lane_kernel;
+  const bool halm_posa = kernel == LaneKernel::halm_posa;
+  if (kernel == LaneKernel::none) return "no lane kernel for this formulation yet";
+  if (kernel == LaneKernel::anitescu_quasi_dynamic && !m.params.quasi_dynamic)
     return "no lane kernel for anitescu_qp's quasistatic mode yet";
   if (o.scalar) return "--scalar";
   if (!(b.step_size() > 0) || !std::isfinite(b.step_size())) return "the scalar stepper reports this batch's bad h";
@@ -104,7 +104,7 @@ struct BatchStepper::Impl {
   BatchOptions options;
   tbb::task_arena arena;
   tbb::affinity_partitioner partitioner;  // reused: a group tends to stay on the thread whose cache holds it
-  // Held by pointer: a stepper may keep references into the Model copy it was built on.
+  // Held by pointer: a stepper may keep references into its own buffers.
   tbb::enumerable_thread_specific<std::unique_ptr<Workspace>> workspaces;
   std::vector<int> commanded_joint;  // (n_a) the joint of each actuated DOF
   std::vector<int> model_parameters; // varied parameters that change the Model (not only the start)
@@ -125,7 +125,7 @@ struct BatchStepper::Impl {
     const Model& m = *base;
     const std::string why = lane_path_reason(b, o);
     lane_path = why.empty();
-    const bool anitescu = m.formulation == Formulation::anitescu_qp;
+    const bool anitescu = formulation_info(m.formulation).lane_kernel == LaneKernel::anitescu_quasi_dynamic;
     path = !lane_path ? "per-world (one stepper per thread; " + why + ")"
            : anitescu ? "lanes (" + std::to_string(kLaneWidth) +
                             " worlds per group: anitescu_qp quasi-dynamic template step, PGS; per-world friction "
@@ -137,7 +137,7 @@ struct BatchStepper::Impl {
     for (int k = 0; k < b.varied_count(); ++k) {
       const ParameterRef& r = b.varied(k);
       if (r.kind != ParameterRef::Kind::pair_friction) continue;
-      for (int p : r.pairs) pair_param[p] = k;  // as apply_parameter: the last one naming the pair wins
+      for (int p : r.pairs) pair_param[p] = k;  // as WorldParams::set in order: the last one naming the pair wins
     }
     for (int k = 0; k < b.varied_count(); ++k)
       if (b.varied(k).kind == ParameterRef::Kind::model_c) c_param = k;

@@ -1,10 +1,10 @@
 // Steps every world of a WorldBatch, in parallel over lane groups (tbb::parallel_for with a
 // reused affinity partitioner and per-thread workspaces).
 //
-// The per-world path: each thread owns a private copy of the Model and a stepper built on
-// it (core/stepper.hpp); for each world of its lane groups it writes the world's varied
-// parameters and command into the copy, loads the world's State, takes the step and stores
-// the result. A world's numbers therefore come from exactly the code `quasistep run` uses,
+// The per-world path: each thread owns a stepper built on the shared, read-only Model
+// (core/stepper.hpp) and a WorldParams (core/world_params.hpp); for each world of its lane
+// groups it writes the world's varied parameters and command into the WorldParams, loads the
+// world's State, takes the step and stores the result. A world's numbers therefore come from exactly the code `quasistep run` uses,
 // whatever thread or group ran it: the trajectory is bitwise identical alone, in any batch
 // split and at any thread count. A world whose step fails is marked (status, step, reason)
 // and is never stepped again; the rest go on.
@@ -13,10 +13,11 @@
 // with T = Lane, the code the scalar stepper runs with T = double, so a world's numbers are
 // again those of `quasistep run`:
 // - anitescu_qp, quasi-dynamic mode: core/formulations/anitescu_qp/anitescu_lanes.hpp (PGS); its fallback is
-//   AnitescuQp::step_fallback (Lemke, then the dense QP);
+//   Stepper::step_fallback (AnitescuQp: Lemke, then the dense QP);
 // - halm_posa_lcp and perfect_velocity_lcp with at most 16 contact slots:
 //   core/formulations/halm_posa_lcp/halm_posa_lanes.hpp (fixed slot layout, kernels/lemke_lanes.hpp); its fallback is
-//   HalmPosaLcp::step_fallback (the compacted LCP, the certificate, the exact enumeration).
+//   Stepper::step_fallback (HalmPosaLcp: the compacted LCP, the certificate, the exact
+//   enumeration).
 // Only lanes that are real, not failed and accepted are stored; a lane whose template answer
 // is not accepted is finished by the fallback for that world alone (the same fallback the
 // scalar stepper takes). Per-world friction, commands, start poses (and Halm-Posa's c) run

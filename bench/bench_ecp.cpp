@@ -24,6 +24,7 @@ void ecp_example(benchmark::State& state, const char* example) {
   const qs::State start = qs::initial_state(m);
   qs::State s = start;
   qs::EcpNcp stepper(m);
+  const qs::WorldParams params(m);  // as `quasistep run` steps a scene
   long steps = 0, iterations = 0, failures = 0;
   for (auto _ : state) {
     if (s.step == m.step.steps) {
@@ -31,7 +32,7 @@ void ecp_example(benchmark::State& state, const char* example) {
       s = start;
       state.ResumeTiming();
     }
-    failures += stepper.step(m, s) != qs::Status::solved;
+    failures += stepper.step(m, params, s) != qs::Status::solved;
     iterations += stepper.newton_iterations();
     ++steps;
   }

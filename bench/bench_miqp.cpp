@@ -30,6 +30,7 @@ void miqp_trajectory(benchmark::State& state, const char* example) {
   const qs::Scene scene = qs::load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/examples/" + example + ".json");
   const qs::Model& m = *scene.model;
   qs::PangTedrakeMiqp stepper(m);
+  const qs::WorldParams params(m);  // as `quasistep run` steps a scene
   std::vector<double> us;
   long nodes = 0, max_nodes = 0, failures = 0, pairs = 0, live = 0;
   // The least node evaluations in sequence on 2 threads: per stage, a round's nodes can
@@ -42,7 +43,7 @@ void miqp_trajectory(benchmark::State& state, const char* example) {
     qs::State s = qs::initial_state(m);
     for (int l = 0; l < m.step.steps; ++l) {
       const auto t0 = std::chrono::steady_clock::now();
-      const qs::Status st = stepper.step(m, s);
+      const qs::Status st = stepper.step(m, params, s);
       us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
       if (st != qs::Status::solved) {
         ++failures;

@@ -17,6 +17,7 @@ void step_example(benchmark::State& state, const char* example) {
   const qs::State start = qs::initial_state(m);
   qs::State s = start;
   const std::unique_ptr<qs::Stepper> stepper = qs::make_stepper(m);
+  const qs::WorldParams params(m);  // as `quasistep run` steps a scene
   int failures = 0;
   for (auto _ : state) {
     if (s.step == m.step.steps) {
@@ -24,7 +25,7 @@ void step_example(benchmark::State& state, const char* example) {
       s = start;
       state.ResumeTiming();
     }
-    failures += stepper->step(m, s) != qs::Status::solved;
+    failures += stepper->step(m, params, s) != qs::Status::solved;
   }
   state.counters["failures"] = failures;
 }

@@ -9,18 +9,15 @@ ContactWorkspace::ContactWorkspace(const Model& m)
       J_n(m.n_slots(), m.n_q()),
       J_t(m.n_slots(), m.n_q()) {}
 
-int scan_contacts(const Model& m, const WorldParams& p, const double* q, ContactWorkspace& ws, char* active,
-                  double* phi, int* slots, int capacity) {
-  ws.evaluate(m, p, q);
-  int nc = 0;
+void ContactRecord::scan(const Model& m, const WorldParams& p, const double* q, char* active, double* phi) {
+  geometry.evaluate(m, p, q);
+  count = 0;
   for (int i = 0; i < m.n_slots(); ++i) {
-    active[i] = ws.active(m, i);
-    phi[i] = ws.frame[i].phi;
-    if (!active[i]) continue;
-    if (nc < capacity) slots[nc] = i;
-    ++nc;
+    friction[i] = p.slot_friction(m, i);
+    active[i] = geometry.active(m, i);
+    phi[i] = geometry.frame[i].phi;
+    if (active[i]) slots[count++] = i;
   }
-  return nc;
 }
 
 void ContactWorkspace::evaluate(const Model& m, const double* q) { evaluate_with(m, q, nullptr, nullptr); }

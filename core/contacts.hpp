@@ -136,13 +136,20 @@ struct ContactWorkspace {
   void evaluate_with(const Model& m, const double* q, const std::array<double, 3>* pose, const double* scale);
 };
 
-/// Stages 1-2 of a step, shared by the steppers that pose their problem over the active
-/// slots: every slot's frame, gap and Jacobian rows at configuration q (ws.evaluate), and
-/// per slot whether it is active (phi <= contacts.margin) and its phi, into active[i] and
-/// phi[i] (n_slots each). The active slots' indices, in slot order, go into slots[0..];
-/// at most `capacity` of them are written. Returns how many slots are active (all of them,
-/// also beyond the capacity, so that a step can report it).
-int scan_contacts(const Model& m, const WorldParams& p, const double* q, ContactWorkspace& ws, char* active,
-                  double* phi, int* slots, int capacity);
+/// Stages 1-2 of a step, the contact record the step pipeline (core/stepper.hpp) computes
+/// once per step at the step's start configuration and hands to the formulation: every
+/// slot's frame, gap and Jacobian rows, the active slots (phi <= contacts.margin) in slot
+/// order, and every slot's friction coefficient from the world's parameters.
+struct ContactRecord {
+  ContactWorkspace geometry;    // body poses, joint frames, every slot's frame, J_n, J_t
+  std::vector<int> slots;       // (n_slots) the active slots' indices, in slot order: the first `count`
+  int count = 0;                // active slots
+  std::vector<double> friction; // (n_slots) mu of every slot (its pair's, from WorldParams)
+
+  explicit ContactRecord(const Model& m) : geometry(m), slots(m.n_slots()), friction(m.n_slots()) {}
+  /// The record at configuration q with one world's parameters p; per slot whether it is
+  /// active and its phi also into active[i] and phi[i] (n_slots each: the StepReport's).
+  void scan(const Model& m, const WorldParams& p, const double* q, char* active, double* phi);
+};
 
 }  // namespace qs

@@ -872,6 +872,19 @@ class Compiler {
   std::int64_t count_pairs_ = 0, count_slots_ = 0;
 };
 
+/// The per-world gains the formulation table lists, for an error message: the model gains
+/// as "c (halm_posa_lcp) or stiffness (pang_tedrake_miqp)", or the formulations with a joint gain.
+std::string gain_owners(bool joint) {
+  std::string out;
+  for (const FormulationInfo& f : formulation_table()) {
+    const std::string_view gain = joint ? f.joint_gain : f.model_gain;
+    if (gain.empty()) continue;
+    if (!out.empty()) out += " or ";
+    out += joint ? std::string(f.name) : std::string(gain) + " (" + std::string(f.name) + ")";
+  }
+  return out;
+}
+
 }  // namespace
 
 ParameterRef resolve_parameter(const Model& m, std::string_view path, const std::string& where) {
@@ -922,9 +935,10 @@ ParameterRef resolve_parameter(const Model& m, std::string_view path, const std:
   if (parts.size() == 3 && parts[0] == "joints") {
     ref.index = m.find_joint(parts[1]);
     if (ref.index < 0) return fail("no joint named " + json_quote(parts[1]));
+    const FormulationInfo& f = formulation_info(m.formulation);
     if (parts[2] == "stiffness") {
       // Seed 002's impedance: one K_a entry per velocity-controlled joint.
-      if (m.formulation != Formulation::anitescu_qp) return fail("a joint's stiffness is a parameter of anitescu_qp only");
+      if (f.joint_gain != "stiffness") return fail("a joint's stiffness is a parameter of " + gain_owners(true) + " only");
       const Joint& j = m.joints[ref.index];
       if (j.control != Control::velocity) return fail("the joint is effort-controlled: it has no impedance stiffness");
       ref.kind = K::joint_stiffness;
@@ -936,16 +950,13 @@ ParameterRef resolve_parameter(const Model& m, std::string_view path, const std:
     return ref;
   }
   if (parts.size() == 2 && parts[0] == "model") {
-    if (parts[1] == "stiffness" && m.formulation == Formulation::pang_tedrake_miqp) {
-      ref.kind = K::model_stiffness;
+    const FormulationInfo& f = formulation_info(m.formulation);
+    if (!f.model_gain.empty() && parts[1] == f.model_gain) {
+      ref.kind = f.model_gain_kind;
       return ref;
     }
-    if (parts[1] == "c" && m.formulation == Formulation::halm_posa_lcp) {
-      ref.kind = K::model_c;
-      return ref;
-    }
-    return fail("a model parameter is stiffness (pang_tedrake_miqp; anitescu_qp's is per joint: "
-                "joints.NAME.stiffness) or c (halm_posa_lcp)");
+    return fail("a model parameter is " + gain_owners(false) + "; per joint: joints.NAME.stiffness of " +
+                gain_owners(true));
   }
   if (parts.size() == 2 && parts[0] == "world" && parts[1] == "support_friction") {
     // Seed 001: the support friction enters only the limit surface A, computed once when the

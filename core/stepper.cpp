@@ -19,6 +19,7 @@ Status Stepper::run(const Model& m, const WorldParams& p, State& s, bool fallbac
     d << "step.h must be a finite number > 0 (got " << p.h << ")";
     return fail(Status::bad_input, d.str());
   }
+  record_valid_ = false;  // stages 1-2 of this step: contact_record(), at most once
   const Status st = fallback ? advance_fallback(m, p, s) : advance(m, p, s);
   if (st == Status::solved) {
     // Stage 5's clock, for every formulation: q moved by the whole step.

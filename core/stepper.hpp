@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/contacts.hpp"
 #include "core/model.hpp"
 #include "core/world_params.hpp"
 #include "kernels/lcp_enumeration.hpp"
@@ -77,7 +78,12 @@ struct StepReport {
 class Stepper {
  public:
   explicit Stepper(const Model& m)
-      : active_(m.n_slots(), 0), phi_(m.n_slots(), 0.0), p_n_(m.n_slots(), 0.0), p_t_(m.n_slots(), 0.0), scene_(m) {}
+      : active_(m.n_slots(), 0),
+        phi_(m.n_slots(), 0.0),
+        p_n_(m.n_slots(), 0.0),
+        p_t_(m.n_slots(), 0.0),
+        record_(m),
+        scene_(m) {}
   virtual ~Stepper() = default;
   Stepper(const Stepper&) = delete;
   Stepper& operator=(const Stepper&) = delete;
@@ -114,12 +120,27 @@ class Stepper {
   virtual void extra_values(std::vector<double>& /*out*/) const {}
 
  protected:
-  /// The formulation's part of a step (stages 1-4 and q's update): poses and solves its
-  /// problem over one step of p.h and moves s.q (and what it keeps in State::memory) on
-  /// success, leaving s untouched otherwise; s.t and s.step are the pipeline's.
+  /// The formulation's part of a step (stages 3-4 and q's update): poses and solves its
+  /// problem over one step of p.h from the step's contact record (contact_record()) and moves s.q
+  /// (and what it keeps in State::memory) on success, leaving s untouched otherwise; s.t and
+  /// s.step are the pipeline's.
   virtual Status advance(const Model& m, const WorldParams& p, State& s) = 0;
   /// step_fallback's advance; the formulations with a lane template override it.
   virtual Status advance_fallback(const Model& m, const WorldParams& p, State& s) { return advance(m, p, s); }
+
+  /// The step's contact record (stages 1-2, core/contacts.hpp) at the step's start state s:
+  /// computed when a step first asks for it, and once per step (a formulation whose lane
+  /// template computes its own contacts in a fixed layout asks only on its fallback path).
+  /// Also sets active() and phi().
+  const ContactRecord& contact_record(const Model& m, const WorldParams& p, const State& s) {
+    if (!record_valid_) {
+      record_.scan(m, p, s.q.data(), active_.data(), phi_.data());
+      record_valid_ = true;
+    }
+    return record_;
+  }
+  /// A new contact record is needed (the state changed outside a step: PangTedrakeMiqp::build).
+  void forget_contacts() { record_valid_ = false; }
 
   /// Ends a step that failed: its status and one-line reason go into the report.
   Status fail(Status st, std::string detail);
@@ -131,8 +152,10 @@ class Stepper {
   StepReport report_;
   std::vector<char> active_;
   std::vector<double> phi_, p_n_, p_t_;
+  ContactRecord record_;  // contact_record()
 
  private:
+  bool record_valid_ = false;
   Status run(const Model& m, const WorldParams& p, State& s, bool fallback);
 
   WorldParams scene_;  // step(m, s)'s parameters

@@ -317,9 +317,10 @@ int cmd_run(const RunOptions& opt, std::ostream& out, std::ostream& err) {
   int failed_step = 0;
   Status failure = Status::solved;
   std::string failure_detail;
+  const WorldParams params(m);  // the scene's own values
   for (int l = 1; l <= steps; ++l) {
     const double t0 = s.t;
-    const Status st = stepper->step(m, s);
+    const Status st = stepper->step(m, params, s);
     const StepReport& rep = stepper->report();
     if (forces) write_force_rows(m, *stepper, l, t0 + m.step.h, st, forces->stream());
     if (st != Status::solved) {

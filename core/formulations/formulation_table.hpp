@@ -1,11 +1,10 @@
 // The formulation table: one descriptor per formulation, the one place that says what a
 // formulation is to the rest of the library: its name in scene files, the world it applies
 // in, the paper it implements, what its State carries from one step to the next, whether
-// the batch engine has a lane kernel for it, and how to build its stepper. The scene reader's
-// name lookup and its parameter reading, initial_state, make_stepper and the batch engine's
-// checks read this table; the lane dispatch (batch/batch_stepper.cpp) and a few
-// formulation-specific checks of the scene reader still test for particular formulations.
-// docs/architecture.md shows how to add a formulation.
+// the batch engine has a lane kernel for it, which gains a batch may vary per world, and how
+// to build its stepper and read its parameters. The scene reader (name, parameters, parameter
+// paths), initial_state, make_stepper and the batch engine (checks and lane dispatch) read
+// this table. docs/architecture.md shows how to add a formulation.
 #pragma once
 
 #include <memory>
@@ -13,6 +12,7 @@
 #include <string_view>
 
 #include "core/model.hpp"
+#include "core/world_params.hpp"
 
 namespace qs {
 
@@ -20,6 +20,13 @@ class Stepper;
 namespace json_input {
 class Node;
 }
+
+/// The lane kernels of the batch engine (batch/batch_stepper.cpp dispatches on them).
+enum class LaneKernel {
+  none,
+  halm_posa,              // core/formulations/halm_posa_lcp/halm_posa_lanes.hpp
+  anitescu_quasi_dynamic  // core/formulations/anitescu_qp/anitescu_lanes.hpp (quasi-dynamic mode only)
+};
 
 struct FormulationInfo {
   Formulation id;
@@ -39,9 +46,15 @@ struct FormulationInfo {
   double memory_start;
   /// State::q_a_ref, the impedance reference of the actuated joints, is part of its State.
   bool has_impedance_reference;
-  /// The batch engine has a lane kernel for it (a step written on a lane type, run for
-  /// several worlds at once; batch/batch_stepper.cpp says when a batch can use it).
-  bool lane_kernel;
+  /// The batch engine's lane kernel for it (a step written on a lane type, run for several
+  /// worlds at once; batch/batch_stepper.cpp says when a batch can use it), or none.
+  LaneKernel lane_kernel;
+  /// Its gain that a batch may vary per world as `model.<model_gain>` (a WorldParams value
+  /// of kind model_gain_kind), and per velocity-controlled joint as `joints.NAME.<joint_gain>`
+  /// (ParameterRef::Kind::joint_stiffness); empty when it has none.
+  std::string_view model_gain;
+  ParameterRef::Kind model_gain_kind;
+  std::string_view joint_gain;
   /// Builds its stepper for a Model (null when time_stepping is false).
   std::unique_ptr<Stepper> (*make_stepper)(const Model& m);
   /// Reads its parameters from the scene's "model" object into m.params, refusing keys it

@@ -43,7 +43,6 @@ void anitescu_dual_lcp(const Eigen::Ref<const Eigen::MatrixXd>& A, const Eigen::
 
 AnitescuQp::AnitescuQp(const Model& m)
     : Stepper(m),
-      ws_(m),
       lemke_(std::make_unique<Solver>()),
       lcp_result_(std::make_unique<Solver::Result>()),
       nq_(m.n_q()),
@@ -109,8 +108,8 @@ bool AnitescuQp::mass_matrix(const Model& m, const WorldParams& p) {
     jx_.head(n).setZero();
     jy_.head(n).setZero();
     jw_.head(n).setZero();
-    const Vec2<double> com = ws_.body_pose[b].apply(body.com);
-    visit_point_jacobian(m, static_cast<int>(b), com, ws_.body_pose.data(), ws_.joint_frame.data(),
+    const Vec2<double> com = record_.geometry.body_pose[b].apply(body.com);
+    visit_point_jacobian(m, static_cast<int>(b), com, record_.geometry.body_pose.data(), record_.geometry.joint_frame.data(),
                          [&](int dof, const Vec2<double>& col) {
                            jx_[dof] += col.x;
                            jy_[dof] += col.y;
@@ -256,25 +255,28 @@ Status AnitescuQp::advance_fallback(const Model& m, const WorldParams& p, State&
 
   // 1-2: contacts and Jacobians at the start of the step (all active slots counted, so
   // that the report says how many).
-  const int nc = scan_contacts(m, p, s.q.data(), ws_, active_.data(), phi_.data(), slot_.data(), kMaxContacts);
+  const ContactRecord& rec = contact_record(m, p, s);
+  const ContactWorkspace& g = rec.geometry;
+  const int nc = rec.count;
   report_.contacts = nc;
   if (nc > kMaxContacts)
     return fail(Status::bad_input, std::to_string(nc) + " active contacts in one step, more than " +
                                        std::to_string(kMaxContacts) + "; set contacts.margin to keep distant slots out");
   rows_ = 2 * nc;
+  for (int c = 0; c < nc; ++c) slot_[c] = rec.slots[c];
   if (n == 0) return report_.status = Status::solved;  // nothing moves
 
   // Inputs at the middle of the step: tau (gravity, loads, efforts) and the robots' own
   // gravity, which their controllers compensate (seed 002 slide "Specializing to robotic
   // manipulation": tau_a = K_a (q̄_a' - (q_a + h v_a')) - tau_g).
-  generalized_external_force(m, p, ws_.body_pose.data(), ws_.joint_frame.data(), t_mid, tau_.data());
+  generalized_external_force(m, p, g.body_pose.data(), g.joint_frame.data(), t_mid, tau_.data());
   tau_grav_.head(n).setZero();
   for (size_t b = 0; b < m.bodies.size(); ++b) {
     const Body& body = m.bodies[b];
     const double mass = p.body_mass[b];
     if (body.kind != BodyKind::linked || mass == 0.0) continue;
-    add_point_jacobian(m, static_cast<int>(b), ws_.body_pose[b].apply(body.com), Vec2<double>{0.0, -1.0},
-                       mass * m.world.gravity, ws_.body_pose.data(), ws_.joint_frame.data(), tau_grav_.data());
+    add_point_jacobian(m, static_cast<int>(b), g.body_pose[b].apply(body.com), Vec2<double>{0.0, -1.0},
+                       mass * m.world.gravity, g.body_pose.data(), g.joint_frame.data(), tau_grav_.data());
   }
   // The reference at the end of the step: q̄_a' = q̄_a + h u(t + h/2).
   for (const Joint& j : m.joints)
@@ -293,12 +295,12 @@ Status AnitescuQp::advance_fallback(const Model& m, const WorldParams& p, State&
   // phi_i / h + (J_n,i + mu_i J_d,ij) v' >= 0, d_i1 = +t, d_i2 = -t), as A v >= b.
   for (int c = 0; c < nc; ++c) {
     const int i = slot_[c];
-    const double mu = p.slot_friction(m, i);
+    const double mu = rec.friction[i];
     for (int e = 0; e < n; ++e) {
-      A_(2 * c, e) = ws_.J_n(i, e) + mu * ws_.J_t(i, e);
-      A_(2 * c + 1, e) = ws_.J_n(i, e) - mu * ws_.J_t(i, e);
+      A_(2 * c, e) = g.J_n(i, e) + mu * g.J_t(i, e);
+      A_(2 * c + 1, e) = g.J_n(i, e) - mu * g.J_t(i, e);
     }
-    b_[2 * c] = b_[2 * c + 1] = -ws_.frame[i].phi / h;
+    b_[2 * c] = b_[2 * c + 1] = -g.frame[i].phi / h;
   }
 
   // 4: solve.
@@ -315,11 +317,11 @@ Status AnitescuQp::advance_fallback(const Model& m, const WorldParams& p, State&
   double lin = 0;
   for (int c = 0; c < nc; ++c) {
     const int i = slot_[c];
-    const double mu = p.slot_friction(m, i);
+    const double mu = rec.friction[i];
     p_n_[i] = beta_[2 * c] + beta_[2 * c + 1];
     p_t_[i] = mu * (beta_[2 * c] - beta_[2 * c + 1]);
-    double gap = ws_.frame[i].phi;
-    for (int e = 0; e < n; ++e) gap += h * ws_.J_n(i, e) * v_[e];
+    double gap = g.frame[i].phi;
+    for (int e = 0; e < n; ++e) gap += h * g.J_n(i, e) * v_[e];
     lin = std::min(lin, gap);
   }
   report_.linearised_penetration = lin;

@@ -129,7 +129,6 @@ class AnitescuQp final : public Stepper {
   bool mass_matrix(const Model& m, const WorldParams& p);
   std::string contact_label(const Model& m, int row) const;
 
-  ContactWorkspace ws_;
   std::unique_ptr<DenseQp> qp_;
   std::unique_ptr<Solver> lemke_;
   std::unique_ptr<Solver::Result> lcp_result_;

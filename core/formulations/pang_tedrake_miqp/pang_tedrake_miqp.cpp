@@ -318,7 +318,7 @@ struct PangTedrakeMiqp::RootProbe {
 };
 
 PangTedrakeMiqp::PangTedrakeMiqp(const Model& m, const BnbOptions& options)
-    : Stepper(m), problem_(std::make_unique<Problem>()), ws_(m), options_(options), slot_(m.n_slots()),
+    : Stepper(m), problem_(std::make_unique<Problem>()), options_(options),
       phi_bar_(m.n_slots(), std::numeric_limits<double>::infinity()),
       tau_(m.n_q()),
       dqa_bar_(m.n_a),
@@ -370,12 +370,13 @@ Status PangTedrakeMiqp::build(const Model& m, const WorldParams& wp, const State
 
   // Contacts at the start of the step (all active slots counted, so every slot's outputs
   // describe this step).
-  const int nc = scan_contacts(m, wp, s.q.data(), ws_, active_.data(), phi_.data(), slot_.data(), kMaxContacts);
+  forget_contacts();  // build() may be called outside a step, on any state
+  const int nc = contact_record(m, wp, s).count;
   for (int i = 0; i < m.n_slots(); ++i) {
     p_n_[i] = p_t_[i] = 0;
     p.contact_of_slot[i] = -1;
   }
-  for (int c = 0; c < std::min(nc, kMaxContacts); ++c) p.contact_of_slot[slot_[c]] = c;
+  for (int c = 0; c < std::min(nc, kMaxContacts); ++c) p.contact_of_slot[record_.slots[c]] = c;
   if (nc > kMaxContacts) {
     p.nc = p.n = p.m_eq = p.m_in = 0;  // nothing built
     return fail(Status::bad_input, std::to_string(nc) + " active contacts in one step, more than " +
@@ -392,7 +393,7 @@ Status PangTedrakeMiqp::build(const Model& m, const WorldParams& wp, const State
   // Commands and loads at the middle of the step.
   Eigen::VectorXd& tau = tau_;
   Eigen::VectorXd& dqa_bar = dqa_bar_;
-  generalized_external_force(m, wp, ws_.body_pose.data(), ws_.joint_frame.data(), t_mid, tau.data());
+  generalized_external_force(m, wp, record_.geometry.body_pose.data(), record_.geometry.joint_frame.data(), t_mid, tau.data());
   commanded_displacements(m, wp, t_mid, dqa_bar.data());
 
   // Stage 1: min |dq_a - dqa_bar|^2 = dq_a' dq_a - 2 dqa_bar' dq_a + |dqa_bar|^2.
@@ -418,25 +419,25 @@ Status PangTedrakeMiqp::build(const Model& m, const WorldParams& wp, const State
   for (int e = 0; e < nu; ++e) {
     p.b_eq[e] = -h * tau[e];
     for (int c = 0; c < nc; ++c) {
-      const int i = slot_[c];
-      p.A_eq(e, p.pair_var(c, 0)) = ws_.J_n(i, e);
-      p.A_eq(e, p.pair_var(c, 1)) = ws_.J_t(i, e);
-      p.A_eq(e, p.pair_var(c, 2)) = -ws_.J_t(i, e);
+      const int i = record_.slots[c];
+      p.A_eq(e, p.pair_var(c, 0)) = record_.geometry.J_n(i, e);
+      p.A_eq(e, p.pair_var(c, 1)) = record_.geometry.J_t(i, e);
+      p.A_eq(e, p.pair_var(c, 2)) = -record_.geometry.J_t(i, e);
     }
   }
   // Left sides of the pairs (rows 0 .. 4 nc - 1) and the elastic bounds (4 nc .. 5 nc - 1).
   p.A_in.topLeftCorner(p.m_in, n).setZero();
   for (int c = 0; c < nc; ++c) {
-    const int i = slot_[c];
-    const double mu = wp.slot_friction(m, i);
+    const int i = record_.slots[c];
+    const double mu = record_.friction[i];
     double jna_bar = 0;
-    for (int a = 0; a < na; ++a) jna_bar += ws_.J_n(i, nu + a) * dqa_bar[a];
+    for (int a = 0; a < na; ++a) jna_bar += record_.geometry.J_n(i, nu + a) * dqa_bar[a];
     for (int e = 0; e < nu + na; ++e) {
-      p.A_in(p.pair_row(c, 0), e) = ws_.J_n(i, e);   // phi^+ (13)
-      p.A_in(p.pair_row(c, 1), e) = ws_.J_t(i, e);   // rho+ (15)
-      p.A_in(p.pair_row(c, 2), e) = -ws_.J_t(i, e);  // rho-
+      p.A_in(p.pair_row(c, 0), e) = record_.geometry.J_n(i, e);   // phi^+ (13)
+      p.A_in(p.pair_row(c, 1), e) = record_.geometry.J_t(i, e);   // rho+ (15)
+      p.A_in(p.pair_row(c, 2), e) = -record_.geometry.J_t(i, e);  // rho-
     }
-    p.b_in[p.pair_row(c, 0)] = -ws_.frame[i].phi;
+    p.b_in[p.pair_row(c, 0)] = -record_.geometry.frame[i].phi;
     p.b_in[p.pair_row(c, 1)] = 0;
     p.b_in[p.pair_row(c, 2)] = 0;
     p.A_in(p.pair_row(c, 1), p.pair_var(c, 3)) = 1.0;  // + Gamma (16)
@@ -459,8 +460,8 @@ Status PangTedrakeMiqp::build(const Model& m, const WorldParams& wp, const State
       // coefficients of order one.
       const double s = 1.0 / (h * K);
       p.A_in(r, p.pair_var(c, 0)) = s;
-      for (int e = 0; e < nu; ++e) p.A_in(r, e) = ws_.J_n(i, e);
-      p.b_in[r] = -(ws_.frame[i].phi + jna_bar);
+      for (int e = 0; e < nu; ++e) p.A_in(r, e) = record_.geometry.J_n(i, e);
+      p.b_in[r] = -(record_.geometry.frame[i].phi + jna_bar);
     }
   }
   p.tolerance = 1e-9;
@@ -519,13 +520,13 @@ int PangTedrakeMiqp::memo_key(const Model& m, const WorldParams& wp) {
   k[len++] = m.params.elastic_bound_previous ? 1.0 : 0.0;
   k[len++] = p.nc;
   for (int c = 0; c < p.nc; ++c) {
-    const int i = slot_[c];
+    const int i = record_.slots[c];
     k[len++] = i;
-    k[len++] = wp.slot_friction(m, i);
-    k[len++] = ws_.frame[i].phi;
+    k[len++] = record_.friction[i];
+    k[len++] = record_.geometry.frame[i].phi;
     k[len++] = p.b_in[4 * p.nc + c];
-    for (int e = 0; e < m.n_q(); ++e) k[len++] = ws_.J_n(i, e);
-    for (int e = 0; e < m.n_q(); ++e) k[len++] = ws_.J_t(i, e);
+    for (int e = 0; e < m.n_q(); ++e) k[len++] = record_.geometry.J_n(i, e);
+    for (int e = 0; e < m.n_q(); ++e) k[len++] = record_.geometry.J_t(i, e);
   }
   for (int e = 0; e < m.n_q(); ++e) k[len++] = tau_[e];
   for (int a = 0; a < m.n_a; ++a) k[len++] = dqa_bar_[a];
@@ -567,7 +568,7 @@ bool PangTedrakeMiqp::load_root_warm(const Model& m, const State& s) {
   for (int c = 0; c < p.nc; ++c) {
     int pc = -1;
     for (int d = 0; d < prev_nc && pc < 0; ++d)
-      if (slots[d] == static_cast<double>(slot_[c])) pc = d;
+      if (slots[d] == static_cast<double>(record_.slots[c])) pc = d;
     for (int t = 0; t < 4; ++t) {
       const int var = p.pair_var(c, t), prev_var = nd + t * prev_nc + pc;
       ws.active[p.pair_row(c, t)] = pc >= 0 && active[t * prev_nc + pc] != 0.0;
@@ -608,7 +609,7 @@ void PangTedrakeMiqp::store_memory(const Model& m, State& s) {
     return;
   }
   memory[l.warm_count] = p.nc;
-  for (int c = 0; c < p.nc; ++c) memory[l.warm_slots + c] = slot_[c];
+  for (int c = 0; c < p.nc; ++c) memory[l.warm_slots + c] = record_.slots[c];
   double* active = memory + l.warm_active;
   double* bound = memory + l.warm_bound;
   double* x = memory + l.warm_point;
@@ -621,7 +622,7 @@ void PangTedrakeMiqp::store_memory(const Model& m, State& s) {
 
 PangTedrakeMiqp::View PangTedrakeMiqp::view() const {
   const Problem& p = *problem_;
-  return View{p.root_problem(), p.constant, p.nu, p.na, p.nc, slot_};
+  return View{p.root_problem(), p.constant, p.nu, p.na, p.nc, record_.slots};
 }
 
 Status PangTedrakeMiqp::stage_two(double x1_grip, double last_record, const double* last_sides) {
@@ -823,7 +824,7 @@ Status PangTedrakeMiqp::solve_stages(const Model& m, const State& s) {
   double least_grip = 0, grip_here = 0;
   for (int c = 0; c < nc; ++c) {
     bool grip = false;
-    for (int a = 0; a < na; ++a) grip = grip || ws_.J_n(slot_[c], nu + a) != 0.0;
+    for (int a = 0; a < na; ++a) grip = grip || record_.geometry.J_n(record_.slots[c], nu + a) != 0.0;
     if (!grip) continue;
     p.c[p.pair_var(c, 0)] = 1.0;
     grip_here += answer1.x[p.pair_var(c, 0)];
@@ -884,7 +885,7 @@ Status PangTedrakeMiqp::advance(const Model& m, const WorldParams& wp, State& s)
   // Per slot, residuals, integration.
   double lin = 0, balance = 0;
   for (int c = 0; c < nc; ++c) {
-    const int i = slot_[c];
+    const int i = record_.slots[c];
     p_n_[i] = x_[p.pair_var(c, 0)];
     p_t_[i] = x_[p.pair_var(c, 1)] - x_[p.pair_var(c, 2)];
     lin = std::min(lin, p.A_in.row(p.pair_row(c, 0)).head(n).dot(x_.head(n)) - p.b_in[p.pair_row(c, 0)]);
@@ -907,10 +908,10 @@ Status PangTedrakeMiqp::advance(const Model& m, const WorldParams& wp, State& s)
   // phi_bar^{l+1} = phi + J_n^u dq_u + J_n^a dqa_bar (eq. (21)) of this step, for the next.
   std::fill(phi_bar_.begin(), phi_bar_.end(), std::numeric_limits<double>::infinity());
   for (int c = 0; c < nc; ++c) {
-    const int i = slot_[c];
-    double v = ws_.frame[i].phi;
-    for (int e = 0; e < nu; ++e) v += ws_.J_n(i, e) * x_[e];
-    for (int a = 0; a < na; ++a) v += ws_.J_n(i, nu + a) * dqa_bar_[a];
+    const int i = record_.slots[c];
+    double v = record_.geometry.frame[i].phi;
+    for (int e = 0; e < nu; ++e) v += record_.geometry.J_n(i, e) * x_[e];
+    for (int a = 0; a < na; ++a) v += record_.geometry.J_n(i, nu + a) * dqa_bar_[a];
     phi_bar_[i] = v;
   }
   if (!reused_) store_memory(m, s);  // a reused answer leaves the memory as it was

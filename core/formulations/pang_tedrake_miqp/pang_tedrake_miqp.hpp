@@ -153,14 +153,12 @@ class PangTedrakeMiqp final : public Stepper {
   std::unique_ptr<BranchAndBound<Problem>> bnb_;
   struct Probe;  // fixed_pattern_cost's workspace, made on first use
   std::unique_ptr<Probe> probe_;
-  ContactWorkspace ws_;
   BnbOptions options_;
   BnbStats stage1_, stage2_;
   double cost_ = 0;
   Eigen::VectorXd x_;
   Eigen::VectorXd hint_x_;  // stage 2's hint (Problem::hint): stage 1's answer or better
   Eigen::VectorXd x1_;      // stage 1's answer during stage 2
-  std::vector<int> slot_;
   /// Per slot, the hypothetical penetration phi_bar^{l+1} of the last solved step (+inf
   /// where the slot was inactive): the next step's bound under elastic_bound = previous,
   /// handed on in State::memory (so a batch keeps it per world).

@@ -7,7 +7,6 @@ namespace qs {
 
 TrinkleLcp::TrinkleLcp(const Model& m)
     : Stepper(m),
-      ws_(m),
       solver_(std::make_unique<Solver>()),
       result_(std::make_unique<Solver::MixedResult>()),
       certifier_(std::make_unique<StepCertifier>(kCapacity / 4, m.n_u)),
@@ -15,8 +14,7 @@ TrinkleLcp::TrinkleLcp(const Model& m)
       M_(kCapacity, kCapacity),
       q_(kCapacity),
       tau_(m.n_q()),
-      dqa_(m.n_a),
-      slot_(m.n_slots()) {}
+      dqa_(m.n_a) {}
 
 Status TrinkleLcp::advance(const Model& m, const WorldParams& p, State& s) {
   *result_ = Solver::MixedResult{};
@@ -29,7 +27,9 @@ Status TrinkleLcp::advance(const Model& m, const WorldParams& p, State& s) {
   const int nu = m.n_u, na_dofs = m.n_a;
 
   // 1-2: contacts and Jacobians at the start of the step.
-  const int nc = scan_contacts(m, p, s.q.data(), ws_, active_.data(), phi_.data(), slot_.data(), m.n_slots());
+  const ContactRecord& rec = contact_record(m, p, s);
+  const ContactWorkspace& g = rec.geometry;
+  const int nc = rec.count;
   const int n = nu + 4 * nc;
   size_ = n;
   contacts_ = nc;
@@ -41,7 +41,7 @@ Status TrinkleLcp::advance(const Model& m, const WorldParams& p, State& s) {
                                        "; set contact_margin to keep distant slots out");
 
   // The step's inputs: tau_u and dqa_bar at the middle of the step.
-  generalized_external_force(m, p, ws_.body_pose.data(), ws_.joint_frame.data(), t_mid, tau_.data());
+  generalized_external_force(m, p, g.body_pose.data(), g.joint_frame.data(), t_mid, tau_.data());
   commanded_displacements(m, p, t_mid, dqa_.data());
 
   // 3: the mixed LCP, layout [dq_u (nu) | P_n | P_t+ | P_t- | Gamma] (nc each).
@@ -52,15 +52,15 @@ Status TrinkleLcp::advance(const Model& m, const WorldParams& p, State& s) {
   const int pn = nu, pp = nu + nc, pm = nu + 2 * nc, pg = nu + 3 * nc;
   for (int e = 0; e < nu; ++e) q[e] = h * tau_[e];
   for (int c = 0; c < nc; ++c) {
-    const int i = slot_[c];
-    const double mu = p.slot_friction(m, i);
+    const int i = rec.slots[c];
+    const double mu = rec.friction[i];
     double jna_dqa = 0, jta_dqa = 0;
     for (int a = 0; a < na_dofs; ++a) {
-      jna_dqa += ws_.J_n(i, nu + a) * dqa_[a];
-      jta_dqa += ws_.J_t(i, nu + a) * dqa_[a];
+      jna_dqa += g.J_n(i, nu + a) * dqa_[a];
+      jta_dqa += g.J_t(i, nu + a) * dqa_[a];
     }
     for (int e = 0; e < nu; ++e) {
-      const double jn = ws_.J_n(i, e), jt = ws_.J_t(i, e);
+      const double jn = g.J_n(i, e), jt = g.J_t(i, e);
       M(e, pn + c) = jn;   // (23a)
       M(e, pp + c) = jt;
       M(e, pm + c) = -jt;
@@ -68,7 +68,7 @@ Status TrinkleLcp::advance(const Model& m, const WorldParams& p, State& s) {
       M(pp + c, e) = jt;   // (15)
       M(pm + c, e) = -jt;
     }
-    q[pn + c] = ws_.frame[i].phi + jna_dqa;
+    q[pn + c] = g.frame[i].phi + jna_dqa;
     q[pp + c] = jta_dqa;
     q[pm + c] = -jta_dqa;
     M(pp + c, pg + c) = 1.0;  // + Gamma (16)
@@ -83,14 +83,14 @@ Status TrinkleLcp::advance(const Model& m, const WorldParams& p, State& s) {
   const Status st = n == 0 ? (result_->status = Status::solved) : solver_->solve_mixed(M, q, nu, *result_);
   report_.pivots = result_->stats.iterations;
   report_.complementarity_residual = result_->stats.residual;
-  if (st != Status::solved && after_lemke_failed(m, p, st) != Status::solved) return report_.status;
+  if (st != Status::solved && after_lemke_failed(m, st) != Status::solved) return report_.status;
 
   // What the step produced, per slot, and its own residuals.
   std::fill(p_n_.begin(), p_n_.end(), 0.0);
   std::fill(p_t_.begin(), p_t_.end(), 0.0);
   double penetration = 0;
   for (int c = 0; c < nc; ++c) {
-    const int i = slot_[c];
+    const int i = rec.slots[c];
     const auto& z = result_->z;  // [P_n | P_t+ | P_t- | Gamma]
     p_n_[i] = z[c];
     p_t_[i] = z[nc + c] - z[2 * nc + c];
@@ -102,9 +102,9 @@ Status TrinkleLcp::advance(const Model& m, const WorldParams& p, State& s) {
   for (int e = 0; e < nu; ++e) {
     double r = h * tau_[e], terms = std::abs(h * tau_[e]);
     for (int c = 0; c < nc; ++c) {
-      const int i = slot_[c];
-      r += ws_.J_n(i, e) * p_n_[i] + ws_.J_t(i, e) * p_t_[i];
-      terms += std::abs(ws_.J_n(i, e) * p_n_[i]) + std::abs(ws_.J_t(i, e) * p_t_[i]);
+      const int i = rec.slots[c];
+      r += g.J_n(i, e) * p_n_[i] + g.J_t(i, e) * p_t_[i];
+      terms += std::abs(g.J_n(i, e) * p_n_[i]) + std::abs(g.J_t(i, e) * p_t_[i]);
     }
     balance = std::max(balance, std::abs(r));
     relative.row(r, terms);
@@ -122,7 +122,7 @@ Status TrinkleLcp::advance(const Model& m, const WorldParams& p, State& s) {
   return report_.status = Status::solved;
 }
 
-Status TrinkleLcp::after_lemke_failed(const Model& m, const WorldParams& p, Status st) {
+Status TrinkleLcp::after_lemke_failed(const Model& m, Status st) {
   if (st != Status::not_found && st != Status::iteration_limit && st != Status::numerical_failure)
     return fail(st, "");
   const int nu = m.n_u, nc = contacts_;
@@ -131,11 +131,11 @@ Status TrinkleLcp::after_lemke_failed(const Model& m, const WorldParams& p, Stat
   Eigen::VectorXd offset(nc), mu(nc), h_tau(nu);
   std::vector<std::string> labels;
   for (int c = 0; c < nc; ++c) {
-    const int i = slot_[c];
-    Jn.row(c) = ws_.J_n.row(i).head(nu);
-    Jt.row(c) = ws_.J_t.row(i).head(nu);
+    const int i = record_.slots[c];
+    Jn.row(c) = record_.geometry.J_n.row(i).head(nu);
+    Jt.row(c) = record_.geometry.J_t.row(i).head(nu);
     offset[c] = q_[nu + c];  // phi + J_n^a dqa_bar (the P_n rows of the LCP)
-    mu[c] = p.slot_friction(m, i);
+    mu[c] = record_.friction[i];
     labels.push_back("slot " + std::to_string(i) + " (" + m.pair_name(m.slots[i].pair) + ")");
   }
   for (int e = 0; e < nu; ++e) h_tau[e] = q_[e];

@@ -56,7 +56,7 @@ class TrinkleLcp final : public Stepper {
  private:
   /// After Lemke failed: prove that the step has no solution (step_certificate.hpp), or
   /// solve it by enumeration. Returns solved when the enumeration found the solution.
-  Status after_lemke_failed(const Model& m, const WorldParams& p, Status st);
+  Status after_lemke_failed(const Model& m, Status st);
 
  protected:
   /// One step of p.h (Stepper::step). On any status but `solved` the state is left
@@ -65,7 +65,6 @@ class TrinkleLcp final : public Stepper {
   Status advance(const Model& m, const WorldParams& p, State& s) override;
 
  private:
-  ContactWorkspace ws_;
   std::unique_ptr<Solver> solver_;
   std::unique_ptr<Solver::MixedResult> result_;
   std::unique_ptr<StepCertifier> certifier_;
@@ -74,7 +73,6 @@ class TrinkleLcp final : public Stepper {
   Eigen::VectorXd q_;          // (kCapacity)
   std::vector<double> tau_;    // (n_q) generalized external force
   std::vector<double> dqa_;    // (n_a) commanded displacement of the step
-  std::vector<int> slot_;      // active slot of each LCP contact
   int size_ = 0, contacts_ = 0;
 };
 
