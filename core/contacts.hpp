@@ -12,7 +12,7 @@
 // differences in tests/core/contacts_test.cpp).
 #pragma once
 
-#include <Eigen/Core>
+#include "kernels/eigen.hpp"
 #include <array>
 #include <vector>
 

@@ -5,7 +5,7 @@
 // (core/formulations/ecp_ncp/).
 #pragma once
 
-#include <Eigen/Core>
+#include "kernels/eigen.hpp"
 #include <Eigen/Geometry>  // cross products of the quaternion helpers
 #include <string>
 #include <vector>

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <utility>
 
-#include <Eigen/Core>
+#include "kernels/eigen.hpp"
 
 #include "core/vec2.hpp"
 

@@ -23,7 +23,7 @@
 // puts the pressure center at the area centroid.
 #pragma once
 
-#include <Eigen/Core>
+#include "kernels/eigen.hpp"
 #include <vector>
 
 #include "core/model.hpp"

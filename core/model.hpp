@@ -10,7 +10,7 @@
 // every world of a Model poses a problem of the same shape; see contacts.hpp.
 #pragma once
 
-#include <Eigen/Core>
+#include "kernels/eigen.hpp"
 #include <array>
 #include <limits>
 #include <optional>

@@ -5,7 +5,7 @@
 // - the random UCPs of Pang, Trinkle & Lo 1996, sec. 5 (Table 1's settings).
 #pragma once
 
-#include <Eigen/Core>
+#include "kernels/eigen.hpp"
 #include <cmath>
 #include <cstdint>
 #include <random>

@@ -2,7 +2,7 @@
 // (core/formulations/*/*_params.cpp). Internal to core.
 #pragma once
 
-#include <Eigen/Core>
+#include "kernels/eigen.hpp"
 #include <string>
 
 #include "core/json_node.hpp"

@@ -43,7 +43,7 @@
 // step may still have no solution for other reasons (complementarity).
 #pragma once
 
-#include <Eigen/Core>
+#include "kernels/eigen.hpp"
 #include <span>
 #include <string>
 

@@ -47,7 +47,7 @@
 // or of an expression would make Eigen copy it (and allocate) on the caller's side.
 #pragma once
 
-#include <Eigen/Core>
+#include "kernels/eigen.hpp"
 #include <cstdint>
 #include <memory>
 #include <type_traits>

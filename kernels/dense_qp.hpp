@@ -102,7 +102,7 @@
 // (a view of another type would make Eigen copy, and allocate, on the caller's side).
 #pragma once
 
-#include <Eigen/Core>
+#include "kernels/eigen.hpp"
 #include <cstdint>
 #include <vector>
 

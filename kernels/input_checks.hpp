@@ -2,7 +2,7 @@
 // kernels/).
 #pragma once
 
-#include <Eigen/Core>
+#include "kernels/eigen.hpp"
 #include <algorithm>
 #include <cmath>
 #include <limits>

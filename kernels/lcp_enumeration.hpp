@@ -19,7 +19,7 @@
 // (`iteration_limit`). This is the fallback of the steppers, not their main path.
 #pragma once
 
-#include <Eigen/Core>
+#include "kernels/eigen.hpp"
 #include <memory>
 #include <vector>
 

@@ -39,7 +39,7 @@
 // must be column-major (Eigen's default) to bind to the Ref parameters without a copy.
 #pragma once
 
-#include <Eigen/Core>
+#include "kernels/eigen.hpp"
 #include <Eigen/LU>
 #include <Eigen/QR>
 #include <array>
@@ -288,7 +288,9 @@ class Lemke {
   // bitwise what the scalar code computes.
   using Simd = NativeSimd;
   static constexpr int kW = kNativeWidth;
-  static constexpr int kLd = (N + kW - 1) / kW * kW;  // column stride of B^-1: whole vectors
+  // Column stride of B^-1: whole vectors of the widest registers (8 doubles, AVX-512), so
+  // that the class has one layout on every instruction set (docs/architecture.md).
+  static constexpr int kLd = (N + 7) / 8 * 8;
 
   int n_ = 0;
   bool cold_ = false;  // B = I (start_from(nullptr)): x_B = q needs no product

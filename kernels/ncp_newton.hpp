@@ -52,7 +52,7 @@
 #pragma once
 
 #include <Eigen/Cholesky>
-#include <Eigen/Core>
+#include "kernels/eigen.hpp"
 #include <Eigen/LU>
 #include <algorithm>
 #include <array>

@@ -34,7 +34,7 @@
 // are made in core/random_problems.hpp.
 #pragma once
 
-#include <Eigen/Core>
+#include "kernels/eigen.hpp"
 #include <cstdint>
 #include <memory>
 #include <optional>

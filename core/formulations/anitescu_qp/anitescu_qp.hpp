@@ -45,7 +45,7 @@
 // reports the fallback's alone).
 #pragma once
 
-#include <Eigen/Core>
+#include "kernels/eigen.hpp"
 #include <memory>
 #include <vector>
 

@@ -15,7 +15,7 @@
 //     that is written to the State (R(Q)/|Q|^2 is the rotation of Q/|Q|).
 #pragma once
 
-#include <Eigen/Core>
+#include "kernels/eigen.hpp"
 #include <array>
 #include <cmath>
 #include <functional>

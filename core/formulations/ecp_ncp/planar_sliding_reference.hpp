@@ -3,7 +3,7 @@
 // MNCP. Used by the tests and benchmarks to check the ECP step against it.
 #pragma once
 
-#include <Eigen/Core>
+#include "kernels/eigen.hpp"
 #include <string>
 
 #include "core/model.hpp"

@@ -40,7 +40,7 @@
 // linearised as phi(q^) + J(q^) (q^+ - q^), A is rotated by theta^.
 #pragma once
 
-#include <Eigen/Core>
+#include "kernels/eigen.hpp"
 #include <memory>
 
 #include "core/contacts.hpp"

@@ -52,7 +52,7 @@
 // State::memory, so a batch world is still bitwise its single-world run.
 #pragma once
 
-#include <Eigen/Core>
+#include "kernels/eigen.hpp"
 #include <memory>
 #include <vector>
 
