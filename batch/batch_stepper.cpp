@@ -36,11 +36,11 @@ namespace {
 struct LaneWorkspace {
   std::unique_ptr<AnitescuStepWorkspace<Lane>> anitescu;
   std::unique_ptr<HalmPosaStepWorkspace<Lane>> halm_posa;
-  std::vector<Lane> q, ref, mu, u, warm;  // (n_q), (n_a), (pairs), (n_a), (memory rows)
-  Lane c;                                 // halm_posa: the gain scale c where it varies per world
+  std::vector<Lane> q, mu, u, memory;  // (n_q), (pairs), (n_a), (State::memory rows)
+  Lane c;                              // halm_posa: the gain scale c where it varies per world
   explicit LaneWorkspace(const Model& m)
-      : q(m.n_q()), ref(std::max(m.n_a, 1)), mu(std::max<size_t>(m.pairs.size(), 1)), u(std::max(m.n_a, 1)),
-        warm(std::max(2 * m.n_slots(), 1)) {
+      : q(m.n_q()), mu(std::max<size_t>(m.pairs.size(), 1)), u(std::max(m.n_a, 1)),
+        memory(std::max(step_memory_size(m), 1)) {
     switch (formulation_info(m.formulation).lane_kernel) {
       case LaneKernel::anitescu_quasi_dynamic: anitescu = std::make_unique<AnitescuStepWorkspace<Lane>>(m); break;
       case LaneKernel::halm_posa: halm_posa = std::make_unique<HalmPosaStepWorkspace<Lane>>(m); break;
@@ -238,9 +238,7 @@ struct BatchStepper::Impl {
         if (!live[l]) out.set(l, row[src[l]]);
     };
     for (int i = 0; i < m.n_q(); ++i) gather(b.world_q(i), L.q[i]);
-    if (b.has_q_a_ref())
-      for (int a = 0; a < na; ++a) gather(b.world_q_a_ref(a), L.ref[a]);
-    for (int r = 0; r < b.memory_rows(); ++r) gather(b.world_memory(r), L.warm[r]);
+    for (int r = 0; r < b.memory_rows(); ++r) gather(b.world_memory(r), L.memory[r]);
     for (size_t p = 0; p < m.pairs.size(); ++p) {
       if (pair_param[p] >= 0) {
         gather(b.param_value(pair_param[p]), L.mu[p]);
@@ -256,8 +254,11 @@ struct BatchStepper::Impl {
       return;
     }
     AnitescuStepWorkspace<Lane>& S = *L.anitescu;
-    anitescu_quasi_dynamic_step<Lane>(m, ws.params, S, L.q.data(), L.ref.data(), L.mu.data(),
-                                      c.velocity ? L.u.data() : nullptr, L.warm.data(), t, options.anitescu_pgs);
+    // State::memory of anitescu_qp: the reference q̄_a, then the PGS warm start (AnitescuQp::memory_size).
+    const int ref = AnitescuQp::kMemoryReference, warm = AnitescuQp::memory_warm_start(m), warm_rows = 2 * m.n_slots();
+    anitescu_quasi_dynamic_step<Lane>(m, ws.params, S, L.q.data(), L.memory.data() + ref, L.mu.data(),
+                                      c.velocity ? L.u.data() : nullptr, L.memory.data() + warm, t,
+                                      options.anitescu_pgs);
     const double h = ws.params.h;
     // The common case, every lane a live world and accepted: whole-row vector stores, the
     // same values (and bits) as the per-lane loop below.
@@ -265,8 +266,8 @@ struct BatchStepper::Impl {
     for (int l = 0; l < W; ++l) all_ok = all_ok && live[l] && S.ok[l];
     if (all_ok) {
       for (int i = 0; i < m.n_q(); ++i) S.q_out[i].store(b.world_q(i) + first_world);
-      for (int a = 0; a < na; ++a) S.qbar[a].store(b.world_q_a_ref(a) + first_world);
-      for (int r = 0; r < b.memory_rows(); ++r) S.z[r].store(b.world_memory(r) + first_world);
+      for (int a = 0; a < na; ++a) S.qbar[a].store(b.world_memory(ref + a) + first_world);
+      for (int r = 0; r < warm_rows; ++r) S.z[r].store(b.world_memory(warm + r) + first_world);
       (Lane::load(b.world_time() + first_world) + Lane(h)).store(b.world_time() + first_world);  // s.t += h
       const Lane res = Lane::load(b.world_max_residual() + first_world);
       select(res < S.kkt, S.kkt, res).store(b.world_max_residual() + first_world);  // std::max(res, kkt)
@@ -288,8 +289,8 @@ struct BatchStepper::Impl {
         continue;
       }
       for (int i = 0; i < m.n_q(); ++i) b.world_q(i)[w] = S.q_out[i][l];
-      for (int a = 0; a < na; ++a) b.world_q_a_ref(a)[w] = S.qbar[a][l];
-      for (int r = 0; r < b.memory_rows(); ++r) b.world_memory(r)[w] = S.z[r][l];
+      for (int a = 0; a < na; ++a) b.world_memory(ref + a)[w] = S.qbar[a][l];
+      for (int r = 0; r < warm_rows; ++r) b.world_memory(warm + r)[w] = S.z[r][l];
       b.world_time()[w] += h;  // s.t += h
       ++b.world_step()[w];
       b.world_status()[w] = Status::solved;

@@ -36,10 +36,11 @@ const RolloutResult& Rollout::propagate(std::span<const State> states, std::span
                      std::to_string(n) + " x " + std::to_string(steps) + " x " + std::to_string(na));
   for (int i = 0; i < n; ++i) {
     const State& s = states[static_cast<std::size_t>(i)];
-    if (s.q.size() != base.n_q() || (formulation_info(base.formulation).has_impedance_reference && s.q_a_ref.size() != na))
+    if (s.q.size() != base.n_q() || (s.memory.size() != 0 && s.memory.size() != step_memory_size(base)))
       throw BatchError("rollout: state " + std::to_string(i) + " does not fit the model (q has " +
-                       std::to_string(s.q.size()) + " entries, the model " + std::to_string(base.n_q()) +
-                       "; start from initial_state)");
+                       std::to_string(s.q.size()) + " entries and memory " + std::to_string(s.memory.size()) +
+                       ", the model " + std::to_string(base.n_q()) + " and " + std::to_string(step_memory_size(base)) +
+                       " or none; start from initial_state)");
   }
 
   // A new batch only when the pair count changes (the only allocations of a call); h is the

@@ -39,8 +39,7 @@ std::size_t stride_for(std::size_t padded) {
 /// Rows of doubles (and of 4- or 8-byte integers, counted as one double row each: a row of
 /// ints or statuses is padded to a whole row of doubles so every row starts aligned).
 std::size_t rows_needed(const Model& m, int varied) {
-  const bool ref = formulation_info(m.formulation).has_impedance_reference;
-  return static_cast<std::size_t>(m.n_q()) + (ref ? m.n_a : 0)  // q, q_a_ref
+  return static_cast<std::size_t>(m.n_q())                      // q
          + static_cast<std::size_t>(step_memory_size(m))       // State::memory
          + 2                                                    // time, max residual
          + 4                                                    // step, failed step, pivots, status
@@ -107,15 +106,13 @@ WorldBatch::WorldBatch(std::shared_ptr<const Model> m, int worlds, std::vector<P
                      " of storage, more than 90% of this machine's " + gib(memory));
   padded_ = static_cast<int>(padded_worlds(worlds));
   stride_ = static_cast<int>(stride_for(static_cast<std::size_t>(padded_)));
-  has_ref_ = formulation_info(mo.formulation).has_impedance_reference;
   memory_rows_ = step_memory_size(mo);
-  memory_start_ = memory_rows_ > 0 ? initial_state(mo).memory[0] : 0.0;
+  start_memory_.resize(static_cast<std::size_t>(memory_rows_));
   capacity_ = round_up(bytes, kLaneAlignment);
   storage_.reset(static_cast<unsigned char*>(std::aligned_alloc(kLaneAlignment, capacity_)));
   if (!storage_) throw BatchError("batch: could not allocate " + gib(capacity_) + " for " + std::to_string(worlds) + " worlds");
   // Every row is stride_ doubles long, a multiple of 8 doubles = 64 bytes: rows stay aligned.
   q_ = carve_doubles(mo.n_q());
-  q_a_ref_ = carve_doubles(has_ref_ ? mo.n_a : 0);
   memory_ = carve_doubles(static_cast<std::size_t>(memory_rows_));
   time_ = carve_doubles(1);
   max_residual_ = carve_doubles(1);
@@ -207,7 +204,8 @@ void WorldBatch::reset() {
       }
       if (dof >= 0) s.q[dof] = v;
     }
-    if (has_ref_) s.q_a_ref = s.q.tail(m.n_a);  // seed 002: q̄_a(0) = q_a(0)
+    // The memory's start follows the world's start (anitescu_qp: q̄_a(0) = q_a(0)).
+    formulation_info(m.formulation).start_memory(m, s.q.data(), s.memory.data());
     store_state(w, s);
   }
   clear_outcomes();
@@ -227,10 +225,6 @@ void WorldBatch::load_state(int world, State& s) const {
   const Model& m = *model_;
   if (s.q.size() != m.n_q()) s.q.resize(m.n_q());
   for (int i = 0; i < m.n_q(); ++i) s.q[i] = world_q(i)[world];
-  if (has_ref_) {
-    if (s.q_a_ref.size() != m.n_a) s.q_a_ref.resize(m.n_a);
-    for (int a = 0; a < m.n_a; ++a) s.q_a_ref[a] = world_q_a_ref(a)[world];
-  }
   if (memory_rows_ > 0) {
     if (s.memory.size() != memory_rows_) s.memory.resize(memory_rows_);
     for (int r = 0; r < memory_rows_; ++r) s.memory[r] = world_memory(r)[world];
@@ -242,10 +236,13 @@ void WorldBatch::load_state(int world, State& s) const {
 void WorldBatch::store_state(int world, const State& s) {
   const Model& m = *model_;
   for (int i = 0; i < m.n_q(); ++i) world_q(i)[world] = s.q[i];
-  if (has_ref_)
-    for (int a = 0; a < m.n_a; ++a) world_q_a_ref(a)[world] = s.q_a_ref[a];
-  // A State without its memory (a caller's own) stores the start's (initial_state).
-  for (int r = 0; r < memory_rows_; ++r) world_memory(r)[world] = s.memory.size() == memory_rows_ ? s.memory[r] : memory_start_;
+  // A State without its memory (a caller's own) stores the start's for its q (initial_state's).
+  const double* memory = s.memory.data();
+  if (s.memory.size() != memory_rows_ && memory_rows_ > 0) {
+    formulation_info(m.formulation).start_memory(m, s.q.data(), start_memory_.data());
+    memory = start_memory_.data();
+  }
+  for (int r = 0; r < memory_rows_; ++r) world_memory(r)[world] = memory[r];
   time_[world] = s.t;
   step_[world] = s.step;
 }
@@ -274,8 +271,6 @@ std::uint64_t WorldBatch::hash() const {
   const Model& m = *model_;
   for (int w = 0; w < worlds_; ++w) {
     for (int i = 0; i < m.n_q(); ++i) mix(&world_q(i)[w], sizeof(double));
-    if (has_ref_)
-      for (int a = 0; a < m.n_a; ++a) mix(&world_q_a_ref(a)[w], sizeof(double));
     for (int r = 0; r < memory_rows_; ++r) mix(&world_memory(r)[w], sizeof(double));
     mix(&time_[w], sizeof(double));
     mix(&step_[w], sizeof(int));

@@ -74,9 +74,6 @@ class WorldBatch {
   // ---- state, one row per component, padded_size() entries each (rows row_stride() apart)
   double* world_q(int dof) { return q_ + static_cast<std::size_t>(dof) * stride_; }              // (n_q x padded)
   const double* world_q(int dof) const { return q_ + static_cast<std::size_t>(dof) * stride_; }
-  double* world_q_a_ref(int a) { return q_a_ref_ + static_cast<std::size_t>(a) * stride_; }      // (n_a x padded), anitescu_qp
-  const double* world_q_a_ref(int a) const { return q_a_ref_ + static_cast<std::size_t>(a) * stride_; }
-  bool has_q_a_ref() const { return has_ref_; }
   double* world_memory(int r) { return memory_ + static_cast<std::size_t>(r) * stride_; }  // (memory_rows x padded), State::memory
   const double* world_memory(int r) const { return memory_ + static_cast<std::size_t>(r) * stride_; }
   int memory_rows() const { return memory_rows_; }
@@ -116,12 +113,12 @@ class WorldBatch {
   /// callers that store their own states (batch/rollout.hpp). Allocates nothing.
   void clear_outcomes();
 
-  /// World w's State (n_q, and q_a_ref where the formulation has one), into s without
+  /// World w's State (q, t, step and State::memory), into s without
   /// allocating when s is already sized; and back.
   void load_state(int world, State& s) const;
   void store_state(int world, const State& s);
 
-  /// FNV-1a 64 over every real world's q, q_a_ref, warm start, time, step, status and failed step, in
+  /// FNV-1a 64 over every real world's q, State::memory, time, step, status and failed step, in
   /// world order: the same worlds give the same hash however they were run.
   std::uint64_t hash() const;
 
@@ -132,13 +129,12 @@ class WorldBatch {
   std::shared_ptr<const Model> model_;
   int worlds_ = 0, padded_ = 0, stride_ = 0, lane_width_ = 1;
   double step_size_ = 0.0;
-  bool has_ref_ = false;
   int memory_rows_ = 0;
-  double memory_start_ = 0.0;  // the value initial_state gives every memory entry
+  std::vector<double> start_memory_;  // (memory_rows) store_state's start for a State without memory
   std::vector<ParameterRef> varied_;
   std::unique_ptr<unsigned char, detail::AlignedFree> storage_;
   std::size_t used_ = 0, capacity_ = 0;
-  double *q_ = nullptr, *q_a_ref_ = nullptr, *memory_ = nullptr, *time_ = nullptr, *max_residual_ = nullptr, *params_ = nullptr;
+  double *q_ = nullptr, *memory_ = nullptr, *time_ = nullptr, *max_residual_ = nullptr, *params_ = nullptr;
   int *step_ = nullptr, *failed_step_ = nullptr;
   long* pivots_ = nullptr;
   Status* status_ = nullptr;

@@ -74,11 +74,10 @@ State initial_state(const Model& m) {
     }
   }
   const FormulationInfo& f = formulation_info(m.formulation);
-  // Anitescu's relaxation (Pang & Tedrake): the impedance reference starts where the
-  // actuated joints are, q̄_a(0) = q_a(0).
-  if (f.has_impedance_reference) s.q_a_ref = s.q.tail(m.n_a);
-  // The memory's start: e.g. a cold PGS start (zeros), no previous elastic bound (+inf).
-  s.memory.setConstant(f.memory_size(m), f.memory_start);
+  // The memory's start: e.g. an impedance reference where the joints are, a cold PGS start
+  // (zeros), no previous elastic bound (+inf).
+  s.memory.resize(f.memory_size(m));
+  f.start_memory(m, s.q.data(), s.memory.data());
   return s;
 }
 

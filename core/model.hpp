@@ -266,12 +266,13 @@ struct State {
   double t = 0.0;       // s
   int step = 0;         // steps taken; trajectory row `step` holds this state
   Eigen::VectorXd q;    // (n_q) [q_u; q_a]
-  Eigen::VectorXd q_a_ref;  // (n_a) anitescu_qp: the impedance reference q̄_a (seed 002); empty otherwise
   /// What a stepper carries from one step to the next besides q (step_memory_size(m)
   /// values; empty when it carries nothing), kept here so that a batch holds it per world:
-  /// - anitescu_qp quasi-dynamic (2 n_slots): the previous step's dual impulses beta in the
-  ///   fixed slot layout (core/formulations/anitescu_qp/anitescu_lanes.hpp), the next PGS's warm start; zeros at the
-  ///   start (a cold start);
+  /// - anitescu_qp (AnitescuQp::memory_size): the impedance reference q̄_a of the actuated
+  ///   joints (n_a, starting where they are), then in quasi-dynamic mode the previous step's
+  ///   dual impulses beta in the fixed slot layout (2 n_slots,
+  ///   core/formulations/anitescu_qp/anitescu_lanes.hpp), the next PGS's warm start, zeros
+  ///   at the start (a cold start);
   /// - pang_tedrake_miqp (PangTedrakeMiqp::memory_size): each slot's hypothetical
   ///   penetration phi_bar of the last solved step, the next step's elastic bound under
   ///   elastic_bound = previous (seed 000 sec. V.B), +inf where the slot was inactive; then

@@ -15,6 +15,7 @@ namespace qs {
 namespace {
 
 int no_memory(const Model&) { return 0; }
+void no_memory_start(const Model&, const double*, double*) {}
 
 /// A formulation without parameters: "model" holds only "formulation".
 void no_params(const json_input::Node& model, Model&) { model.expect_object({"formulation"}); }
@@ -23,8 +24,6 @@ template <class S>
 std::unique_ptr<Stepper> make(const Model& m) {
   return std::make_unique<S>(m);
 }
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 using K = ParameterRef::Kind;
 
@@ -36,8 +35,7 @@ constexpr std::array<FormulationInfo, 7> kTable{{
      .reference = "Pang & Tedrake 2018, secs. III-IV (the LCP without the objective)",
      .time_stepping = true,
      .memory_size = no_memory,
-     .memory_start = 0.0,
-     .has_impedance_reference = false,
+     .start_memory = no_memory_start,
      .lane_kernel = LaneKernel::none,
      .model_gain = {},
      .model_gain_kind = K::model_c,
@@ -50,8 +48,7 @@ constexpr std::array<FormulationInfo, 7> kTable{{
      .reference = "Halm & Posa 2018, eqs. (13)-(14) (B = 0)",
      .time_stepping = true,
      .memory_size = no_memory,
-     .memory_start = 0.0,
-     .has_impedance_reference = false,
+     .start_memory = no_memory_start,
      .lane_kernel = LaneKernel::halm_posa,
      .model_gain = {},  // c scales B = 0
      .model_gain_kind = K::model_c,
@@ -64,8 +61,7 @@ constexpr std::array<FormulationInfo, 7> kTable{{
      .reference = "Halm & Posa 2018, eqs. (31)-(38)",
      .time_stepping = true,
      .memory_size = no_memory,
-     .memory_start = 0.0,
-     .has_impedance_reference = false,
+     .start_memory = no_memory_start,
      .lane_kernel = LaneKernel::halm_posa,
      .model_gain = "c",
      .model_gain_kind = K::model_c,
@@ -78,8 +74,7 @@ constexpr std::array<FormulationInfo, 7> kTable{{
      .reference = "Pang & Tedrake 2018, eq. (23)",
      .time_stepping = true,
      .memory_size = PangTedrakeMiqp::memory_size,
-     .memory_start = kInf,  // the elastic bounds start at +inf (no previous step)
-     .has_impedance_reference = false,
+     .start_memory = PangTedrakeMiqp::start_memory,
      .lane_kernel = LaneKernel::none,
      .model_gain = "stiffness",
      .model_gain_kind = K::model_stiffness,
@@ -93,8 +88,7 @@ constexpr std::array<FormulationInfo, 7> kTable{{
                   "optimization\" (Anitescu's relaxation)",
      .time_stepping = true,
      .memory_size = AnitescuQp::memory_size,
-     .memory_start = 0.0,
-     .has_impedance_reference = true,
+     .start_memory = AnitescuQp::start_memory,
      .lane_kernel = LaneKernel::anitescu_quasi_dynamic,
      .model_gain = {},
      .model_gain_kind = K::model_c,
@@ -107,8 +101,7 @@ constexpr std::array<FormulationInfo, 7> kTable{{
      .reference = "Pang, Trinkle & Lo 1996 (instantaneous)",
      .time_stepping = false,
      .memory_size = no_memory,
-     .memory_start = 0.0,
-     .has_impedance_reference = false,
+     .start_memory = no_memory_start,
      .lane_kernel = LaneKernel::none,
      .model_gain = {},
      .model_gain_kind = K::model_c,
@@ -121,8 +114,7 @@ constexpr std::array<FormulationInfo, 7> kTable{{
      .reference = "Xie & Chakraborty 2016, eqs. (18)-(19)",
      .time_stepping = true,
      .memory_size = EcpNcp::memory_size,
-     .memory_start = 0.0,
-     .has_impedance_reference = false,
+     .start_memory = EcpNcp::start_memory,
      .lane_kernel = LaneKernel::none,
      .model_gain = {},
      .model_gain_kind = K::model_c,

@@ -40,12 +40,11 @@ struct FormulationInfo {
   /// `quasistep run` nor the batch engine can step it.
   bool time_stepping;
   /// State::memory, what the stepper carries between steps: its size for a Model (0 when
-  /// it carries nothing) and the value every entry starts at. The layout is documented by
-  /// the function each formulation points to.
+  /// it carries nothing), and its start for a world starting at configuration q (writes
+  /// memory_size(m) values). The layout is documented by the functions each formulation
+  /// points to.
   int (*memory_size)(const Model& m);
-  double memory_start;
-  /// State::q_a_ref, the impedance reference of the actuated joints, is part of its State.
-  bool has_impedance_reference;
+  void (*start_memory)(const Model& m, const double* q, double* memory);
   /// The batch engine's lane kernel for it (a step written on a lane type, run for several
   /// worlds at once; batch/batch_stepper.cpp says when a batch can use it), or none.
   LaneKernel lane_kernel;

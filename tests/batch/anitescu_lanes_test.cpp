@@ -1,5 +1,5 @@
 // The batch engine's lane path for anitescu_qp's quasi-dynamic step (batch/batch_stepper.hpp,
-// core/formulations/anitescu_qp/anitescu_lanes.hpp): a world's final q, q_a_ref, t, step and status are bitwise those of
+// core/formulations/anitescu_qp/anitescu_lanes.hpp): a world's final q, memory (q̄_a, warm start), t, step and status are bitwise those of
 // a single-world AnitescuQp run, in any lane, batch split and thread count, with --scalar, and
 // when PGS stops at its sweep limit and the scalar fallback finishes the step.
 #include <gtest/gtest.h>
@@ -78,7 +78,7 @@ void expect_same_as_single(const WorldBatch& b, int first, const std::vector<Fin
     SCOPED_TRACE(std::string(what) + ", world " + std::to_string(first + w));
     int diff = 0;
     for (int i = 0; i < m.n_q(); ++i) diff += !same_bits(b.world_q(i)[w], f.s.q[i]);
-    for (int a = 0; a < m.n_a; ++a) diff += !same_bits(b.world_q_a_ref(a)[w], f.s.q_a_ref[a]);
+    for (int r = 0; r < b.memory_rows(); ++r) diff += !same_bits(b.world_memory(r)[w], f.s.memory[r]);  // q̄_a, warm start
     diff += !same_bits(b.world_time()[w], f.s.t);
     EXPECT_EQ(diff, 0);
     EXPECT_EQ(b.world_step()[w], f.s.step);

@@ -24,6 +24,9 @@
 namespace qs {
 namespace {
 
+/// Where anitescu_qp keeps the impedance reference q̄_a in State::memory.
+constexpr int kRef = AnitescuQp::kMemoryReference;
+
 using nlohmann::json;
 
 json example(const std::string& name) { return test::example_json(name + ".json"); }
@@ -106,10 +109,10 @@ KktCheck check_step(const Model& m, const State& s0, const State& s1, const Step
   // q̄_a' = q̄_a + h u(t + h/2), and the state carries it.
   Eigen::VectorXd qbar(na);
   for (const Joint& j : m.joints)
-    if (j.control == Control::velocity) qbar[j.dof - nu] = s0.q_a_ref[j.dof - nu] + h * j.command(t_mid);
-  EXPECT_EQ(s1.q_a_ref.size(), na);
+    if (j.control == Control::velocity) qbar[j.dof - nu] = s0.memory[kRef + j.dof - nu] + h * j.command(t_mid);
+  EXPECT_EQ(s1.memory.size(), AnitescuQp::memory_size(m));
   if (na > 0) {
-    EXPECT_LE((qbar - s1.q_a_ref).cwiseAbs().maxCoeff(), 1e-15);
+    EXPECT_LE((qbar - s1.memory.segment(kRef, na)).cwiseAbs().maxCoeff(), 1e-15);
   }
   // Q and b.
   Eigen::MatrixXd Q = Eigen::MatrixXd::Zero(n, n);
@@ -294,16 +297,16 @@ TEST(AnitescuQp, JointMovesExactlyToItsReferenceWithoutContact) {
   const Model& m = *scene.model;
   AnitescuQp stepper(m);
   State s = initial_state(m);
-  s.q_a_ref[0] += 0.003;   // finger_y reference 3 mm above the joint
-  s.q_a_ref[1] -= 0.002;   // finger_x reference 2 mm behind
+  s.memory[kRef + 0] += 0.003;   // finger_y reference 3 mm above the joint
+  s.memory[kRef + 1] -= 0.002;   // finger_x reference 2 mm behind
   const State s0 = s;
   const double h = m.step.h;
   ASSERT_EQ(stepper.step(m, s), Status::solved) << stepper.report().detail;
   const int nu = m.n_u;
-  EXPECT_NEAR(stepper.velocity()[nu + 0], (s0.q_a_ref[0] + 0.0 - s0.q[nu + 0]) / h, 1e-12);
-  EXPECT_NEAR(stepper.velocity()[nu + 1], (s0.q_a_ref[1] + h * 0.1 - s0.q[nu + 1]) / h, 1e-12);
-  EXPECT_NEAR(s.q[nu + 0], s.q_a_ref[0], 1e-15);
-  EXPECT_NEAR(s.q[nu + 1], s.q_a_ref[1], 1e-15);
+  EXPECT_NEAR(stepper.velocity()[nu + 0], (s0.memory[kRef + 0] + 0.0 - s0.q[nu + 0]) / h, 1e-12);
+  EXPECT_NEAR(stepper.velocity()[nu + 1], (s0.memory[kRef + 1] + h * 0.1 - s0.q[nu + 1]) / h, 1e-12);
+  EXPECT_NEAR(s.q[nu + 0], s.memory[kRef + 0], 1e-15);
+  EXPECT_NEAR(s.q[nu + 1], s.memory[kRef + 1], 1e-15);
   // The box rests: it stays put (to rounding) with the ground carrying its weight.
   for (int e = 0; e < nu; ++e) EXPECT_NEAR(s.q[e], s0.q[e], 1e-12) << m.dofs[e].name;
 }
@@ -323,8 +326,8 @@ TEST(AnitescuQp, HeavyRobotLinksAreGravityCompensated) {
     const std::vector<State> rows = run_checked(m, 3);
     ASSERT_EQ(rows.size(), 4u);
     for (const State& s : rows) {
-      EXPECT_NEAR(s.q[m.n_u + 0], s.q_a_ref[0], 1e-12);
-      EXPECT_NEAR(s.q[m.n_u + 1], s.q_a_ref[1], 1e-12);
+      EXPECT_NEAR(s.q[m.n_u + 0], s.memory[kRef + 0], 1e-12);
+      EXPECT_NEAR(s.q[m.n_u + 1], s.memory[kRef + 1], 1e-12);
     }
   }
 }
@@ -487,7 +490,7 @@ TEST(AnitescuQp, QuasistaticBoxWithoutSupportFailsWithAClearStatus) {
   EXPECT_NE(stepper.report().detail.find("unbounded"), std::string::npos) << stepper.report().detail;
   EXPECT_NE(stepper.report().detail.find("box.y"), std::string::npos) << stepper.report().detail;
   EXPECT_EQ(s.q, s0.q);  // unchanged, no NaN
-  EXPECT_EQ(s.q_a_ref, s0.q_a_ref);
+  EXPECT_EQ(s.memory, s0.memory);
   EXPECT_EQ(s.step, 0);
   EXPECT_TRUE(s.q.allFinite());
 }
@@ -535,9 +538,9 @@ TEST(AnitescuQp, StateWithoutReferenceIsBadInput) {
   const Model& m = *scene.model;
   AnitescuQp stepper(m);
   State s = initial_state(m);
-  s.q_a_ref.resize(0);
+  s.memory.resize(0);  // the impedance reference lives in State::memory
   EXPECT_EQ(stepper.step(m, s), Status::bad_input);
-  EXPECT_NE(stepper.report().detail.find("q_a_ref"), std::string::npos) << stepper.report().detail;
+  EXPECT_NE(stepper.report().detail.find("impedance references first"), std::string::npos) << stepper.report().detail;
   EXPECT_EQ(s.step, 0);
 }
 

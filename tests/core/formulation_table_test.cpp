@@ -10,6 +10,7 @@
 #include <string>
 
 #include "batch/batch_stepper.hpp"
+#include "core/formulations/anitescu_qp/anitescu_qp.hpp"
 #include "core/scene.hpp"
 #include "core/stepper.hpp"
 #include "tests/support/example_json.hpp"
@@ -87,21 +88,28 @@ TEST(FormulationTable, TheSceneReaderKnowsEveryRowByItsNameAndListsThemAll) {
   }
 }
 
-TEST(FormulationTable, InitialStatesCarryTheRowsMemoryAndImpedanceReference) {
+TEST(FormulationTable, InitialStatesCarryTheRowsMemory) {
   for (const auto& [f, scene] : scene_of_every_formulation()) {
     const Model& m = *scene.model;
     const FormulationInfo& info = formulation_info(f);
     const State s = initial_state(m);
     EXPECT_EQ(s.memory.size(), info.memory_size(m)) << info.name;
     EXPECT_EQ(step_memory_size(m), info.memory_size(m)) << info.name;
-    for (Eigen::Index i = 0; i < s.memory.size(); ++i) ASSERT_EQ(s.memory[i], info.memory_start) << info.name;
-    EXPECT_EQ(s.q_a_ref.size(), info.has_impedance_reference ? m.n_a : 0) << info.name;
+    Eigen::VectorXd start(info.memory_size(m));
+    info.start_memory(m, s.q.data(), start.data());
+    for (Eigen::Index i = 0; i < s.memory.size(); ++i) ASSERT_EQ(s.memory[i], start[i]) << info.name;
   }
   // The formulations whose steppers carry something between steps, in these scenes.
   const auto scenes = scene_of_every_formulation();
-  EXPECT_GT(initial_state(*scenes.at(Formulation::pang_tedrake_miqp).model).memory.size(), 0);
-  EXPECT_TRUE(std::isinf(formulation_info(Formulation::pang_tedrake_miqp).memory_start));
-  EXPECT_GT(initial_state(*scenes.at(Formulation::anitescu_qp).model).memory.size(), 0);  // quasi-dynamic
+  const State miqp = initial_state(*scenes.at(Formulation::pang_tedrake_miqp).model);
+  ASSERT_GT(miqp.memory.size(), 0);
+  EXPECT_TRUE(miqp.memory.array().isInf().all());  // no previous step: no bound, no warm start, no memo
+  const Model& anitescu = *scenes.at(Formulation::anitescu_qp).model;
+  const State a = initial_state(anitescu);
+  ASSERT_EQ(a.memory.size(), anitescu.n_a + 2 * anitescu.n_slots());  // quasi-dynamic: q̄_a, then beta
+  // q̄_a(0) = q_a(0), and a cold warm start.
+  for (int k = 0; k < anitescu.n_a; ++k) EXPECT_EQ(a.memory[AnitescuQp::kMemoryReference + k], a.q[anitescu.n_u + k]);
+  for (Eigen::Index i = anitescu.n_a; i < a.memory.size(); ++i) EXPECT_EQ(a.memory[i], 0.0);
   EXPECT_GT(initial_state(*scenes.at(Formulation::ecp_ncp).model).memory.size(), 0);
 }
 

@@ -391,7 +391,7 @@ TEST(SceneErrors, AnitescuStiffness) {
   EXPECT_EQ(*one.model->params.stiffness_Ka, Eigen::Vector2d(500, 500));
   const Scene each = parse(with("/model/stiffness", json::array({100, 200}), s));
   EXPECT_EQ(*each.model->params.stiffness_Ka, Eigen::Vector2d(100, 200));
-  EXPECT_EQ(initial_state(*each.model).q_a_ref, Eigen::Vector2d(0.01, -0.07));  // q̄_a(0) = q_a(0)
+  EXPECT_EQ(initial_state(*each.model).memory.head(2), Eigen::Vector2d(0.01, -0.07));  // q̄_a(0) = q_a(0)
   // No actuated joint: no stiffness needed.
   json no_robot = s;
   no_robot["joints"] = json::array();

@@ -150,10 +150,10 @@ void external_force(const Model& m, const WorldParams& p, const Pose2<T>* body_p
 
 }  // namespace anitescu_detail
 
-/// One quasi-dynamic step of p.h of every lane of T from (q, q_a_ref) at time t (the same for
+/// One quasi-dynamic step of p.h of every lane of T from (q, q_a_ref = q̄_a) at time t (the same for
 /// every lane); the values every lane shares (h, masses, K_a, poses, sizes) come from p.
 /// mu_pair: per-pair friction (n_pairs values of T), or null for p's. u: the velocity command
-/// of each actuated DOF (n_a values of T), or null for p's (WorldParams::velocity at t + h/2). z_warm: the previous step's beta (2 per slot), or null for a cold start. Results in ws: ok, q_out (n_q), qbar (the new q_a_ref), v, z (beta, 2 per
+/// of each actuated DOF (n_a values of T), or null for p's (WorldParams::velocity at t + h/2). z_warm: the previous step's beta (2 per slot), or null for a cold start. Results in ws: ok, q_out (n_q), qbar (the new reference q̄_a), v, z (beta, 2 per
 /// slot), pgs_result, kkt, active. The caller stores only the lanes it wants (ok ones).
 template <class T>
 void anitescu_quasi_dynamic_step(const Model& m, const WorldParams& p, AnitescuStepWorkspace<T>& ws, const T* q,

@@ -173,9 +173,10 @@ void AnitescuQp::begin_step() {
 Status AnitescuQp::check_input(const Model& m, const WorldParams& p, const State& s) {
   if (m.world.type != WorldType::vertical) return fail(Status::bad_input, "anitescu_qp steps a vertical world");
   const int na = m.n_a, n = nq_;
-  if (s.q.size() != n || s.q_a_ref.size() != na)
-    return fail(Status::bad_input, "the State needs n_q = " + std::to_string(n) + " coordinates and n_a = " +
-                                       std::to_string(na) + " impedance references q_a_ref (initial_state sets them)");
+  if (s.q.size() != n || s.memory.size() != memory_size(m))
+    return fail(Status::bad_input, "the State needs n_q = " + std::to_string(n) + " coordinates and its memory of " +
+                                       std::to_string(memory_size(m)) + " values (the n_a = " + std::to_string(na) +
+                                       " impedance references first; initial_state sets it)");
   bool stiff = static_cast<int>(p.joint_stiffness.size()) == na;
   for (int a = 0; stiff && a < na; ++a) stiff = p.joint_stiffness[a] > 0;
   if (!stiff)
@@ -192,9 +193,9 @@ Status AnitescuQp::advance(const Model& m, const WorldParams& p, State& s) {
   // The template step (core/formulations/anitescu_qp/anitescu_lanes.hpp), the same code the batch runs on lanes.
   AnitescuStepWorkspace<double>& w = *step_ws_;
   const int warm_rows = 2 * m.n_slots();
-  // A State without its warm start (not from initial_state) starts cold.
-  const double* warm = s.memory.size() == warm_rows ? s.memory.data() : nullptr;
-  anitescu_quasi_dynamic_step<double>(m, p, w, s.q.data(), s.q_a_ref.data(), nullptr, nullptr, warm, s.t, pgs_);
+  double* const reference = s.memory.data() + kMemoryReference;
+  double* const warm = s.memory.data() + memory_warm_start(m);
+  anitescu_quasi_dynamic_step<double>(m, p, w, s.q.data(), reference, nullptr, nullptr, warm, s.t, pgs_);
   if (!w.ok) return advance_fallback(m, p, s);  // Lemke, then the dense QP, from the unchanged State
   by_pgs_ = true;
   int nc = 0;
@@ -241,9 +242,8 @@ Status AnitescuQp::advance(const Model& m, const WorldParams& p, State& s) {
   }
   report_.force_balance_residual = balance;
   for (int e = 0; e < n; ++e) s.q[e] = w.q_out[e];
-  for (int a = 0; a < na; ++a) s.q_a_ref[a] = w.qbar[a];
-  if (s.memory.size() != warm_rows) s.memory.resize(warm_rows);
-  for (int r = 0; r < warm_rows; ++r) s.memory[r] = w.z[r];
+  for (int a = 0; a < na; ++a) reference[a] = w.qbar[a];
+  for (int r = 0; r < warm_rows; ++r) warm[r] = w.z[r];
   return report_.status = Status::solved;
 }
 
@@ -280,7 +280,8 @@ Status AnitescuQp::advance_fallback(const Model& m, const WorldParams& p, State&
   }
   // The reference at the end of the step: q̄_a' = q̄_a + h u(t + h/2).
   for (const Joint& j : m.joints)
-    if (j.control == Control::velocity) qbar_[j.dof - nu] = s.q_a_ref[j.dof - nu] + h * p.velocity(m, j, t_mid);
+    if (j.control == Control::velocity)
+      qbar_[j.dof - nu] = s.memory[kMemoryReference + j.dof - nu] + h * p.velocity(m, j, t_mid);
 
   // 3: the QP. H = diag(Q_u, h^2 K_a); b = -h [tau_u; K_a (q̄_a' - q_a) + tau_a^ext - tau_g,a]
   // (seed 002 slide "Specializing to robotic manipulation", signs derived in docs/anitescu.md).
@@ -336,13 +337,13 @@ Status AnitescuQp::advance_fallback(const Model& m, const WorldParams& p, State&
   }
   report_.force_balance_residual = balance;
   for (int e = 0; e < n; ++e) s.q[e] += h * v_[e];
-  for (int a = 0; a < na; ++a) s.q_a_ref[a] = qbar_[a];
+  for (int a = 0; a < na; ++a) s.memory[kMemoryReference + a] = qbar_[a];
   if (m.params.quasi_dynamic) {
     // The next PGS warm-starts from this step's beta, in the fixed slot layout.
-    if (s.memory.size() != 2 * m.n_slots()) s.memory.resize(2 * m.n_slots());
-    s.memory.setZero();
+    double* const warm = s.memory.data() + memory_warm_start(m);
+    std::fill(warm, warm + 2 * m.n_slots(), 0.0);
     for (int c = 0; c < nc; ++c)
-      for (int k = 0; k < 2; ++k) s.memory[2 * slot_[c] + k] = beta_[2 * c + k];
+      for (int k = 0; k < 2; ++k) warm[2 * slot_[c] + k] = beta_[2 * c + k];
   }
   return report_.status = Status::solved;
 }

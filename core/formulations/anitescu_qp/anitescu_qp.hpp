@@ -20,7 +20,7 @@
 // tau = [tau_u; tau_a^ext] = gravity + loads + efforts at the middle of the step
 // (core/kinematics.hpp), tau_g,a the robots' own gravity, which their controllers
 // compensate (so tau_a^ext - tau_g,a is zero unless a load acts on a robot link). The reference q̄_a lives in
-// State::q_a_ref: q̄_a' = q̄_a + h u(t + h/2), u the velocity commands.
+// State::memory (memory_size below): q̄_a' = q̄_a + h u(t + h/2), u the velocity commands.
 //
 // Solvers. Quasistatic: Q is singular (zero on v_u); the dense QP kernel (kernels/dense_qp.hpp)
 // is exact on positive semidefinite Hessians (inertia control, no regularisation). A load no
@@ -75,10 +75,19 @@ class AnitescuQp final : public Stepper {
   /// Accepted scaled KKT residual of a step's answer (qp_kkt_residual).
   static constexpr double kKktTolerance = kAnitescuKktTolerance;
 
-  /// State::memory of an anitescu_qp model: in quasi-dynamic mode the previous step's dual
-  /// impulses beta in the fixed slot layout (2 n_slots, anitescu_lanes.hpp), the next PGS's
-  /// warm start; zeros at the start (a cold start). Nothing in quasistatic mode.
-  static int memory_size(const Model& m) { return m.params.quasi_dynamic ? 2 * m.n_slots() : 0; }
+  /// State::memory of an anitescu_qp model: the impedance reference q̄_a of the actuated
+  /// joints (n_a entries from kMemoryReference), then in quasi-dynamic mode the previous
+  /// step's dual impulses beta in the fixed slot layout (2 n_slots from
+  /// memory_warm_start(m), anitescu_lanes.hpp), the next PGS's warm start.
+  static int memory_size(const Model& m) { return m.n_a + (m.params.quasi_dynamic ? 2 * m.n_slots() : 0); }
+  static constexpr int kMemoryReference = 0;
+  static int memory_warm_start(const Model& m) { return m.n_a; }
+  /// Its start at configuration q: the reference where the joints are, q̄_a(0) = q_a(0), and
+  /// a cold PGS start (zeros).
+  static void start_memory(const Model& m, const double* q, double* memory) {
+    for (int a = 0; a < m.n_a; ++a) memory[kMemoryReference + a] = q[m.n_u + a];
+    for (int i = m.n_a; i < memory_size(m); ++i) memory[i] = 0.0;
+  }
 
   /// Sizes every buffer from the Model; a solved step then allocates nothing.
   explicit AnitescuQp(const Model& m);
@@ -106,7 +115,7 @@ class AnitescuQp final : public Stepper {
 
 
  protected:
-  /// One step of p.h (Stepper::step): q and q_a_ref move; on any other status than solved
+  /// One step of p.h (Stepper::step): q and the reference q̄_a move; on any other status than solved
   /// s is unchanged. bad_input: not a vertical world, a State without its n_a reference
   /// entries, a stiffness of the wrong size, more than kMaxContacts active slots, or
   /// (quasi-dynamic) a singular mass matrix of the unactuated DOFs.

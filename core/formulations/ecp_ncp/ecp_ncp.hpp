@@ -135,6 +135,10 @@ class EcpNcp : public Stepper {
   /// step, that step's MNCP solution (18 + hull faces)], the next step's warm start; zeros at
   /// the start (a cold start).
   static int memory_size(const Model& m) { return m.body3 ? kMemorySolution + 18 + hull_face_count(*m.body3) : 0; }
+  /// Its start: zeros (no valid warm start).
+  static void start_memory(const Model& m, const double*, double* memory) {
+    for (int i = 0; i < memory_size(m); ++i) memory[i] = 0.0;
+  }
   /// Where the fields of State::memory lie.
   static constexpr int kMemoryValid = 0, kMemoryFace = 1, kMemorySolution = 2;
   explicit EcpNcp(const Model& m);

@@ -508,6 +508,10 @@ PangTedrakeMiqp::MemoryLayout PangTedrakeMiqp::MemoryLayout::of(const Model& m) 
 
 int PangTedrakeMiqp::memory_size(const Model& m) { return MemoryLayout::of(m).size; }
 
+void PangTedrakeMiqp::start_memory(const Model& m, const double*, double* memory) {
+  std::fill(memory, memory + memory_size(m), std::numeric_limits<double>::infinity());
+}
+
 int PangTedrakeMiqp::memo_key(const Model& m, const WorldParams& wp) {
   // Everything build() poses the step's problem from (and stage 2 reads): h, K, the bound's
   // variant, per active contact its slot, friction, gap, elastic bound (under `previous`

@@ -88,6 +88,8 @@ class PangTedrakeMiqp final : public Stepper {
   /// inactive; the next stage 2's first polish); last, stage 2's polish record
   /// (polish_record_). Every entry starts at +inf (none), as initial_state() gives it.
   static int memory_size(const Model& m);
+  /// Its start: every entry +inf (no previous step: no elastic bound, no warm start, no memo).
+  static void start_memory(const Model& m, const double* q, double* memory);
 
   explicit PangTedrakeMiqp(const Model& m) : PangTedrakeMiqp(m, default_options(m)) {}
   PangTedrakeMiqp(const Model& m, const BnbOptions& options);
