@@ -107,7 +107,7 @@ struct BatchStepper::Impl {
   // Held by pointer: a stepper may keep references into its own buffers.
   tbb::enumerable_thread_specific<std::unique_ptr<Workspace>> workspaces;
   std::vector<int> commanded_joint;  // (n_a) the joint of each actuated DOF
-  std::vector<int> model_parameters; // varied parameters that change the Model (not only the start)
+  std::vector<int> model_parameters; // varied parameters that are WorldParams values (not only the start)
   bool lane_path = false;
   std::string path;
   // Every stepper is built for the Model and stepped with a world's WorldParams.

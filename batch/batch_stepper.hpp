@@ -21,8 +21,8 @@
 // Only lanes that are real, not failed and accepted are stored; a lane whose template answer
 // is not accepted is finished by the fallback for that world alone (the same fallback the
 // scalar stepper takes). Per-world friction, commands, start poses (and Halm-Posa's c) run
-// in lanes; a batch that varies another Model parameter (mass, scale, a fixed body's pose,
-// a stiffness) uses the per-world path, as does BatchOptions::scalar. path() says which ran.
+// in lanes; a batch that varies another parameter (mass, scale, a fixed body's pose, a
+// stiffness) uses the per-world path, as does BatchOptions::scalar. path() says which ran.
 //
 // What a stepper carries from one step to the next (the Anitescu PGS warm start, the MIQP's
 // elastic bound, the ECP stepper's last solution) lives in State::memory, a row per value in
@@ -65,7 +65,8 @@ class BatchStepper {
   BatchStepper(const BatchStepper&) = delete;
   BatchStepper& operator=(const BatchStepper&) = delete;
 
-  /// One step of h = model.step.h for every world that has not failed.
+  /// One step of h = batch.step_size() (the scene's step.h unless set) for every world that
+  /// has not failed.
   void step(WorldBatch& batch, const BatchCommands& commands = {});
   /// `steps` steps (the model's step count by default, when steps < 0).
   void run(WorldBatch& batch, int steps = -1, const BatchCommands& commands = {});

@@ -22,6 +22,11 @@ Rollout::Rollout(std::shared_ptr<const Model> model, BatchOptions options)
 
 Rollout::~Rollout() = default;
 
+const std::string& Rollout::path() const {
+  static const std::string none;
+  return stepper_ ? stepper_->path() : none;
+}
+
 const RolloutResult& Rollout::propagate(std::span<const State> states, std::span<const double> actions, double h,
                                         int steps) {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -48,6 +53,7 @@ const RolloutResult& Rollout::propagate(std::span<const State> states, std::span
   if (!batch_ || batch_->size() != n) {
     stepper_.reset();
     batch_ = std::make_unique<WorldBatch>(model_, n);
+    batch_->set_step_size(h);  // before the stepper chooses its path (a scene may have no step.h)
     stepper_ = std::make_unique<BatchStepper>(*batch_, options_);
     command_.assign(static_cast<std::size_t>(std::max(na, 1)) * static_cast<std::size_t>(batch_->row_stride()), 0.0);
     result_.next.assign(static_cast<std::size_t>(n), State{});

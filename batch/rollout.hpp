@@ -20,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "batch/batch_stepper.hpp"
@@ -62,6 +63,8 @@ class Rollout {
                                  int steps);
 
   const Model& model() const { return *model_; }
+  /// The batch engine's path of the last propagate (BatchStepper::path); empty before it.
+  const std::string& path() const;
 
  private:
   std::shared_ptr<const Model> model_;

@@ -107,7 +107,6 @@ WorldBatch::WorldBatch(std::shared_ptr<const Model> m, int worlds, std::vector<P
   padded_ = static_cast<int>(padded_worlds(worlds));
   stride_ = static_cast<int>(stride_for(static_cast<std::size_t>(padded_)));
   memory_rows_ = step_memory_size(mo);
-  start_memory_.resize(static_cast<std::size_t>(memory_rows_));
   capacity_ = round_up(bytes, kLaneAlignment);
   storage_.reset(static_cast<unsigned char*>(std::aligned_alloc(kLaneAlignment, capacity_)));
   if (!storage_) throw BatchError("batch: could not allocate " + gib(capacity_) + " for " + std::to_string(worlds) + " worlds");
@@ -236,13 +235,15 @@ void WorldBatch::load_state(int world, State& s) const {
 void WorldBatch::store_state(int world, const State& s) {
   const Model& m = *model_;
   for (int i = 0; i < m.n_q(); ++i) world_q(i)[world] = s.q[i];
-  // A State without its memory (a caller's own) stores the start's for its q (initial_state's).
-  const double* memory = s.memory.data();
-  if (s.memory.size() != memory_rows_ && memory_rows_ > 0) {
-    formulation_info(m.formulation).start_memory(m, s.q.data(), start_memory_.data());
-    memory = start_memory_.data();
+  if (s.memory.size() == memory_rows_) {
+    for (int r = 0; r < memory_rows_; ++r) world_memory(r)[world] = s.memory[r];
+  } else if (memory_rows_ > 0) {
+    // A State without its memory (a caller's own): the start's for its q, initial_state's
+    // (a local buffer, so that worlds may still be stored from several threads).
+    std::vector<double> start(static_cast<std::size_t>(memory_rows_));
+    formulation_info(m.formulation).start_memory(m, s.q.data(), start.data());
+    for (int r = 0; r < memory_rows_; ++r) world_memory(r)[world] = start[r];
   }
-  for (int r = 0; r < memory_rows_; ++r) world_memory(r)[world] = memory[r];
   time_[world] = s.t;
   step_[world] = s.step;
 }

@@ -130,7 +130,6 @@ class WorldBatch {
   int worlds_ = 0, padded_ = 0, stride_ = 0, lane_width_ = 1;
   double step_size_ = 0.0;
   int memory_rows_ = 0;
-  std::vector<double> start_memory_;  // (memory_rows) store_state's start for a State without memory
   std::vector<ParameterRef> varied_;
   std::unique_ptr<unsigned char, detail::AlignedFree> storage_;
   std::size_t used_ = 0, capacity_ = 0;

@@ -51,8 +51,8 @@
 // No function here allocates once the solver object exists; never throws, never prints.
 #pragma once
 
+#include "kernels/eigen.hpp"  // first: it configures Eigen
 #include <Eigen/Cholesky>
-#include "kernels/eigen.hpp"
 #include <Eigen/LU>
 #include <algorithm>
 #include <array>

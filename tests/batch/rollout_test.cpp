@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <limits>
 #include <string>
 #include <vector>
@@ -86,6 +87,25 @@ TEST(Rollout, EachPairStepsAsASingleWorldWhateverTheBatch) {
     const RolloutResult& a = alone.propagate(one, seq, m.step.h, steps);
     for (int k = 0; k < m.n_q(); ++k) EXPECT_TRUE(test::same_bits(a.next[0].q[k], r.propagate(b.states, b.actions, m.step.h, steps).next[17].q[k]));
   }
+}
+
+TEST(Rollout, ASceneWithoutAStepSectionStillRunsInLanes) {
+  // The rollout's h is the batch's step size before its engine chooses a path: a scene with
+  // no step.h (h = 0 in the Model) still takes the lane kernel, with the numbers of a scene
+  // whose step.h is the rollout's h.
+  nlohmann::json j = nlohmann::json::parse(std::ifstream(std::string(QUASISTEP_SOURCE_DIR) + "/examples/mpc_push.json"));
+  const double h = j["step"]["h"].get<double>();
+  j.erase("step");
+  const Scene no_step = parse_scene(j.dump(), "no_step");
+  ASSERT_EQ(no_step.model->step.h, 0.0);
+  const Scene s = load("mpc_push.json");
+  const Batch b = varied_pairs(*s.model, 9, 10);
+  Rollout r(no_step.model), with_step(s.model);
+  const RolloutResult& out = r.propagate(b.states, b.actions, h, 10);
+  EXPECT_EQ(r.path().rfind("lanes", 0), 0u) << r.path();
+  const RolloutResult& ref = with_step.propagate(b.states, b.actions, h, 10);
+  for (int i = 0; i < 9; ++i)
+    for (int k = 0; k < s.model->n_q(); ++k) EXPECT_TRUE(test::same_bits(out.next[i].q[k], ref.next[i].q[k]));
 }
 
 TEST(Rollout, HReplacesTheModelsStep) {
