@@ -1,4 +1,4 @@
-#include "batch/batch_stepper.hpp"
+#include "quasistep/batch/batch_stepper.hpp"
 
 #include <tbb/blocked_range.h>
 #include <tbb/enumerable_thread_specific.h>
@@ -10,12 +10,12 @@
 #include <atomic>
 #include <cmath>
 
-#include "kernels/lane.hpp"
-#include "core/formulations/anitescu_qp/anitescu_qp.hpp"
-#include "core/formulations/halm_posa_lcp/halm_posa_lcp.hpp"
-#include "core/formulations/halm_posa_lcp/halm_posa_lanes.hpp"
-#include "core/formulations/formulation_table.hpp"
-#include "core/stepper.hpp"
+#include "quasistep/kernels/lane.hpp"
+#include "quasistep/core/formulations/anitescu_qp/anitescu_qp.hpp"
+#include "quasistep/core/formulations/halm_posa_lcp/halm_posa_lcp.hpp"
+#include "quasistep/core/formulations/halm_posa_lcp/halm_posa_lanes.hpp"
+#include "quasistep/core/formulations/formulation_table.hpp"
+#include "quasistep/core/stepper.hpp"
 
 namespace qs {
 

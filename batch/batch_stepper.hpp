@@ -32,9 +32,9 @@
 #include <memory>
 #include <string>
 
-#include "batch/world_batch.hpp"
-#include "core/formulations/anitescu_qp/anitescu_lanes.hpp"
-#include "core/model.hpp"
+#include "quasistep/batch/world_batch.hpp"
+#include "quasistep/core/formulations/anitescu_qp/anitescu_lanes.hpp"
+#include "quasistep/core/model.hpp"
 
 namespace qs {
 

@@ -1,4 +1,4 @@
-#include "batch/monte_carlo.hpp"
+#include "quasistep/batch/monte_carlo.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -9,11 +9,11 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "batch/batch_stepper.hpp"
-#include "batch/sampling.hpp"
-#include "batch/world_batch.hpp"
-#include "core/contacts.hpp"
-#include "core/kinematics.hpp"
+#include "quasistep/batch/batch_stepper.hpp"
+#include "quasistep/batch/sampling.hpp"
+#include "quasistep/batch/world_batch.hpp"
+#include "quasistep/core/contacts.hpp"
+#include "quasistep/core/kinematics.hpp"
 
 namespace qs {
 

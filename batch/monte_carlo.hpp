@@ -24,8 +24,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/scene.hpp"
-#include "kernels/status.hpp"
+#include "quasistep/core/scene.hpp"
+#include "quasistep/kernels/status.hpp"
 
 namespace qs {
 

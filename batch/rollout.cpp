@@ -1,13 +1,13 @@
-#include "batch/rollout.hpp"
+#include "quasistep/batch/rollout.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
 
-#include "core/formulations/formulation_table.hpp"
-#include "core/contacts.hpp"
-#include "core/kinematics.hpp"
+#include "quasistep/core/formulations/formulation_table.hpp"
+#include "quasistep/core/contacts.hpp"
+#include "quasistep/core/kinematics.hpp"
 
 namespace qs {
 

@@ -23,9 +23,9 @@
 #include <string>
 #include <vector>
 
-#include "batch/batch_stepper.hpp"
-#include "batch/world_batch.hpp"
-#include "core/model.hpp"
+#include "quasistep/batch/batch_stepper.hpp"
+#include "quasistep/batch/world_batch.hpp"
+#include "quasistep/core/model.hpp"
 
 namespace qs {
 

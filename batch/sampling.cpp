@@ -1,4 +1,4 @@
-#include "batch/sampling.hpp"
+#include "quasistep/batch/sampling.hpp"
 
 #include <Random123/philox.h>
 

@@ -25,8 +25,8 @@
 
 #include <cstdint>
 
-#include "batch/world_batch.hpp"
-#include "core/scene.hpp"
+#include "quasistep/batch/world_batch.hpp"
+#include "quasistep/core/scene.hpp"
 
 namespace qs {
 

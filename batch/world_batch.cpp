@@ -1,4 +1,4 @@
-#include "batch/world_batch.hpp"
+#include "quasistep/batch/world_batch.hpp"
 
 #include <unistd.h>
 
@@ -8,8 +8,8 @@
 #include <cstring>
 #include <sstream>
 
-#include "core/formulations/formulation_table.hpp"
-#include "kernels/lane.hpp"
+#include "quasistep/core/formulations/formulation_table.hpp"
+#include "quasistep/kernels/lane.hpp"
 
 namespace qs {
 

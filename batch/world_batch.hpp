@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "core/model.hpp"
-#include "core/scene.hpp"
-#include "kernels/status.hpp"
+#include "quasistep/core/model.hpp"
+#include "quasistep/core/scene.hpp"
+#include "quasistep/kernels/status.hpp"
 
 namespace qs {
 

@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "batch/batch_stepper.hpp"
-#include "batch/world_batch.hpp"
-#include "core/scene.hpp"
+#include "quasistep/batch/batch_stepper.hpp"
+#include "quasistep/batch/world_batch.hpp"
+#include "quasistep/core/scene.hpp"
 
 namespace {
 

@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "core/contacts.hpp"
-#include "core/scene.hpp"
+#include "quasistep/core/contacts.hpp"
+#include "quasistep/core/scene.hpp"
 
 namespace {
 

@@ -14,7 +14,7 @@
 #include <random>
 #include <vector>
 
-#include "kernels/dense_qp.hpp"
+#include "quasistep/kernels/dense_qp.hpp"
 
 namespace {
 

@@ -8,9 +8,9 @@
 #include <memory>
 #include <string>
 
-#include "core/formulations/ecp_ncp/ecp_ncp.hpp"
-#include "core/formulations/ecp_ncp/planar_sliding_reference.hpp"
-#include "core/scene.hpp"
+#include "quasistep/core/formulations/ecp_ncp/ecp_ncp.hpp"
+#include "quasistep/core/formulations/ecp_ncp/planar_sliding_reference.hpp"
+#include "quasistep/core/scene.hpp"
 
 namespace {
 

@@ -13,8 +13,8 @@
 #include <memory>
 #include <vector>
 
-#include "kernels/lemke.hpp"
-#include "core/random_problems.hpp"
+#include "quasistep/kernels/lemke.hpp"
+#include "quasistep/core/random_problems.hpp"
 
 #ifdef QUASISTEP_HAVE_SICONOS
 #include <LCP_Solvers.h>

@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "batch/monte_carlo.hpp"
-#include "batch/rollout.hpp"
-#include "core/scene.hpp"
+#include "quasistep/batch/monte_carlo.hpp"
+#include "quasistep/batch/rollout.hpp"
+#include "quasistep/core/scene.hpp"
 
 namespace {
 

@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
-#include "core/scene.hpp"
+#include "quasistep/core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
+#include "quasistep/core/scene.hpp"
 
 namespace {
 

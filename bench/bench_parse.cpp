@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "core/json_node.hpp"
-#include "core/scene.hpp"
+#include "quasistep/core/json_node.hpp"
+#include "quasistep/core/scene.hpp"
 
 namespace {
 

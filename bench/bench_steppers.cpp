@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "core/scene.hpp"
-#include "core/stepper.hpp"
+#include "quasistep/core/scene.hpp"
+#include "quasistep/core/stepper.hpp"
 
 namespace {
 

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "core/formulations/ucp/ucp_problem_file.hpp"
-#include "core/random_problems.hpp"
-#include "kernels/ucp.hpp"
+#include "quasistep/core/formulations/ucp/ucp_problem_file.hpp"
+#include "quasistep/core/random_problems.hpp"
+#include "quasistep/kernels/ucp.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "core/contacts.hpp"
+#include "quasistep/core/contacts.hpp"
 
 namespace qs {
 

@@ -12,13 +12,13 @@
 // differences in tests/core/contacts_test.cpp).
 #pragma once
 
-#include "kernels/eigen.hpp"
+#include "quasistep/kernels/eigen.hpp"
 #include <array>
 #include <vector>
 
-#include "core/geometry.hpp"
-#include "core/kinematics.hpp"
-#include "core/model.hpp"
+#include "quasistep/core/geometry.hpp"
+#include "quasistep/core/kinematics.hpp"
+#include "quasistep/core/model.hpp"
 
 namespace qs {
 

@@ -5,7 +5,7 @@
 // several worlds at once with the same operations in the same order.
 #pragma once
 
-#include "core/vec2.hpp"
+#include "quasistep/core/vec2.hpp"
 
 namespace qs::geometry {
 

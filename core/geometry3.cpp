@@ -1,4 +1,4 @@
-#include "core/geometry3.hpp"
+#include "quasistep/core/geometry3.hpp"
 
 #include <Eigen/Eigenvalues>
 #include <Eigen/Geometry>

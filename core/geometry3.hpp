@@ -5,12 +5,12 @@
 // (core/formulations/ecp_ncp/).
 #pragma once
 
-#include "kernels/eigen.hpp"
+#include "quasistep/kernels/eigen.hpp"
 #include <Eigen/Geometry>  // cross products of the quaternion helpers
 #include <string>
 #include <vector>
 
-#include "core/model.hpp"
+#include "quasistep/core/model.hpp"
 
 namespace qs {
 

@@ -1,4 +1,4 @@
-#include "core/json_node.hpp"
+#include "quasistep/core/json_node.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -17,9 +17,9 @@
 #include <string_view>
 #include <utility>
 
-#include "kernels/eigen.hpp"
+#include "quasistep/kernels/eigen.hpp"
 
-#include "core/vec2.hpp"
+#include "quasistep/core/vec2.hpp"
 
 namespace qs {
 

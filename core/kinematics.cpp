@@ -1,4 +1,4 @@
-#include "core/kinematics.hpp"
+#include "quasistep/core/kinematics.hpp"
 
 namespace qs {
 

@@ -5,8 +5,8 @@
 
 #include <array>
 
-#include "core/model.hpp"
-#include "core/world_params.hpp"
+#include "quasistep/core/model.hpp"
+#include "quasistep/core/world_params.hpp"
 
 namespace qs {
 

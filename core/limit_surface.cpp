@@ -1,10 +1,10 @@
-#include "core/limit_surface.hpp"
+#include "quasistep/core/limit_surface.hpp"
 
 #include <cmath>
 #include <numbers>
 #include <string>
 
-#include "core/json_node.hpp"
+#include "quasistep/core/json_node.hpp"
 
 namespace qs {
 namespace {

@@ -23,11 +23,11 @@
 // puts the pressure center at the area centroid.
 #pragma once
 
-#include "kernels/eigen.hpp"
+#include "quasistep/kernels/eigen.hpp"
 #include <vector>
 
-#include "core/model.hpp"
-#include "core/vec2.hpp"
+#include "quasistep/core/model.hpp"
+#include "quasistep/core/vec2.hpp"
 
 namespace qs {
 

@@ -1,6 +1,6 @@
-#include "core/model.hpp"
+#include "quasistep/core/model.hpp"
 
-#include "core/formulations/formulation_table.hpp"
+#include "quasistep/core/formulations/formulation_table.hpp"
 
 namespace qs {
 

@@ -10,7 +10,7 @@
 // every world of a Model poses a problem of the same shape; see contacts.hpp.
 #pragma once
 
-#include "kernels/eigen.hpp"
+#include "quasistep/kernels/eigen.hpp"
 #include <array>
 #include <limits>
 #include <optional>
@@ -18,8 +18,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/schedule.hpp"
-#include "core/vec2.hpp"
+#include "quasistep/core/schedule.hpp"
+#include "quasistep/core/vec2.hpp"
 
 namespace qs {
 

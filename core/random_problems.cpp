@@ -1,11 +1,11 @@
-#include "core/random_problems.hpp"
+#include "quasistep/core/random_problems.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <vector>
 
-#include "kernels/splitmix64.hpp"
+#include "quasistep/kernels/splitmix64.hpp"
 
 namespace qs {
 

@@ -5,12 +5,12 @@
 // - the random UCPs of Pang, Trinkle & Lo 1996, sec. 5 (Table 1's settings).
 #pragma once
 
-#include "kernels/eigen.hpp"
+#include "quasistep/kernels/eigen.hpp"
 #include <cmath>
 #include <cstdint>
 #include <random>
 
-#include "kernels/ucp.hpp"
+#include "quasistep/kernels/ucp.hpp"
 
 namespace qs {
 

@@ -1,11 +1,11 @@
-#include "core/scene.hpp"
+#include "quasistep/core/scene.hpp"
 
-#include "core/contacts.hpp"
-#include "core/formulations/formulation_table.hpp"
-#include "core/scene_body_on_plane.hpp"
-#include "core/scene_reading.hpp"
-#include "core/json_node.hpp"
-#include "core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
+#include "quasistep/core/contacts.hpp"
+#include "quasistep/core/formulations/formulation_table.hpp"
+#include "quasistep/core/scene_body_on_plane.hpp"
+#include "quasistep/core/scene_reading.hpp"
+#include "quasistep/core/json_node.hpp"
+#include "quasistep/core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
 
 #include <Eigen/Cholesky>
 #include <algorithm>

@@ -15,9 +15,9 @@
 #include <utility>
 #include <vector>
 
-#include "core/json_node.hpp"
-#include "core/model.hpp"
-#include "core/world_params.hpp"
+#include "quasistep/core/json_node.hpp"
+#include "quasistep/core/model.hpp"
+#include "quasistep/core/world_params.hpp"
 
 namespace qs {
 

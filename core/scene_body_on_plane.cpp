@@ -1,4 +1,4 @@
-#include "core/scene_body_on_plane.hpp"
+#include "quasistep/core/scene_body_on_plane.hpp"
 
 #include <Eigen/Cholesky>
 #include <algorithm>
@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/geometry3.hpp"
+#include "quasistep/core/geometry3.hpp"
 
 namespace qs {
 

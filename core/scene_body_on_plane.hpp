@@ -4,9 +4,9 @@
 
 #include <functional>
 
-#include "core/json_node.hpp"
-#include "core/model.hpp"
-#include "core/schedule.hpp"
+#include "quasistep/core/json_node.hpp"
+#include "quasistep/core/model.hpp"
+#include "quasistep/core/schedule.hpp"
 
 namespace qs {
 

@@ -2,10 +2,10 @@
 // (core/formulations/*/*_params.cpp). Internal to core.
 #pragma once
 
-#include "kernels/eigen.hpp"
+#include "quasistep/kernels/eigen.hpp"
 #include <string>
 
-#include "core/json_node.hpp"
+#include "quasistep/core/json_node.hpp"
 
 namespace qs {
 

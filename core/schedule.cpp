@@ -1,10 +1,10 @@
-#include "core/schedule.hpp"
+#include "quasistep/core/schedule.hpp"
 
 #include <algorithm>
 #include <cassert>
 #include <cmath>
 
-#include "kernels/lane.hpp"
+#include "quasistep/kernels/lane.hpp"
 
 namespace qs {
 

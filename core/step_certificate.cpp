@@ -1,11 +1,11 @@
-#include "core/step_certificate.hpp"
+#include "quasistep/core/step_certificate.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 
-#include "core/number_text.hpp"
+#include "quasistep/core/number_text.hpp"
 
 namespace qs {
 namespace {

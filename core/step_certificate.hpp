@@ -43,12 +43,12 @@
 // step may still have no solution for other reasons (complementarity).
 #pragma once
 
-#include "kernels/eigen.hpp"
+#include "quasistep/kernels/eigen.hpp"
 #include <span>
 #include <string>
 
-#include "kernels/dense_lp.hpp"
-#include "kernels/status.hpp"
+#include "quasistep/kernels/dense_lp.hpp"
+#include "quasistep/kernels/status.hpp"
 
 namespace qs {
 

@@ -1,11 +1,11 @@
-#include "core/stepper.hpp"
+#include "quasistep/core/stepper.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <string>
 
-#include "core/formulations/formulation_table.hpp"
+#include "quasistep/core/formulations/formulation_table.hpp"
 
 namespace qs {
 

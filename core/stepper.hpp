@@ -16,11 +16,11 @@
 #include <string>
 #include <vector>
 
-#include "core/contacts.hpp"
-#include "core/model.hpp"
-#include "core/world_params.hpp"
-#include "kernels/lcp_enumeration.hpp"
-#include "kernels/status.hpp"
+#include "quasistep/core/contacts.hpp"
+#include "quasistep/core/model.hpp"
+#include "quasistep/core/world_params.hpp"
+#include "quasistep/kernels/lcp_enumeration.hpp"
+#include "quasistep/kernels/status.hpp"
 
 namespace qs {
 

@@ -2,7 +2,7 @@
 // engine's lane type (several worlds at once) reuses every formula written with them.
 #pragma once
 
-#include "kernels/lane.hpp"
+#include "quasistep/kernels/lane.hpp"
 
 namespace qs {
 

@@ -1,4 +1,4 @@
-#include "core/world_params.hpp"
+#include "quasistep/core/world_params.hpp"
 
 namespace qs {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/model.hpp"
+#include "quasistep/core/model.hpp"
 
 namespace qs {
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "examples/push_mpc.hpp"
-#include "core/scene.hpp"
+#include "quasistep/core/scene.hpp"
 
 int main(int argc, char** argv) {
   std::string path = "examples/mpc_push.json";

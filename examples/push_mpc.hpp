@@ -19,8 +19,8 @@
 #include <random>
 #include <vector>
 
-#include "batch/rollout.hpp"
-#include "core/model.hpp"
+#include "quasistep/batch/rollout.hpp"
+#include "quasistep/core/model.hpp"
 
 namespace qs::examples {
 

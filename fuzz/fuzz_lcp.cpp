@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/json_node.hpp"
+#include "quasistep/core/json_node.hpp"
 #include "tools/lcp_command.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

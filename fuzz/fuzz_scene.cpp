@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "core/scene.hpp"
+#include "quasistep/core/scene.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {

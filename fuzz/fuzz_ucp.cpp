@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string>
 
-#include "core/json_node.hpp"
-#include "core/formulations/ucp/ucp_problem_file.hpp"
+#include "quasistep/core/json_node.hpp"
+#include "quasistep/core/formulations/ucp/ucp_problem_file.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {

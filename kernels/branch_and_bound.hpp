@@ -71,7 +71,7 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
-#include "kernels/status.hpp"
+#include "quasistep/kernels/status.hpp"
 
 namespace qs {
 

@@ -1,12 +1,12 @@
 // Bounded revised simplex on an explicit basis inverse; see dense_lp.hpp for the method.
-#include "kernels/dense_lp.hpp"
+#include "quasistep/kernels/dense_lp.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
 
-#include "kernels/input_checks.hpp"
+#include "quasistep/kernels/input_checks.hpp"
 
 namespace qs {
 namespace {

@@ -47,13 +47,13 @@
 // or of an expression would make Eigen copy it (and allocate) on the caller's side.
 #pragma once
 
-#include "kernels/eigen.hpp"
+#include "quasistep/kernels/eigen.hpp"
 #include <cstdint>
 #include <memory>
 #include <type_traits>
 #include <vector>
 
-#include "kernels/status.hpp"
+#include "quasistep/kernels/status.hpp"
 
 namespace qs {
 

@@ -1,7 +1,7 @@
 // Primal active-set QP with inertia control; see dense_qp.hpp for the method. The
 // factorization, the starts and the residual checks are in dense_qp_factor.cpp,
 // dense_qp_start.cpp and dense_qp_residuals.cpp.
-#include "kernels/dense_qp.hpp"
+#include "quasistep/kernels/dense_qp.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -9,7 +9,7 @@
 #include <cstring>
 #include <limits>
 
-#include "kernels/dense_qp_helpers.hpp"
+#include "quasistep/kernels/dense_qp_helpers.hpp"
 
 namespace qs {
 namespace {

@@ -102,12 +102,12 @@
 // (a view of another type would make Eigen copy, and allocate, on the caller's side).
 #pragma once
 
-#include "kernels/eigen.hpp"
+#include "quasistep/kernels/eigen.hpp"
 #include <cstdint>
 #include <vector>
 
-#include "kernels/dense_lp.hpp"
-#include "kernels/status.hpp"
+#include "quasistep/kernels/dense_lp.hpp"
+#include "quasistep/kernels/status.hpp"
 
 namespace qs {
 

@@ -1,5 +1,5 @@
 // The dense QP's factorization and its updates as constraints enter and leave the working set (dense_qp.hpp).
-#include "kernels/dense_qp.hpp"
+#include "quasistep/kernels/dense_qp.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -7,7 +7,7 @@
 #include <cstring>
 #include <limits>
 
-#include "kernels/dense_qp_helpers.hpp"
+#include "quasistep/kernels/dense_qp_helpers.hpp"
 
 namespace qs {
 namespace {

@@ -9,9 +9,9 @@
 #include <cmath>
 #include <limits>
 
-#include "kernels/dense_qp.hpp"
-#include "kernels/input_checks.hpp"
-#include "kernels/lane.hpp"
+#include "quasistep/kernels/dense_qp.hpp"
+#include "quasistep/kernels/input_checks.hpp"
+#include "quasistep/kernels/lane.hpp"
 
 namespace qs {
 namespace {

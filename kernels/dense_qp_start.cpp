@@ -1,5 +1,5 @@
 // The dense QP's setup and starts: input checks, the cold start (an LP for a feasible point), warm and hot starts and the repair of a start (dense_qp.hpp).
-#include "kernels/dense_qp.hpp"
+#include "quasistep/kernels/dense_qp.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -7,7 +7,7 @@
 #include <cstring>
 #include <limits>
 
-#include "kernels/dense_qp_helpers.hpp"
+#include "quasistep/kernels/dense_qp_helpers.hpp"
 
 namespace qs {
 namespace {

@@ -2,12 +2,12 @@
 // kernels/).
 #pragma once
 
-#include "kernels/eigen.hpp"
+#include "quasistep/kernels/eigen.hpp"
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "kernels/lane.hpp"
+#include "quasistep/kernels/lane.hpp"
 
 namespace qs::detail {
 

@@ -26,7 +26,7 @@
 #include <cmath>
 #include <cstddef>
 
-#include "kernels/simd.hpp"
+#include "quasistep/kernels/simd.hpp"
 
 namespace qs {
 

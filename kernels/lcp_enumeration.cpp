@@ -1,10 +1,10 @@
-#include "kernels/lcp_enumeration.hpp"
+#include "quasistep/kernels/lcp_enumeration.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "kernels/lemke.hpp"
+#include "quasistep/kernels/lemke.hpp"
 
 namespace qs {
 

@@ -19,13 +19,13 @@
 // (`iteration_limit`). This is the fallback of the steppers, not their main path.
 #pragma once
 
-#include "kernels/eigen.hpp"
+#include "quasistep/kernels/eigen.hpp"
 #include <memory>
 #include <vector>
 
-#include "kernels/branch_and_bound.hpp"
-#include "kernels/dense_lp.hpp"
-#include "kernels/status.hpp"
+#include "quasistep/kernels/branch_and_bound.hpp"
+#include "quasistep/kernels/dense_lp.hpp"
+#include "quasistep/kernels/status.hpp"
 
 namespace qs {
 

@@ -1,10 +1,10 @@
-#include "kernels/lemke.hpp"
+#include "quasistep/kernels/lemke.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "kernels/lane.hpp"
+#include "quasistep/kernels/lane.hpp"
 
 namespace qs {
 

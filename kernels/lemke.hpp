@@ -39,16 +39,16 @@
 // must be column-major (Eigen's default) to bind to the Ref parameters without a copy.
 #pragma once
 
-#include "kernels/eigen.hpp"
+#include "quasistep/kernels/eigen.hpp"
 #include <Eigen/LU>
 #include <Eigen/QR>
 #include <array>
 #include <cmath>
 #include <limits>
 
-#include "kernels/lane.hpp"
-#include "kernels/status.hpp"
-#include "kernels/unit_scale.hpp"
+#include "quasistep/kernels/lane.hpp"
+#include "quasistep/kernels/status.hpp"
+#include "quasistep/kernels/unit_scale.hpp"
 
 namespace qs {
 

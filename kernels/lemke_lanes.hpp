@@ -46,9 +46,9 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/lane.hpp"
-#include "kernels/lemke.hpp"
-#include "kernels/status.hpp"
+#include "quasistep/kernels/lane.hpp"
+#include "quasistep/kernels/lemke.hpp"
+#include "quasistep/kernels/status.hpp"
 
 namespace qs {
 

@@ -1,4 +1,4 @@
-#include "kernels/ncp_newton.hpp"
+#include "quasistep/kernels/ncp_newton.hpp"
 
 namespace qs {
 

@@ -51,7 +51,7 @@
 // No function here allocates once the solver object exists; never throws, never prints.
 #pragma once
 
-#include "kernels/eigen.hpp"  // first: it configures Eigen
+#include "quasistep/kernels/eigen.hpp"  // first: it configures Eigen
 #include <Eigen/Cholesky>
 #include <Eigen/LU>
 #include <algorithm>
@@ -59,7 +59,7 @@
 #include <cmath>
 #include <limits>
 
-#include "kernels/status.hpp"
+#include "quasistep/kernels/status.hpp"
 
 namespace qs {
 

@@ -83,8 +83,8 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/lane.hpp"
-#include "kernels/status.hpp"
+#include "quasistep/kernels/lane.hpp"
+#include "quasistep/kernels/status.hpp"
 
 namespace qs {
 

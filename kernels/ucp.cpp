@@ -1,4 +1,4 @@
-#include "kernels/ucp.hpp"
+#include "quasistep/kernels/ucp.hpp"
 
 #include <Eigen/QR>
 #include <algorithm>
@@ -6,8 +6,8 @@
 #include <cmath>
 #include <limits>
 
-#include "kernels/splitmix64.hpp"
-#include "kernels/unit_scale.hpp"
+#include "quasistep/kernels/splitmix64.hpp"
+#include "quasistep/kernels/unit_scale.hpp"
 
 namespace qs {
 namespace {

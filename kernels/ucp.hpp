@@ -34,16 +34,16 @@
 // are made in core/random_problems.hpp.
 #pragma once
 
-#include "kernels/eigen.hpp"
+#include "quasistep/kernels/eigen.hpp"
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "kernels/branch_and_bound.hpp"
-#include "kernels/dense_lp.hpp"
-#include "kernels/status.hpp"
+#include "quasistep/kernels/branch_and_bound.hpp"
+#include "quasistep/kernels/dense_lp.hpp"
+#include "quasistep/kernels/status.hpp"
 
 namespace qs {
 

@@ -18,13 +18,14 @@
 #include <unistd.h>
 #include <vector>
 
-#include "core/contacts.hpp"
-#include "core/formulations/ucp/ucp_problem_file.hpp"
-#include "core/formulations/ucp/ucp_scene.hpp"
-#include "core/scene.hpp"
-#include "core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
-#include "core/stepper.hpp"
-#include "core/version.hpp"
+#include "quasistep/core/contacts.hpp"
+#include "quasistep/core/formulations/ucp/ucp_problem_file.hpp"
+#include "quasistep/core/formulations/ucp/ucp_scene.hpp"
+#include "quasistep/core/scene.hpp"
+#include "quasistep/core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
+#include "quasistep/core/stepper.hpp"
+#include "quasistep/kernels/lane.hpp"
+#include "quasistep/version.hpp"
 #include "tools/lcp_command.hpp"
 #include "tools/mc_command.hpp"
 #include "tools/mc_csv.hpp"
@@ -32,7 +33,7 @@
 #include "tools/miqp_export.hpp"
 #include "tools/output_file.hpp"
 #include "tools/throughput_command.hpp"
-#include "batch/world_batch.hpp"
+#include "quasistep/batch/world_batch.hpp"
 #include "tools/ucp_command.hpp"
 
 namespace qs::cli {
@@ -421,11 +422,29 @@ int cmd_export_miqp(const ExportOptions& opt, std::ostream& out, std::ostream& e
   return kOk;
 }
 
+// `quasistep --version`: the version, the batch engine's lane width (it follows the
+// instruction set the library was compiled for) and which optional parts this build has.
+std::string version_text() {
+#if defined(__AVX512F__)
+  const char* isa = "AVX-512";
+#elif defined(__AVX2__)
+  const char* isa = "AVX2";
+#elif defined(__AVX__)
+  const char* isa = "AVX";
+#else
+  const char* isa = "SSE2";
+#endif
+  std::string text = std::string("quasistep ") + kVersion + "\nlanes: " + std::to_string(kNativeWidth) +
+                     " worlds per lane group (" + isa + ")\noptional parts:";
+  // "Python module no, OMPL planner no, ..." (tools/CMakeLists.txt).
+  return text + " " + QUASISTEP_OPTIONAL_PARTS;
+}
+
 }  // namespace
 
 int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   CLI::App app{"quasistep: batched planar quasistatic contact simulation"};
-  app.set_version_flag("--version", std::string("quasistep ") + kVersion);
+  app.set_version_flag("--version", version_text());
   app.require_subcommand(1);
   CommonOptions common;
 

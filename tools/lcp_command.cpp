@@ -5,8 +5,8 @@
 #include <limits>
 #include <memory>
 
-#include "core/json_node.hpp"
-#include "kernels/lemke.hpp"
+#include "quasistep/core/json_node.hpp"
+#include "quasistep/kernels/lemke.hpp"
 
 namespace qs::cli {
 namespace {

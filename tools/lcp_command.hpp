@@ -1,7 +1,7 @@
 // `quasistep lcp PROBLEM.json`: one LCP (or mixed LCP) from raw data, solved by Lemke.
 #pragma once
 
-#include "kernels/eigen.hpp"
+#include "quasistep/kernels/eigen.hpp"
 #include <string>
 
 namespace qs::cli {

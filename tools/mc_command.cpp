@@ -7,7 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "batch/world_batch.hpp"
+#include "quasistep/batch/world_batch.hpp"
 #include "tools/mc_csv.hpp"
 #include "tools/mc_report.hpp"
 #include "tools/output_file.hpp"

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "batch/monte_carlo.hpp"
-#include "core/scene.hpp"
+#include "quasistep/batch/monte_carlo.hpp"
+#include "quasistep/core/scene.hpp"
 
 namespace qs::cli {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "batch/monte_carlo.hpp"
+#include "quasistep/batch/monte_carlo.hpp"
 
 namespace qs::io {
 

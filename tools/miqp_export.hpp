@@ -6,8 +6,8 @@
 #include <ostream>
 #include <string>
 
-#include "core/model.hpp"
-#include "core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
+#include "quasistep/core/model.hpp"
+#include "quasistep/core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
 
 namespace qs::io {
 

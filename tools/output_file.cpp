@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/json_node.hpp"
-#include "core/version.hpp"
+#include "quasistep/core/json_node.hpp"
+#include "quasistep/version.hpp"
 
 namespace qs::io {
 namespace {

@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <iomanip>
 
-#include "batch/batch_stepper.hpp"
-#include "batch/world_batch.hpp"
+#include "quasistep/batch/batch_stepper.hpp"
+#include "quasistep/batch/world_batch.hpp"
 #include "tools/cli.hpp"
 
 namespace qs::cli {

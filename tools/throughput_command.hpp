@@ -6,7 +6,7 @@
 #include <ostream>
 #include <string>
 
-#include "core/scene.hpp"
+#include "quasistep/core/scene.hpp"
 
 namespace qs::cli {
 

@@ -5,8 +5,8 @@
 #include <optional>
 #include <sstream>
 
-#include "core/formulations/ucp/ucp_problem_file.hpp"
-#include "core/json_node.hpp"
+#include "quasistep/core/formulations/ucp/ucp_problem_file.hpp"
+#include "quasistep/core/json_node.hpp"
 
 namespace qs::cli {
 namespace {

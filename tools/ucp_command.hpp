@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "kernels/ucp.hpp"
+#include "quasistep/kernels/ucp.hpp"
 
 namespace qs::cli {
 

@@ -1,15 +1,15 @@
-#include "core/formulations/formulation_table.hpp"
+#include "quasistep/core/formulations/formulation_table.hpp"
 
 #include <array>
 #include <limits>
 
-#include "core/formulations/anitescu_qp/anitescu_qp.hpp"
-#include "core/formulations/ecp_ncp/ecp_ncp.hpp"
-#include "core/formulations/halm_posa_lcp/halm_posa_lcp.hpp"
-#include "core/formulations/halm_posa_lcp/perfect_velocity_lcp.hpp"
-#include "core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
-#include "core/formulations/trinkle_lcp/trinkle_lcp.hpp"
-#include "core/json_node.hpp"
+#include "quasistep/core/formulations/anitescu_qp/anitescu_qp.hpp"
+#include "quasistep/core/formulations/ecp_ncp/ecp_ncp.hpp"
+#include "quasistep/core/formulations/halm_posa_lcp/halm_posa_lcp.hpp"
+#include "quasistep/core/formulations/halm_posa_lcp/perfect_velocity_lcp.hpp"
+#include "quasistep/core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
+#include "quasistep/core/formulations/trinkle_lcp/trinkle_lcp.hpp"
+#include "quasistep/core/json_node.hpp"
 
 namespace qs {
 namespace {

@@ -11,8 +11,8 @@
 #include <span>
 #include <string_view>
 
-#include "core/model.hpp"
-#include "core/world_params.hpp"
+#include "quasistep/core/model.hpp"
+#include "quasistep/core/world_params.hpp"
 
 namespace qs {
 

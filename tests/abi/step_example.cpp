@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <exception>
 
-#include "core/scene.hpp"
-#include "core/stepper.hpp"
+#include "quasistep/core/scene.hpp"
+#include "quasistep/core/stepper.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 2) {

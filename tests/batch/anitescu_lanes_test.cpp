@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "batch/batch_stepper.hpp"
-#include "kernels/lane.hpp"
-#include "batch/world_batch.hpp"
-#include "core/formulations/anitescu_qp/anitescu_qp.hpp"
-#include "core/scene.hpp"
+#include "quasistep/batch/batch_stepper.hpp"
+#include "quasistep/kernels/lane.hpp"
+#include "quasistep/batch/world_batch.hpp"
+#include "quasistep/core/formulations/anitescu_qp/anitescu_qp.hpp"
+#include "quasistep/core/scene.hpp"
 #include "tests/support/model_parameters.hpp"
 #include "tests/support/bitwise.hpp"
 

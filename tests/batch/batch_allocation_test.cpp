@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "batch/batch_stepper.hpp"
-#include "batch/rollout.hpp"
-#include "batch/world_batch.hpp"
-#include "core/scene.hpp"
+#include "quasistep/batch/batch_stepper.hpp"
+#include "quasistep/batch/rollout.hpp"
+#include "quasistep/batch/world_batch.hpp"
+#include "quasistep/core/scene.hpp"
 #include "tests/support/allocation_counter.hpp"
 
 namespace qs {

@@ -1,7 +1,7 @@
 // The batch engine's storage and stepper: layout, per-world parameters, bad input, failure
 // marking, and the determinism promise (a world's trajectory is bitwise the single-world
 // run's, at any thread count and in any batch split).
-#include "batch/batch_stepper.hpp"
+#include "quasistep/batch/batch_stepper.hpp"
 
 #include <gtest/gtest.h>
 
@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "kernels/lane.hpp"
-#include "batch/world_batch.hpp"
-#include "core/scene.hpp"
-#include "core/stepper.hpp"
+#include "quasistep/kernels/lane.hpp"
+#include "quasistep/batch/world_batch.hpp"
+#include "quasistep/core/scene.hpp"
+#include "quasistep/core/stepper.hpp"
 #include "tests/support/model_parameters.hpp"
 #include "tests/support/bitwise.hpp"
 #include "tests/support/batch_error.hpp"

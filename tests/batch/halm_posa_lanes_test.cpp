@@ -13,12 +13,12 @@
 #include <string>
 #include <vector>
 
-#include "batch/batch_stepper.hpp"
-#include "kernels/lane.hpp"
-#include "batch/world_batch.hpp"
-#include "core/formulations/halm_posa_lcp/halm_posa_lcp.hpp"
-#include "core/formulations/halm_posa_lcp/halm_posa_lanes.hpp"
-#include "core/scene.hpp"
+#include "quasistep/batch/batch_stepper.hpp"
+#include "quasistep/kernels/lane.hpp"
+#include "quasistep/batch/world_batch.hpp"
+#include "quasistep/core/formulations/halm_posa_lcp/halm_posa_lcp.hpp"
+#include "quasistep/core/formulations/halm_posa_lcp/halm_posa_lanes.hpp"
+#include "quasistep/core/scene.hpp"
 #include "tests/support/model_parameters.hpp"
 #include "tests/support/bitwise.hpp"
 #include "tests/support/example_json.hpp"

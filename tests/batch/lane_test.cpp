@@ -1,6 +1,6 @@
 // Every operation of the lane type (kernels/lane.hpp) equals, lane by lane and bit for bit,
 // the double operation of the same name: the batch engine's determinism rests on it.
-#include "kernels/lane.hpp"
+#include "quasistep/kernels/lane.hpp"
 #include "tests/support/bitwise.hpp"
 
 #include <gtest/gtest.h>

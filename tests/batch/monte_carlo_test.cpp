@@ -2,7 +2,7 @@
 // judging of outcomes against each sample's own trajectory, one answer per sample whatever
 // the threads, chunks or shards, the per-parameter bins, and the refusals of studies whose
 // parameters the model ignores.
-#include "batch/monte_carlo.hpp"
+#include "quasistep/batch/monte_carlo.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,10 +14,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "batch/batch_stepper.hpp"
-#include "batch/sampling.hpp"
-#include "batch/world_batch.hpp"
-#include "core/scene.hpp"
+#include "quasistep/batch/batch_stepper.hpp"
+#include "quasistep/batch/sampling.hpp"
+#include "quasistep/batch/world_batch.hpp"
+#include "quasistep/core/scene.hpp"
 #include "tests/support/batch_error.hpp"
 #include "tests/support/bitwise.hpp"
 #include "tests/support/example_json.hpp"

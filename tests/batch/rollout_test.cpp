@@ -2,7 +2,7 @@
 // single world commanded with those velocities, whatever else is in the batch; h replaces
 // the model's; failures are per pair; bad input is refused; and the sampling-MPC example
 // built on it pushes the puck to its goal from a fixed seed.
-#include "batch/rollout.hpp"
+#include "quasistep/batch/rollout.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,8 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/scene.hpp"
-#include "core/stepper.hpp"
+#include "quasistep/core/scene.hpp"
+#include "quasistep/core/stepper.hpp"
 #include "examples/push_mpc.hpp"
 #include "tests/support/batch_error.hpp"
 #include "tests/support/bitwise.hpp"

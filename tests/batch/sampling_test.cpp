@@ -2,7 +2,7 @@
 // for a (seed, sample, parameter) in any batch split; the distributions have the right
 // moments (tolerances computed from the sample size; fixed seeds, so nothing can flake);
 // the truncated normal stays in bounds and terminates in far tails; bad input is refused.
-#include "batch/sampling.hpp"
+#include "quasistep/batch/sampling.hpp"
 
 #include <gtest/gtest.h>
 
@@ -17,8 +17,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "batch/world_batch.hpp"
-#include "core/scene.hpp"
+#include "quasistep/batch/world_batch.hpp"
+#include "quasistep/core/scene.hpp"
 #include "tests/support/bitwise.hpp"
 #include "tests/support/batch_error.hpp"
 #include "tests/support/distributions.hpp"

@@ -8,15 +8,15 @@
 #include <string>
 #include <vector>
 
-#include "core/contacts.hpp"
-#include "core/formulations/halm_posa_lcp/halm_posa_lcp.hpp"
-#include "core/model.hpp"
-#include "core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
-#include "core/scene.hpp"
-#include "core/formulations/trinkle_lcp/trinkle_lcp.hpp"
-#include "core/formulations/ucp/ucp_problem_file.hpp"
-#include "core/formulations/ucp/ucp_scene.hpp"
-#include "kernels/ucp.hpp"
+#include "quasistep/core/contacts.hpp"
+#include "quasistep/core/formulations/halm_posa_lcp/halm_posa_lcp.hpp"
+#include "quasistep/core/model.hpp"
+#include "quasistep/core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
+#include "quasistep/core/scene.hpp"
+#include "quasistep/core/formulations/trinkle_lcp/trinkle_lcp.hpp"
+#include "quasistep/core/formulations/ucp/ucp_problem_file.hpp"
+#include "quasistep/core/formulations/ucp/ucp_scene.hpp"
+#include "quasistep/kernels/ucp.hpp"
 #include "tests/support/allocation_counter.hpp"
 
 namespace qs {

@@ -3,7 +3,7 @@
 // Jacobians, mass matrix and gravity rebuilt independently; the analytic cases (free fall,
 // a joint reaching its reference, a box at rest); quasistatic convergence in h; the Anitescu
 // gap at h = 0.1 s; the grasp; bad input; and the CLI.
-#include "core/formulations/anitescu_qp/anitescu_qp.hpp"
+#include "quasistep/core/formulations/anitescu_qp/anitescu_qp.hpp"
 
 #include <gtest/gtest.h>
 
@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "core/kinematics.hpp"
-#include "core/scene.hpp"
+#include "quasistep/core/kinematics.hpp"
+#include "quasistep/core/scene.hpp"
 #include "tests/support/example_json.hpp"
 #include "tests/support/cli_run.hpp"
 

@@ -1,14 +1,14 @@
 // Contact frames and Jacobians: the seed 000 gripper's matrices (eqs. 24-27), frame
 // invariants, and every Jacobian row against finite differences for every shape pair and
 // joint type the examples use.
-#include "core/contacts.hpp"
+#include "quasistep/core/contacts.hpp"
 
 #include <gtest/gtest.h>
 
 #include <random>
 #include <string>
 
-#include "core/scene.hpp"
+#include "quasistep/core/scene.hpp"
 
 namespace qs {
 namespace {

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "core/formulations/ecp_ncp/ecp_ncp.hpp"
-#include "core/scene.hpp"
+#include "quasistep/core/formulations/ecp_ncp/ecp_ncp.hpp"
+#include "quasistep/core/scene.hpp"
 #include "tests/support/ecp_step_checks.hpp"
 
 namespace qs {

@@ -1,8 +1,8 @@
 // Seed 003's ECP stepper (core/formulations/ecp_ncp/, core/geometry3.hpp): the hull, the step's MNCP against finite
 // differences, the four-legged desk against the planar-sliding reference (sec. 5.1: within
 // 1e-8 over 4 s), falling and tipping bodies (no penetration, contact modes), bad input.
-#include "core/formulations/ecp_ncp/ecp_ncp.hpp"
-#include "core/formulations/ecp_ncp/planar_sliding_reference.hpp"
+#include "quasistep/core/formulations/ecp_ncp/ecp_ncp.hpp"
+#include "quasistep/core/formulations/ecp_ncp/planar_sliding_reference.hpp"
 
 #include <gtest/gtest.h>
 
@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "core/scene.hpp"
+#include "quasistep/core/scene.hpp"
 #include "tools/cli.hpp"
 
 namespace qs {

@@ -1,6 +1,6 @@
 // The formulation table (core/formulations/formulation_table.hpp): one row per formulation,
 // and the scene reader, initial_state, make_stepper and the batch engine agree with it.
-#include "core/formulations/formulation_table.hpp"
+#include "quasistep/core/formulations/formulation_table.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,10 +9,10 @@
 #include <set>
 #include <string>
 
-#include "batch/batch_stepper.hpp"
-#include "core/formulations/anitescu_qp/anitescu_qp.hpp"
-#include "core/scene.hpp"
-#include "core/stepper.hpp"
+#include "quasistep/batch/batch_stepper.hpp"
+#include "quasistep/core/formulations/anitescu_qp/anitescu_qp.hpp"
+#include "quasistep/core/scene.hpp"
+#include "quasistep/core/stepper.hpp"
 #include "tests/support/example_json.hpp"
 
 namespace qs {

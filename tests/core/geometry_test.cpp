@@ -1,5 +1,5 @@
 // Point queries against every shape core, checked against hand-computed answers.
-#include "core/geometry.hpp"
+#include "quasistep/core/geometry.hpp"
 
 #include <gtest/gtest.h>
 

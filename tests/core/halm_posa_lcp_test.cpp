@@ -3,7 +3,7 @@
 // finite-gain trajectory converges to the perfect-velocity one as c -> 0 (Theorem 4,
 // Fig. 3 bottom), and the wall jams the perfect-velocity model with a proof while the
 // finite-gain model runs through (Fig. 4 top).
-#include "core/formulations/halm_posa_lcp/halm_posa_lcp.hpp"
+#include "quasistep/core/formulations/halm_posa_lcp/halm_posa_lcp.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "core/scene.hpp"
+#include "quasistep/core/scene.hpp"
 #include "tests/support/example_json.hpp"
 #include "tests/support/lcp_check.hpp"
 

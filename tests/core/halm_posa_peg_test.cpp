@@ -9,7 +9,7 @@
 //   (4) final insertion  steps 117-268  insert with the grasp, regrasp higher, push, release
 // The slot's mouth is y = 0, its walls x <= -1.01 and x >= 1.01 (the peg is 2 m wide: 1%
 // clearance); the peg is 6 m long.
-#include "core/formulations/halm_posa_lcp/halm_posa_lcp.hpp"
+#include "quasistep/core/formulations/halm_posa_lcp/halm_posa_lcp.hpp"
 
 #include <gtest/gtest.h>
 
@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "core/contacts.hpp"
-#include "core/scene.hpp"
+#include "quasistep/core/contacts.hpp"
+#include "quasistep/core/scene.hpp"
 #include "tests/support/lcp_check.hpp"
 
 namespace qs {

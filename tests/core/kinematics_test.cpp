@@ -1,12 +1,12 @@
 // Forward kinematics by hand, and the generalized external force checked by virtual work.
-#include "core/kinematics.hpp"
+#include "quasistep/core/kinematics.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
-#include "core/scene.hpp"
+#include "quasistep/core/scene.hpp"
 
 namespace qs {
 namespace {

@@ -7,9 +7,9 @@
 #include <random>
 #include <vector>
 
-#include "kernels/lane.hpp"
-#include "core/contacts.hpp"
-#include "core/scene.hpp"
+#include "quasistep/kernels/lane.hpp"
+#include "quasistep/core/contacts.hpp"
+#include "quasistep/core/scene.hpp"
 #include "tests/support/bitwise.hpp"
 
 namespace qs {

@@ -1,7 +1,7 @@
 // The ellipsoidal limit surface computed from the support (core/limit_surface.cpp): the
 // closed-form area integrals against hand values and brute-force quadrature, the move of
 // the ellipsoid from the pressure center to the body origin, and the errors.
-#include "core/limit_surface.hpp"
+#include "quasistep/core/limit_surface.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/scene.hpp"
+#include "quasistep/core/scene.hpp"
 
 namespace qs {
 namespace {

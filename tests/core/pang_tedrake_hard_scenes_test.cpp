@@ -33,9 +33,9 @@
 #include <string>
 #include <vector>
 
-#include "core/contacts.hpp"
-#include "core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
-#include "core/scene.hpp"
+#include "quasistep/core/contacts.hpp"
+#include "quasistep/core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
+#include "quasistep/core/scene.hpp"
 #include "tests/support/example_json.hpp"
 
 namespace qs {

@@ -2,7 +2,7 @@
 // the fingers touch after 20 steps, the x command is then not followed (no penetration),
 // the y command is, the squeezed cylinder rises with the fingers, and after the release it
 // is back on the table. With mu = 0.45 at the fingers the grasp slips instead.
-#include "core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
+#include "quasistep/core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
 
 #include <gtest/gtest.h>
 
@@ -13,8 +13,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "core/scene.hpp"
-#include "core/stepper.hpp"
+#include "quasistep/core/scene.hpp"
+#include "quasistep/core/stepper.hpp"
 #include "tests/support/instrumented.hpp"
 
 namespace qs {

@@ -1,8 +1,8 @@
 // Tests of the scene reader (core/scene.cpp): every error path names the JSON path of the
 // offending field and the cause in one line; valid scenes compile into the documented Model.
-#include "core/scene.hpp"
+#include "quasistep/core/scene.hpp"
 
-#include "core/limit_surface.hpp"
+#include "quasistep/core/limit_surface.hpp"
 
 #include <gtest/gtest.h>
 

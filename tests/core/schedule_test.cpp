@@ -1,4 +1,4 @@
-#include "core/schedule.hpp"
+#include "quasistep/core/schedule.hpp"
 
 #include <gtest/gtest.h>
 

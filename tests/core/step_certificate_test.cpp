@@ -2,7 +2,7 @@
 // contact configurations whose Farkas multipliers / virtual displacements are known in
 // closed form, the feasible counterparts, the empty sizes, and the squeeze of seed 000
 // command (29) on the gripper, where Trinkle's LCP has no solution.
-#include "core/step_certificate.hpp"
+#include "quasistep/core/step_certificate.hpp"
 
 #include <gtest/gtest.h>
 
@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "core/contacts.hpp"
-#include "core/kinematics.hpp"
-#include "core/scene.hpp"
-#include "core/formulations/trinkle_lcp/trinkle_lcp.hpp"
+#include "quasistep/core/contacts.hpp"
+#include "quasistep/core/kinematics.hpp"
+#include "quasistep/core/scene.hpp"
+#include "quasistep/core/formulations/trinkle_lcp/trinkle_lcp.hpp"
 
 namespace qs {
 namespace {

@@ -8,10 +8,10 @@
 #include <cmath>
 #include <string>
 
-#include "core/formulations/halm_posa_lcp/halm_posa_lcp.hpp"
-#include "core/model.hpp"
-#include "core/scene.hpp"
-#include "core/stepper.hpp"
+#include "quasistep/core/formulations/halm_posa_lcp/halm_posa_lcp.hpp"
+#include "quasistep/core/model.hpp"
+#include "quasistep/core/scene.hpp"
+#include "quasistep/core/stepper.hpp"
 #include "tests/support/example_json.hpp"
 #include "tests/support/lcp_verify.hpp"
 

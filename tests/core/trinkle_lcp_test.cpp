@@ -2,7 +2,7 @@
 // complementarity solution in force balance, and the test shows the paper's point: once the
 // fingers touch and rise, both a zero-grip solution (the cylinder stays) and a lifting one
 // satisfy the LCP, and Lemke's documented choice is the zero-grip one.
-#include "core/formulations/trinkle_lcp/trinkle_lcp.hpp"
+#include "quasistep/core/formulations/trinkle_lcp/trinkle_lcp.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <iterator>
 #include <string>
 
-#include "core/scene.hpp"
+#include "quasistep/core/scene.hpp"
 
 namespace qs {
 namespace {

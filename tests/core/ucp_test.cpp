@@ -1,10 +1,10 @@
 // The uncoupled complementarity problem of seed 004: construction of X and Y, recovery and
 // the check of eqs. (2)-(10), the paper's bilinear algorithm on its data sets 1-3, the exact
 // branch-and-bound's proof for data set 4, and the enumeration of contact modes.
-#include "core/formulations/ucp/ucp_problem_file.hpp"
-#include "core/formulations/ucp/ucp_scene.hpp"
-#include "core/random_problems.hpp"
-#include "kernels/ucp.hpp"
+#include "quasistep/core/formulations/ucp/ucp_problem_file.hpp"
+#include "quasistep/core/formulations/ucp/ucp_scene.hpp"
+#include "quasistep/core/random_problems.hpp"
+#include "quasistep/kernels/ucp.hpp"
 
 #include <gtest/gtest.h>
 
@@ -16,8 +16,8 @@
 #include <sstream>
 #include <string>
 
-#include "core/model.hpp"
-#include "core/scene.hpp"
+#include "quasistep/core/model.hpp"
+#include "quasistep/core/scene.hpp"
 
 #include <fstream>
 #include <iterator>

@@ -1,6 +1,6 @@
 // WorldParams (core/world_params.hpp): one world's values beside the immutable Model, and the
 // step pipeline (core/stepper.hpp) that reads h from it once and integrates time once.
-#include "core/world_params.hpp"
+#include "quasistep/core/world_params.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "core/scene.hpp"
-#include "core/stepper.hpp"
+#include "quasistep/core/scene.hpp"
+#include "quasistep/core/stepper.hpp"
 #include "tests/support/bitwise.hpp"
 #include "tests/support/model_parameters.hpp"
 

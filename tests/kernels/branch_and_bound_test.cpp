@@ -3,7 +3,7 @@
 // fractional knapsack (Dantzig's greedy bound). Checks the global optimum against brute
 // force, the answer's definition (smallest key among the optimal leaves) against every
 // round width and thread count, the node limit, infeasibility and relaxation failures.
-#include "kernels/branch_and_bound.hpp"
+#include "quasistep/kernels/branch_and_bound.hpp"
 
 #include <gtest/gtest.h>
 

@@ -6,7 +6,7 @@
 #include <memory>
 #include <random>
 
-#include "kernels/dense_lp.hpp"
+#include "quasistep/kernels/dense_lp.hpp"
 #include "tests/support/allocation_counter.hpp"
 
 namespace qs {

@@ -2,7 +2,7 @@
 // and UCP-sized problems, plus adjacent extreme points and bad input. Every `solved` answer
 // is re-checked here from the data (primal feasibility, dual feasibility, complementary
 // slackness, strong duality), independently of the solver's own check.
-#include "kernels/dense_lp.hpp"
+#include "quasistep/kernels/dense_lp.hpp"
 
 #include <gtest/gtest.h>
 

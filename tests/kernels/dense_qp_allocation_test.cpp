@@ -7,7 +7,7 @@
 #include <memory>
 #include <random>
 
-#include "kernels/dense_qp.hpp"
+#include "quasistep/kernels/dense_qp.hpp"
 #include "tests/support/allocation_counter.hpp"
 
 namespace qs {

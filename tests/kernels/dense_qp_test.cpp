@@ -5,7 +5,7 @@
 // Every `solved` answer is re-checked here from the data (primal feasibility, stationarity,
 // signs, complementarity), independently of the solver's own check; for a convex QP these
 // conditions prove optimality.
-#include "kernels/dense_qp.hpp"
+#include "quasistep/kernels/dense_qp.hpp"
 
 #include <gtest/gtest.h>
 
@@ -21,7 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kernels/dense_lp.hpp"
+#include "quasistep/kernels/dense_lp.hpp"
 
 namespace qs {
 namespace {

@@ -1,7 +1,7 @@
 // The exact LCP fallback: against brute force over all complementary bases on random
 // small LCPs (including ones where Lemke's method ends on a ray although a solution
 // exists), proofs of infeasibility, free variables, and determinism across threads.
-#include "kernels/lcp_enumeration.hpp"
+#include "quasistep/kernels/lcp_enumeration.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <random>
 #include <tbb/global_control.h>
 
-#include "kernels/lemke.hpp"
+#include "quasistep/kernels/lemke.hpp"
 
 namespace qs {
 namespace {

@@ -4,9 +4,9 @@
 
 #include <memory>
 
-#include "kernels/lemke.hpp"
+#include "quasistep/kernels/lemke.hpp"
 #include "tests/support/allocation_counter.hpp"
-#include "core/random_problems.hpp"
+#include "quasistep/core/random_problems.hpp"
 
 namespace qs {
 namespace {

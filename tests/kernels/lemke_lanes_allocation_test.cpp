@@ -10,8 +10,8 @@
 #include <random>
 #include <vector>
 
-#include "kernels/lane.hpp"
-#include "kernels/lemke_lanes.hpp"
+#include "quasistep/kernels/lane.hpp"
+#include "quasistep/kernels/lemke_lanes.hpp"
 #include "tests/support/allocation_counter.hpp"
 
 namespace qs {

@@ -3,7 +3,7 @@
 // agreement with the scalar Lemke<64> it mirrors). At T = Lane the promise under test is the
 // header's: each lane's status, pivot count, residual, z and w are bitwise those of the
 // T = double solve of that lane's problem alone, whatever the other lanes hold.
-#include "kernels/lemke_lanes.hpp"
+#include "quasistep/kernels/lemke_lanes.hpp"
 
 #include <gtest/gtest.h>
 
@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
-#include "kernels/lane.hpp"
-#include "kernels/lemke.hpp"
+#include "quasistep/kernels/lane.hpp"
+#include "quasistep/kernels/lemke.hpp"
 #include "tests/support/bitwise.hpp"
-#include "core/random_problems.hpp"
+#include "quasistep/core/random_problems.hpp"
 #include "tests/support/lcp_check.hpp"
 
 namespace qs {

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "kernels/lemke.hpp"
-#include "kernels/lemke_lanes.hpp"
-#include "core/random_problems.hpp"
+#include "quasistep/kernels/lemke.hpp"
+#include "quasistep/kernels/lemke_lanes.hpp"
+#include "quasistep/core/random_problems.hpp"
 #include "tests/support/lcp_verify.hpp"
 
 namespace qs {

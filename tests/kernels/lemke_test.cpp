@@ -1,7 +1,7 @@
 // Lemke on textbook, degenerate, unsolvable, contact and mixed LCPs. Answers are checked
 // independently of the solver: by brute-force enumeration of complementary bases where the
 // problem is small, and by recomputing residuals from the data.
-#include "kernels/lemke.hpp"
+#include "quasistep/kernels/lemke.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "core/random_problems.hpp"
+#include "quasistep/core/random_problems.hpp"
 
 namespace qs {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "kernels/ncp_newton.hpp"
+#include "quasistep/kernels/ncp_newton.hpp"
 #include "tests/support/allocation_counter.hpp"
 
 namespace qs {

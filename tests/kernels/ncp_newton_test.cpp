@@ -1,7 +1,7 @@
 // Semismooth Newton (kernels/ncp_newton.hpp) on textbook NCPs, on LCPs and mixed LCPs
 // cross-checked against Lemke, and on the failure paths: every answer is re-checked here
 // from the data, independently of the solver's own residual.
-#include "kernels/ncp_newton.hpp"
+#include "quasistep/kernels/ncp_newton.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <memory>
 #include <random>
 
-#include "kernels/lemke.hpp"
+#include "quasistep/kernels/lemke.hpp"
 
 namespace qs {
 namespace {

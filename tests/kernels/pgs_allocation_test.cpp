@@ -5,8 +5,8 @@
 #include <random>
 #include <vector>
 
-#include "kernels/lane.hpp"
-#include "kernels/pgs.hpp"
+#include "quasistep/kernels/lane.hpp"
+#include "quasistep/kernels/pgs.hpp"
 #include "tests/support/allocation_counter.hpp"
 
 namespace qs {

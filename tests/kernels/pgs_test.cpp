@@ -3,7 +3,7 @@
 // (unique for a PSD LCP, whereas z need not be) and against the data; the stopping rule,
 // warm start, limits and bad input; and the batch promise: every lane of a Lane group equals
 // the T = double solve of its world bitwise, whatever its neighbours.
-#include "kernels/pgs.hpp"
+#include "quasistep/kernels/pgs.hpp"
 
 #include <gtest/gtest.h>
 
@@ -18,8 +18,8 @@
 #include <set>
 #include <vector>
 
-#include "kernels/lane.hpp"
-#include "kernels/lemke.hpp"
+#include "quasistep/kernels/lane.hpp"
+#include "quasistep/kernels/lemke.hpp"
 #include "tests/support/bitwise.hpp"
 
 namespace qs {

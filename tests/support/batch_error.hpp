@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "batch/world_batch.hpp"
+#include "quasistep/batch/world_batch.hpp"
 
 namespace qs::test {
 

@@ -2,7 +2,7 @@
 // and Monte Carlo tests.
 #pragma once
 
-#include "core/scene.hpp"
+#include "quasistep/core/scene.hpp"
 
 namespace qs::test {
 

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/formulations/ecp_ncp/ecp_ncp.hpp"
+#include "quasistep/core/formulations/ecp_ncp/ecp_ncp.hpp"
 
 namespace qs::test {
 

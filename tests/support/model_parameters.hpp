@@ -4,8 +4,8 @@
 // (which writes the value into a WorldParams instead) must reproduce bit for bit.
 #pragma once
 
-#include "core/model.hpp"
-#include "core/world_params.hpp"
+#include "quasistep/core/model.hpp"
+#include "quasistep/core/world_params.hpp"
 
 namespace qs::test {
 

@@ -2,8 +2,10 @@
 // complete after a failure.
 #include "tools/cli.hpp"
 
-#include "core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
-#include "core/scene.hpp"
+#include "quasistep/core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
+#include "quasistep/core/scene.hpp"
+#include "quasistep/kernels/lane.hpp"
+#include "quasistep/version.hpp"
 #include "tests/support/cli_run.hpp"
 
 #include <gtest/gtest.h>
@@ -85,7 +87,10 @@ TEST_F(CliTest, HelpAndVersionExitZero) {
   EXPECT_EQ(run({"run", "--help"}).code, kOk);
   const Result v = run({"--version"});
   EXPECT_EQ(v.code, kOk);
-  EXPECT_NE(v.out.find("quasistep "), std::string::npos);
+  EXPECT_NE(v.out.find(std::string("quasistep ") + kVersion + "\n"), std::string::npos);
+  EXPECT_NE(v.out.find("lanes: " + std::to_string(kNativeWidth) + " worlds per lane group"), std::string::npos);
+  EXPECT_NE(v.out.find("optional parts: Python module "), std::string::npos);
+  EXPECT_NE(v.out.find("MuJoCo comparison "), std::string::npos);
 }
 
 TEST_F(CliTest, ThreadsIsAcceptedByEverySubcommand) {

@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "core/scene.hpp"
+#include "quasistep/core/scene.hpp"
 #include "tests/support/cli_run.hpp"
 #include "tests/support/instrumented.hpp"
 

@@ -31,10 +31,10 @@
 #include <utility>
 #include <vector>
 
-#include "core/contacts.hpp"
-#include "core/kinematics.hpp"
-#include "core/model.hpp"
-#include "kernels/pgs.hpp"
+#include "quasistep/core/contacts.hpp"
+#include "quasistep/core/kinematics.hpp"
+#include "quasistep/core/model.hpp"
+#include "quasistep/kernels/pgs.hpp"
 
 namespace qs {
 

@@ -1,6 +1,6 @@
 // seed 002 (Pang & Tedrake, "Fast simulation of rigid multibody quasistatic systems with
 // convex optimization"): see anitescu_qp.hpp and docs/anitescu.md for the derivation.
-#include "core/formulations/anitescu_qp/anitescu_qp.hpp"
+#include "quasistep/core/formulations/anitescu_qp/anitescu_qp.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 #include <sstream>
 #include <string>
 
-#include "core/kinematics.hpp"
+#include "quasistep/core/kinematics.hpp"
 
 namespace qs {
 

@@ -45,16 +45,16 @@
 // reports the fallback's alone).
 #pragma once
 
-#include "kernels/eigen.hpp"
+#include "quasistep/kernels/eigen.hpp"
 #include <memory>
 #include <vector>
 
-#include "core/formulations/anitescu_qp/anitescu_lanes.hpp"
-#include "core/contacts.hpp"
-#include "core/model.hpp"
-#include "core/stepper.hpp"
-#include "kernels/dense_qp.hpp"
-#include "kernels/lemke.hpp"
+#include "quasistep/core/formulations/anitescu_qp/anitescu_lanes.hpp"
+#include "quasistep/core/contacts.hpp"
+#include "quasistep/core/model.hpp"
+#include "quasistep/core/stepper.hpp"
+#include "quasistep/kernels/dense_qp.hpp"
+#include "quasistep/kernels/lemke.hpp"
 
 namespace qs {
 

@@ -1,8 +1,8 @@
 // The anitescu_qp section of a scene's "model" (docs/scene-format.md).
 #include <string>
 
-#include "core/formulations/anitescu_qp/anitescu_qp.hpp"
-#include "core/scene.hpp"
+#include "quasistep/core/formulations/anitescu_qp/anitescu_qp.hpp"
+#include "quasistep/core/scene.hpp"
 
 namespace qs {
 

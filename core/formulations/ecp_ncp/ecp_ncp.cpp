@@ -1,4 +1,4 @@
-#include "core/formulations/ecp_ncp/ecp_ncp.hpp"
+#include "quasistep/core/formulations/ecp_ncp/ecp_ncp.hpp"
 
 #include <Eigen/Cholesky>
 #include <Eigen/Geometry>
@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <limits>
 
-#include "core/number_text.hpp"
+#include "quasistep/core/number_text.hpp"
 
 namespace qs {
 

@@ -15,17 +15,17 @@
 //     that is written to the State (R(Q)/|Q|^2 is the rotation of Q/|Q|).
 #pragma once
 
-#include "kernels/eigen.hpp"
+#include "quasistep/kernels/eigen.hpp"
 #include <array>
 #include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
 
-#include "core/geometry3.hpp"
-#include "core/model.hpp"
-#include "core/stepper.hpp"
-#include "kernels/ncp_newton.hpp"
+#include "quasistep/core/geometry3.hpp"
+#include "quasistep/core/model.hpp"
+#include "quasistep/core/stepper.hpp"
+#include "quasistep/kernels/ncp_newton.hpp"
 
 namespace qs {
 

@@ -1,6 +1,6 @@
 // The ecp_ncp section of a scene's "model" (docs/scene-format.md).
-#include "core/formulations/ecp_ncp/ecp_ncp.hpp"
-#include "core/scene.hpp"
+#include "quasistep/core/formulations/ecp_ncp/ecp_ncp.hpp"
+#include "quasistep/core/scene.hpp"
 
 namespace qs {
 

@@ -1,13 +1,13 @@
-#include "core/formulations/ecp_ncp/planar_sliding_reference.hpp"
+#include "quasistep/core/formulations/ecp_ncp/planar_sliding_reference.hpp"
 
 #include <Eigen/Cholesky>
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "core/formulations/ecp_ncp/ecp_ncp.hpp"
-#include "core/geometry3.hpp"
-#include "core/number_text.hpp"
+#include "quasistep/core/formulations/ecp_ncp/ecp_ncp.hpp"
+#include "quasistep/core/geometry3.hpp"
+#include "quasistep/core/number_text.hpp"
 
 namespace qs {
 

@@ -3,12 +3,12 @@
 // MNCP. Used by the tests and benchmarks to check the ECP step against it.
 #pragma once
 
-#include "kernels/eigen.hpp"
+#include "quasistep/kernels/eigen.hpp"
 #include <string>
 
-#include "core/model.hpp"
-#include "kernels/ncp_newton.hpp"
-#include "kernels/status.hpp"
+#include "quasistep/core/model.hpp"
+#include "quasistep/kernels/ncp_newton.hpp"
+#include "quasistep/kernels/status.hpp"
 
 namespace qs {
 

@@ -28,11 +28,11 @@
 #include <utility>
 #include <vector>
 
-#include "core/contacts.hpp"
-#include "core/kinematics.hpp"
-#include "core/model.hpp"
-#include "kernels/lane.hpp"
-#include "kernels/lemke_lanes.hpp"
+#include "quasistep/core/contacts.hpp"
+#include "quasistep/core/kinematics.hpp"
+#include "quasistep/core/model.hpp"
+#include "quasistep/kernels/lane.hpp"
+#include "quasistep/kernels/lemke_lanes.hpp"
 
 namespace qs {
 

@@ -1,4 +1,4 @@
-#include "core/formulations/halm_posa_lcp/halm_posa_lcp.hpp"
+#include "quasistep/core/formulations/halm_posa_lcp/halm_posa_lcp.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -40,16 +40,16 @@
 // linearised as phi(q^) + J(q^) (q^+ - q^), A is rotated by theta^.
 #pragma once
 
-#include "kernels/eigen.hpp"
+#include "quasistep/kernels/eigen.hpp"
 #include <memory>
 
-#include "core/contacts.hpp"
-#include "core/formulations/halm_posa_lcp/halm_posa_lanes.hpp"
-#include "core/model.hpp"
-#include "core/step_certificate.hpp"
-#include "core/stepper.hpp"
-#include "kernels/lcp_enumeration.hpp"
-#include "kernels/lemke.hpp"
+#include "quasistep/core/contacts.hpp"
+#include "quasistep/core/formulations/halm_posa_lcp/halm_posa_lanes.hpp"
+#include "quasistep/core/model.hpp"
+#include "quasistep/core/step_certificate.hpp"
+#include "quasistep/core/stepper.hpp"
+#include "quasistep/kernels/lcp_enumeration.hpp"
+#include "quasistep/kernels/lemke.hpp"
 
 namespace qs {
 

@@ -2,11 +2,11 @@
 // (docs/scene-format.md).
 #include <string>
 
-#include "core/formulations/halm_posa_lcp/halm_posa_lcp.hpp"
-#include "core/formulations/halm_posa_lcp/perfect_velocity_lcp.hpp"
-#include "core/limit_surface.hpp"
-#include "core/scene.hpp"
-#include "core/scene_reading.hpp"
+#include "quasistep/core/formulations/halm_posa_lcp/halm_posa_lcp.hpp"
+#include "quasistep/core/formulations/halm_posa_lcp/perfect_velocity_lcp.hpp"
+#include "quasistep/core/limit_surface.hpp"
+#include "quasistep/core/scene.hpp"
+#include "quasistep/core/scene_reading.hpp"
 
 namespace qs {
 namespace {

@@ -7,7 +7,7 @@
 // no solution: the step then reports `infeasible` with a certificate (halm_posa_lcp.hpp).
 #pragma once
 
-#include "core/formulations/halm_posa_lcp/halm_posa_lcp.hpp"
+#include "quasistep/core/formulations/halm_posa_lcp/halm_posa_lcp.hpp"
 
 namespace qs {
 

@@ -1,4 +1,4 @@
-#include "core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
+#include "quasistep/core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -52,15 +52,15 @@
 // State::memory, so a batch world is still bitwise its single-world run.
 #pragma once
 
-#include "kernels/eigen.hpp"
+#include "quasistep/kernels/eigen.hpp"
 #include <memory>
 #include <vector>
 
-#include "core/contacts.hpp"
-#include "core/model.hpp"
-#include "core/stepper.hpp"
-#include "kernels/branch_and_bound.hpp"
-#include "kernels/dense_qp.hpp"
+#include "quasistep/core/contacts.hpp"
+#include "quasistep/core/model.hpp"
+#include "quasistep/core/stepper.hpp"
+#include "quasistep/kernels/branch_and_bound.hpp"
+#include "quasistep/kernels/dense_qp.hpp"
 
 namespace qs {
 

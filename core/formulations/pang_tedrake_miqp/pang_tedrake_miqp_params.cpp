@@ -1,8 +1,8 @@
 // The pang_tedrake_miqp section of a scene's "model" (docs/scene-format.md).
 #include <string>
 
-#include "core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
-#include "core/scene.hpp"
+#include "quasistep/core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
+#include "quasistep/core/scene.hpp"
 
 namespace qs {
 

@@ -1,4 +1,4 @@
-#include "core/formulations/trinkle_lcp/trinkle_lcp.hpp"
+#include "quasistep/core/formulations/trinkle_lcp/trinkle_lcp.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -26,12 +26,12 @@
 #include <memory>
 #include <vector>
 
-#include "core/contacts.hpp"
-#include "core/model.hpp"
-#include "core/step_certificate.hpp"
-#include "core/stepper.hpp"
-#include "kernels/lcp_enumeration.hpp"
-#include "kernels/lemke.hpp"
+#include "quasistep/core/contacts.hpp"
+#include "quasistep/core/model.hpp"
+#include "quasistep/core/step_certificate.hpp"
+#include "quasistep/core/stepper.hpp"
+#include "quasistep/kernels/lcp_enumeration.hpp"
+#include "quasistep/kernels/lemke.hpp"
 
 namespace qs {
 

@@ -1,10 +1,10 @@
-#include "core/formulations/ucp/ucp_problem_file.hpp"
+#include "quasistep/core/formulations/ucp/ucp_problem_file.hpp"
 
 #include <fstream>
 #include <iterator>
 #include <vector>
 
-#include "core/json_node.hpp"
+#include "quasistep/core/json_node.hpp"
 
 namespace qs {
 namespace {

@@ -1,11 +1,11 @@
-#include "core/formulations/ucp/ucp_scene.hpp"
+#include "quasistep/core/formulations/ucp/ucp_scene.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "core/contacts.hpp"
-#include "core/kinematics.hpp"
-#include "core/model.hpp"
+#include "quasistep/core/contacts.hpp"
+#include "quasistep/core/kinematics.hpp"
+#include "quasistep/core/model.hpp"
 
 namespace qs {
 

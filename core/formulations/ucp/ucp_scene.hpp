@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/status.hpp"
-#include "kernels/ucp.hpp"
+#include "quasistep/kernels/status.hpp"
+#include "quasistep/kernels/ucp.hpp"
 
 namespace qs {
 
