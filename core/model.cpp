@@ -60,6 +60,13 @@ std::string Model::pair_name(int pair) const {
 
 int step_memory_size(const Model& m) { return formulation_info(m.formulation).memory_size(m); }
 
+std::vector<std::string> command_names(const Model& m) {
+  std::vector<std::string> names(m.n_a);
+  for (const Joint& j : m.joints)
+    if (j.control == Control::velocity) names[j.dof - m.n_u] = j.name;
+  return names;
+}
+
 State initial_state(const Model& m) {
   State s;
   s.q.setZero(m.n_q());

@@ -286,6 +286,11 @@ struct State {
 };
 
 State initial_state(const Model& m);
+
+/// The command layout every interface shares (`quasistep run --commands`, WorldParams::command,
+/// Rollout's actions): one velocity per velocity-controlled joint, in the scene's `joints`
+/// order, which is the order of q_a. These are those joints' names.
+std::vector<std::string> command_names(const Model& m);
 /// The size of State::memory for this model (0: the stepper carries nothing between steps).
 int step_memory_size(const Model& m);
 

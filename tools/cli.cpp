@@ -26,6 +26,7 @@
 #include "quasistep/core/stepper.hpp"
 #include "quasistep/kernels/lane.hpp"
 #include "quasistep/version.hpp"
+#include "tools/commands_csv.hpp"
 #include "tools/lcp_command.hpp"
 #include "tools/mc_command.hpp"
 #include "tools/mc_csv.hpp"
@@ -130,6 +131,10 @@ void print_summary(const Scene& scene, std::ostream& out) {
       << " linked), " << m.joints.size() << " joints, " << m.shapes.size() << " shapes\n";
   out << "  dofs      " << m.n_q() << ": u = " << dof_list(m, 0, m.n_u) << ", a = " << dof_list(m, m.n_u, m.n_q())
       << "\n";
+  // The header of a command file for `run --commands` (docs/scene-format.md, "Command layout").
+  out << "  commands  step";
+  for (const std::string& name : command_names(m)) out << "," << name;
+  out << " (a command file's header)\n";
   out << "  contacts  " << m.pairs.size() << " pairs, " << m.n_slots() << " slots, margin "
       << format_number(m.contact_margin) << " m\n";
   if (m.body3) {
@@ -224,6 +229,7 @@ struct RunOptions {
   std::optional<int> steps;
   std::string out;
   std::string forces;
+  std::string commands;
 };
 
 /// The provenance comment of every output file written for this scene (no seed: one world).
@@ -279,7 +285,19 @@ void write_force_rows(const Model& m, const Stepper& st, int step, double t, Sta
 int cmd_run(const RunOptions& opt, std::ostream& out, std::ostream& err) {
   const Scene scene = load(opt.scene);
   const Model& m = *scene.model;
-  const int steps = opt.steps.value_or(m.step.steps);
+  // A command file replaces the velocity schedules; its rows say how many steps to take.
+  std::optional<io::CommandSequence> commands;
+  if (!opt.commands.empty()) {
+    try {
+      commands = io::read_commands_csv_file(opt.commands, command_names(m));
+    } catch (const io::CommandsCsvError& e) {
+      throw InputError(std::string("--commands: ") + e.what());
+    }
+    if (opt.steps && *opt.steps != commands->steps)
+      throw InputError("--commands: " + opt.commands + " holds " + std::to_string(commands->steps) +
+                       " steps; --steps asks for " + std::to_string(*opt.steps));
+  }
+  const int steps = commands ? commands->steps : opt.steps.value_or(m.step.steps);
   if (steps > 0 && !(m.step.h > 0)) throw InputError(opt.scene + ": step.h: missing (required to take steps)");
   std::unique_ptr<Stepper> stepper = make_stepper(m);
   if (steps > 0 && !stepper)
@@ -318,8 +336,10 @@ int cmd_run(const RunOptions& opt, std::ostream& out, std::ostream& err) {
   int failed_step = 0;
   Status failure = Status::solved;
   std::string failure_detail;
-  const WorldParams params(m);  // the scene's own values
+  WorldParams params(m);  // the scene's own values, and the command file's velocities
+  params.commanded = commands.has_value();
   for (int l = 1; l <= steps; ++l) {
+    if (commands) params.command.assign(commands->step(l).begin(), commands->step(l).end());
     const double t0 = s.t;
     const Status st = stepper->step(m, params, s);
     const StepReport& rep = stepper->report();
@@ -371,6 +391,16 @@ int cmd_run(const RunOptions& opt, std::ostream& out, std::ostream& err) {
   };
   err << ", " << (failed_step ? 1 : 0) << " failed" << (traj ? "; trajectory in " + where(traj) : std::string())
       << (forces ? "; forces in " + where(forces) : std::string()) << "\n";
+  // Without a trajectory file the run still shows where it ended (unless stdout carries the
+  // forces CSV): one line per DOF, six significant digits; --out writes every state exactly.
+  if (!traj && !(forces && forces->kind() == io::OutputKind::standard_output)) {
+    out << "final state (step " << s.step << ", t = " << format_number(s.t) << " s):\n";
+    std::size_t width = 0;
+    for (const Dof& d : m.dofs) width = std::max(width, d.name.size());
+    for (std::size_t i = 0; i < m.dofs.size(); ++i)
+      out << "  " << std::left << std::setw(static_cast<int>(width)) << m.dofs[i].name << std::right << "  "
+          << format_number(s.q[static_cast<Eigen::Index>(i)]) << "\n";
+  }
   if (failed_step) {
     err << "quasistep: " << io::printable(opt.scene + ": " + failure_line) << "\n";
     return kStepFailed;
@@ -481,6 +511,9 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
       ->check(kNonNegative);
   run->add_option("--out", run_opt.out, "Trajectory CSV: row 0 is the initial state, row l the state after l steps");
   run->add_option("--forces", run_opt.forces, "Contact CSV: one row per step and active slot");
+  run->add_option("--commands", run_opt.commands,
+                  "Command CSV (step,<joint names>): each step's joint velocities instead of the scene's schedules; "
+                  "its rows set the number of steps");
   add_common(*run, common);
 
   ThroughputOptions tp_opt;

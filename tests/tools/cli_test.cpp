@@ -237,6 +237,18 @@ TEST_F(CliTest, UnwritableOutputIsAnInputError) {
   EXPECT_NE(r.err.find("does not exist"), std::string::npos) << r.err;
 }
 
+TEST_F(CliTest, RunWithoutOutPrintsTheFinalStateAfterItsSummary) {
+  const Result r = run({"run", kGripper, "--steps", "3"});
+  ASSERT_EQ(r.code, kOk) << r.err;
+  EXPECT_NE(r.err.find("run: 3 of 3 steps of trinkle_lcp"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.rfind("final state (step 3, t = 0.03 s):\n  cylinder.x  ", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("\n  y_g         0.013\n"), std::string::npos) << r.out;  // 0.01 m + 3 steps at 0.1 m/s
+  EXPECT_EQ(lines(r.out), 6) << r.out;
+  // With a trajectory file, or the forces CSV on standard output, nothing else goes there.
+  EXPECT_TRUE(run({"run", kGripper, "--steps", "3", "--out", path("t.csv")}).out.empty());
+  EXPECT_EQ(run({"run", kGripper, "--steps", "3", "--forces", "-"}).out.find("final state"), std::string::npos);
+}
+
 TEST_F(CliTest, StepsWithoutStepSectionNamesStepH) {
   const std::string scene = file("nostep.json", R"({"format": 1, "world": {"type": "vertical"},
     "model": {"formulation": "ucp"},
