@@ -28,7 +28,7 @@ const std::string& Rollout::path() const {
 }
 
 const RolloutResult& Rollout::propagate(std::span<const State> states, std::span<const double> actions, double h,
-                                        int steps) {
+                                        int steps, RolloutRecord record) {
   std::lock_guard<std::mutex> lock(mutex_);
   const Model& base = *model_;
   const int n = static_cast<int>(states.size()), na = base.n_a;
@@ -67,6 +67,25 @@ const RolloutResult& Rollout::propagate(std::span<const State> states, std::span
   b.clear_outcomes();
   for (int i = 0; i < n; ++i) b.store_state(i, states[static_cast<std::size_t>(i)]);
   const int stride = b.row_stride();  // the batch's own rows' spacing (no cache-set aliasing)
+  const int nq = base.n_q();
+  result_.steps = steps;
+  result_.n_q = nq;
+  const bool every_step = record == RolloutRecord::every_step;
+  // Sized per call: assign() reuses the capacity of an earlier call of the same shape.
+  result_.trajectory.assign(every_step ? static_cast<std::size_t>(n) * static_cast<std::size_t>(steps + 1) * nq : 0,
+                            std::numeric_limits<double>::quiet_NaN());
+  result_.step_status.assign(every_step ? static_cast<std::size_t>(n) * static_cast<std::size_t>(steps) : 0,
+                             Status::not_run);
+  // Row l of every pair that has not failed (a failed pair's rows stay NaN).
+  const auto keep_states = [&](int l) {
+    for (int i = 0; i < n; ++i) {
+      if (b.failed(i)) continue;
+      double* row = result_.trajectory.data() +
+                    (static_cast<std::size_t>(i) * static_cast<std::size_t>(steps + 1) + static_cast<std::size_t>(l)) * nq;
+      for (int d = 0; d < nq; ++d) row[d] = b.world_q(d)[i];
+    }
+  };
+  if (every_step) keep_states(0);
   for (int l = 0; l < steps; ++l) {
     // Padding worlds keep velocity 0: they are never stored or reported.
     for (int i = 0; i < n; ++i)
@@ -74,6 +93,14 @@ const RolloutResult& Rollout::propagate(std::span<const State> states, std::span
         command_[static_cast<std::size_t>(a) * stride + i] =
             actions[(static_cast<std::size_t>(i) * steps + l) * na + a];
     stepper_->step(b, BatchCommands{command_.data(), stride});
+    if (every_step) {
+      keep_states(l + 1);
+      for (int i = 0; i < n; ++i) {
+        const int failed = b.world_failed_step()[i];  // 0-based, -1 while none
+        Status& st = result_.step_status[static_cast<std::size_t>(i) * steps + l];
+        st = failed < 0 || failed > l ? Status::solved : failed == l ? b.world_status()[i] : Status::not_run;
+      }
+    }
   }
 
   const Model& m = *model_;

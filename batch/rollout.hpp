@@ -10,8 +10,9 @@
 // in the batch (it runs on the batch engine's paths).
 //
 // Memory: the batch, the command rows and the results are kept between calls and reused
-// while the number of pairs stays the same (no allocation per call after the first; a test
-// proves it); a call with a different number rebuilds them.
+// while the number of pairs stays the same: a call of the same pairs, steps and
+// RolloutRecord as an earlier one allocates nothing (a test proves it); a call with a
+// different number of pairs rebuilds them.
 // Thread safety: calls on one Rollout from several threads are serialised by a mutex (each
 // call already uses every worker thread); give each planner thread its own Rollout to run
 // calls concurrently.
@@ -38,12 +39,34 @@ struct ContactSummary {
 /// Signed distance (m) at or below which a slot counts as touching in a ContactSummary.
 inline constexpr double kRolloutTouchDistance = 1e-6;
 
+/// What a propagate call keeps besides each pair's last state.
+enum class RolloutRecord {
+  final_state,  // next, contacts, status, failed_step
+  every_step,   // also every state and every step's status (RolloutResult::trajectory, step_status)
+};
+
 struct RolloutResult {
   std::vector<State> next;              // the state after `steps` steps (or before the failed step)
   std::vector<ContactSummary> contacts;
   std::vector<Status> status;           // solved, or the failure
   std::vector<int> failed_step;         // the step that failed, counted from 1 (-1 when none)
+  /// With RolloutRecord::every_step (else empty): every state, pairs x (steps + 1) x n_q,
+  /// row-major: pair i's state after l steps (l = 0 the start) at (i * (steps + 1) + l) * n_q.
+  /// A pair's rows after its failed step are NaN.
+  std::vector<double> trajectory;
+  /// With RolloutRecord::every_step (else empty): pairs x steps, pair i's step l (from 1) at
+  /// i * steps + l - 1: solved, the failure at the failed step, not_run after it.
+  std::vector<Status> step_status;
+  int steps = 0;  // of the last call
+  int n_q = 0;
   int size() const { return static_cast<int>(status.size()); }
+  /// Pair i's state after l steps (every_step only).
+  std::span<const double> state(int i, int l) const {
+    return std::span<const double>(trajectory).subspan(
+        (static_cast<std::size_t>(i) * static_cast<std::size_t>(steps + 1) + static_cast<std::size_t>(l)) *
+            static_cast<std::size_t>(n_q),
+        static_cast<std::size_t>(n_q));
+  }
 };
 
 class Rollout {
@@ -58,9 +81,10 @@ class Rollout {
   /// from states[i] under its action sequence. actions has states.size() * steps * n_a
   /// entries. Throws BatchError (one line) for a size mismatch, h <= 0 or not finite, steps
   /// < 0, or a State of the wrong size; a pair whose step fails (including a non-finite
-  /// action) is reported in its status, and the others go on.
+  /// action) is reported in its status, and the others go on. RolloutRecord::every_step also
+  /// keeps every state and every step's status (RolloutResult::trajectory, step_status).
   const RolloutResult& propagate(std::span<const State> states, std::span<const double> actions, double h,
-                                 int steps);
+                                 int steps, RolloutRecord record = RolloutRecord::final_state);
 
   const Model& model() const { return *model_; }
   /// The batch engine's path of the last propagate (BatchStepper::path); empty before it.

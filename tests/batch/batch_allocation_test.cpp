@@ -87,6 +87,19 @@ TEST(BatchAllocation, RolloutCallsAfterTheFirstAllocateNothing) {
   }
   EXPECT_EQ(allocations, 0);
   EXPECT_EQ(states[12].step, 24);  // three calls of 8 steps, chained
+
+  // Keeping every step: after the first call of that shape, none either.
+  r.propagate(states, actions, m.step.h, 8, RolloutRecord::every_step);
+  {
+    test::CountAllocations guard;
+    for (int call = 0; call < 3; ++call) {
+      const RolloutResult& out = r.propagate(states, actions, m.step.h, 8, RolloutRecord::every_step);
+      for (int i = 0; i < 13; ++i) states[i] = out.next[i];
+    }
+    allocations = guard.count();
+  }
+  EXPECT_EQ(allocations, 0);
+  EXPECT_EQ(states[12].step, 48);  // the warm-up call above is not chained
 }
 
 }  // namespace

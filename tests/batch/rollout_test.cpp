@@ -89,6 +89,62 @@ TEST(Rollout, EachPairStepsAsASingleWorldWhateverTheBatch) {
   }
 }
 
+TEST(Rollout, EveryStepKeepsEachStateAsASingleWorldTakesIt) {
+  for (const char* example : {"mpc_push.json", "anitescu_grasp.json"}) {
+    const Scene s = load(example);
+    const Model& m = *s.model;
+    const int n = 37, steps = 12, nq = m.n_q();
+    const Batch b = varied_pairs(m, n, steps);
+    Rollout r(s.model), final_only(s.model);
+    const RolloutResult& out = r.propagate(b.states, b.actions, m.step.h, steps, RolloutRecord::every_step);
+    ASSERT_EQ(out.trajectory.size(), static_cast<std::size_t>(n) * (steps + 1) * nq);
+    ASSERT_EQ(out.step_status.size(), static_cast<std::size_t>(n) * steps);
+    EXPECT_EQ(out.steps, steps);
+    EXPECT_EQ(out.n_q, nq);
+    for (int i : {0, 17, 36}) {
+      const double* seq = &b.actions[static_cast<std::size_t>(i) * steps * m.n_a];
+      for (int l = 0; l <= steps; ++l) {
+        const State ref = single_world(m, b.states[i], seq, m.step.h, l);
+        const std::span<const double> row = out.state(i, l);
+        for (int k = 0; k < nq; ++k) EXPECT_TRUE(test::same_bits(row[k], ref.q[k])) << example << " pair " << i << " step " << l;
+      }
+      for (int l = 0; l < steps; ++l) EXPECT_EQ(out.step_status[static_cast<std::size_t>(i) * steps + l], Status::solved);
+    }
+    // Keeping every step changes no number: the last rows are the final states of a
+    // final_state call.
+    const RolloutResult& last = final_only.propagate(b.states, b.actions, m.step.h, steps);
+    EXPECT_TRUE(last.trajectory.empty());
+    EXPECT_TRUE(last.step_status.empty());
+    for (int i = 0; i < n; ++i)
+      for (int k = 0; k < nq; ++k) {
+        EXPECT_TRUE(test::same_bits(out.state(i, steps)[k], last.next[i].q[k])) << example << " pair " << i;
+        EXPECT_TRUE(test::same_bits(out.next[i].q[k], last.next[i].q[k]));
+      }
+  }
+}
+
+TEST(Rollout, EveryStepMarksAFailedPairsLaterStepsNotRunAndItsStatesNaN) {
+  const Scene s = load("mpc_push.json");
+  const Model& m = *s.model;
+  const int steps = 6;
+  std::vector<State> states(2, initial_state(m));
+  std::vector<double> actions(2 * steps * 2, 0.05);
+  actions[(1 * steps + 2) * 2] = std::numeric_limits<double>::infinity();  // pair 1, step 3
+  Rollout r(s.model);
+  const RolloutResult& out = r.propagate(states, actions, m.step.h, steps, RolloutRecord::every_step);
+  EXPECT_EQ(out.failed_step[1], 3);
+  const Status expected[steps] = {Status::solved, Status::solved, Status::bad_input,
+                                  Status::not_run, Status::not_run, Status::not_run};
+  for (int l = 0; l < steps; ++l) {
+    EXPECT_EQ(out.step_status[steps + l], expected[l]) << "step " << l + 1;
+    EXPECT_EQ(out.step_status[l], Status::solved) << "pair 0 goes on";
+  }
+  for (int l = 0; l <= steps; ++l)
+    for (double v : out.state(1, l)) EXPECT_EQ(std::isnan(v), l >= 3) << "row " << l;
+  // Row 2 is the state before the failed step: the pair's `next`.
+  for (int k = 0; k < m.n_q(); ++k) EXPECT_TRUE(test::same_bits(out.state(1, 2)[k], out.next[1].q[k]));
+}
+
 TEST(Rollout, ASceneWithoutAStepSectionStillRunsInLanes) {
   // The rollout's h is the batch's step size before its engine chooses a path: a scene with
   // no step.h (h = 0 in the Model) still takes the lane kernel, with the numbers of a scene
