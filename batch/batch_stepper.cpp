@@ -126,13 +126,15 @@ struct BatchStepper::Impl {
     const std::string why = lane_path_reason(b, o);
     lane_path = why.empty();
     const bool anitescu = formulation_info(m.formulation).lane_kernel == LaneKernel::anitescu_quasi_dynamic;
-    path = !lane_path ? "per-world (one stepper per thread; " + why + ")"
-           : anitescu ? "lanes (" + std::to_string(kLaneWidth) +
-                            " worlds per group: anitescu_qp quasi-dynamic template step, PGS; per-world friction "
-                            "and commands in lanes; a lane PGS does not settle finishes on the scalar fallback)"
-                      : "lanes (" + std::to_string(kLaneWidth) + " worlds per group: " + std::string(to_string(m.formulation)) +
-                            " fixed-layout template step, Lemke; per-world friction, c and commands in lanes; a "
-                            "lane Lemke does not solve finishes on the scalar fallback)";
+    // One sentence for the CLI's summaries (`throughput`, `mc`).
+    const std::string width = std::to_string(kLaneWidth);
+    path = !lane_path ? "per-world: one world at a time on each thread (" + why + ")"
+           : anitescu ? "lanes of " + width +
+                            " worlds (the anitescu_qp quasi-dynamic step by PGS, each world's friction and commands "
+                            "in its lane); steps a lane cannot settle fall back to the scalar path"
+                      : "lanes of " + width + " worlds (the " + std::string(to_string(m.formulation)) +
+                            " step by Lemke, each world's friction, c and commands in its lane); steps a lane "
+                            "cannot solve fall back to the scalar path";
     pair_param.assign(m.pairs.size(), -1);
     for (int k = 0; k < b.varied_count(); ++k) {
       const ParameterRef& r = b.varied(k);

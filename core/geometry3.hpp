@@ -1,4 +1,4 @@
-// 3D geometry of the body_on_plane world (Xie & Chakraborty 2016, secs. 3-4): unit
+// 3D geometry of the body_on_plane world (Xie & Chakraborty 2021, secs. 3-4): unit
 // quaternions [w, x, y, z] (body to world) and the quaternion time step of their eq. (7); the
 // convex hull of a point set (their Conv(F)) and the faces of a Body3's hull: planes, and the
 // curved side of a cylinder hull. Used by the scene reader and the ECP stepper

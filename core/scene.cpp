@@ -198,7 +198,7 @@ class Compiler {
     root_.expect_object({"format", "name", "description", "world", "model", "step", "bodies", "joints", "contacts",
                          "loads", "commands", "overrides", "uncertainty", "success"});
     if (auto n = root_.get("name")) m_.name = n->string();
-    if (auto d = root_.get("description")) d->string();
+    if (auto d = root_.get("description")) description_ = d->string();
     m_.world = read_world(root_.at("world"));
     // ---- body_on_plane (seed 003, core/scene_body_on_plane.cpp): one 3D body on the plane z = 0 ----
     if (m_.world.type == WorldType::body_on_plane) {
@@ -209,6 +209,7 @@ class Compiler {
         if (auto o = root_.get(key)) o->fail("not supported in a body_on_plane world yet");
       Scene scene;
       scene.model = std::make_shared<Model>(std::move(m_));
+      scene.description = std::move(description_);
       return scene;
     }
     // ---- end body_on_plane ----
@@ -229,6 +230,7 @@ class Compiler {
     if (auto u = root_.get("uncertainty")) scene.uncertainty = read_uncertainty(*model, *u);
     if (auto s = root_.get("success")) scene.success = read_success(*model, *s);
     scene.model = std::move(model);
+    scene.description = std::move(description_);
     return scene;
   }
 
@@ -866,6 +868,7 @@ class Compiler {
 
   Node root_;
   Model m_;
+  std::string description_;  // the scene's "description", for the Scene
   std::unordered_map<std::string, int> body_by_name_, joint_by_name_;
   // read_contacts: shapes per body, and the pairs and slots counted so far.
   std::vector<ShapeCounts> shape_counts_;

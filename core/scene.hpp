@@ -63,6 +63,7 @@ struct Scene {
   std::shared_ptr<const Model> model;
   std::string source;  // file path, or the name given to parse_scene
   std::string hash;    // FNV-1a 64 of the file's bytes, 16 hex digits (output provenance)
+  std::string description;  // the scene's "description" (what it shows, for people); may be empty
   /// overrides.worlds: one list of (parameter, value) per world.
   std::vector<std::vector<std::pair<ParameterRef, double>>> overrides;
   std::vector<UncertainParameter> uncertainty;

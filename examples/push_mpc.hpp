@@ -2,7 +2,7 @@
 // (batch/rollout.hpp): at every replanning step it propagates `candidates` constant-velocity
 // pusher actions over a short horizon from the current state in one batch, scores where each
 // leaves the puck and the pusher, and executes the best for a few steps. The world is
-// examples/mpc_push.json (Halm-Posa, seed 001). examples/push_mpc.cpp runs it; the test
+// examples/mpc_push.json (Halm & Posa 2018). examples/push_mpc.cpp runs it; the test
 // tests/batch/rollout_test.cpp checks that it reaches the goal from a fixed seed.
 //
 // Chosen here (no paper gives them): 128 candidates, a 12-step horizon (0.3 s at 40 Hz), 3

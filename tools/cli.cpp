@@ -317,7 +317,7 @@ int cmd_run(const RunOptions& opt, std::ostream& out, std::ostream& err) {
     write_trajectory_row(s, extra, extra_columns.size(), traj->stream());  // row 0: no step, empty cells
   }
   if (forces) {
-    // Halm-Posa's impulses are known up to the factor k of seed 001 eq. (10): say so in
+    // Halm-Posa's impulses are known up to the factor k of Halm & Posa 2018, eq. (10): say so in
     // the column names.
     const bool k = stepper && stepper->impulses_scaled_by_k();
     forces->stream() << provenance(scene) << "\nstep,t,slot,pair,phi,"
@@ -492,7 +492,7 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
 
   std::string ucp_path;
   UcpCommandOptions ucp_opt;
-  CLI::App* ucp = app.add_subcommand("ucp", "Solve one uncoupled complementarity problem (Pang, Trinkle & Lo 1994); prints JSON");
+  CLI::App* ucp = app.add_subcommand("ucp", "Solve one uncoupled complementarity problem (Pang, Trinkle & Lo 1996); prints JSON");
   bool ucp_scene = false;
   ucp->add_option("problem", ucp_path, "Problem file (JSON, docs/ucp.md), or a scene with --scene")->required();
   ucp->add_flag("--scene", ucp_scene, "The file is a scene: its UCP at the initial state (one free body, vertical world)");

@@ -84,14 +84,23 @@ void print_mc_summary(const McStudy& st, const McSummary& s, std::ostream& out) 
         << std::setw(6) << percent(s.samples > 0 ? static_cast<double>(n) / static_cast<double>(s.samples) : 0.0)
         << "\n";
   }
-  out << "  success rate per bin (" << kParameterBins << " equal bins; - = no samples)\n";
+  // Each parameter's range in equal bins: the edges, the samples that fell in each and their
+  // success rate (values outside the range count in the end bins, docs/monte-carlo.md).
+  out << "  success rate per bin (" << kParameterBins << " equal bins of each parameter's range)\n";
   for (const ParameterBins& b : s.bins) {
-    out << "    " << b.path << " [" << b.low << ", " << b.high << "]\n      ";
-    for (std::size_t k = 0; k < b.count.size(); ++k)
-      out << (k ? " " : "")
+    out << "    " << b.path << "\n";
+    const double width = (b.high - b.low) / static_cast<double>(b.count.size());
+    for (std::size_t k = 0; k < b.count.size(); ++k) {
+      const double lo = b.low + width * static_cast<double>(k);
+      const double hi = k + 1 == b.count.size() ? b.high : b.low + width * static_cast<double>(k + 1);
+      std::ostringstream edges;
+      edges << "[" << std::setprecision(4) << lo << ", " << hi << (k + 1 == b.count.size() ? "]" : ")");
+      out << "      " << std::left << std::setw(22) << edges.str() << std::right << std::setw(10) << b.count[k]
+          << " samples  "
           << (b.count[k] ? fixed(static_cast<double>(b.successes[k]) / static_cast<double>(b.count[k]), 2)
-                         : std::string("   -"));
-    out << "\n";
+                         : std::string("   -"))
+          << "\n";
+    }
   }
 }
 
@@ -126,6 +135,10 @@ int run_mc(const Scene& scene, const McCommandOptions& o, std::ostream& out, std
   };
   const McRun run = run_monte_carlo(scene, mo);
   finish_summary(summary);
+  // Which study this was, on stderr with the run's other lines (stdout is the study's result,
+  // the same for merged shards): the scene's path and description.
+  err << "mc: " << io::printable(o.scene.empty() ? scene.source : o.scene)
+      << (scene.description.empty() ? std::string() : ": " + io::printable(scene.description)) << "\n";
   // With an output on standard output the summary goes to stderr, out of its way.
   print_mc_summary(run.study, summary, outputs.uses_standard_output() ? err : out);
 

@@ -111,7 +111,7 @@ constexpr std::array<FormulationInfo, 7> kTable{{
     {.id = Formulation::ecp_ncp,
      .name = "ecp_ncp",
      .world = WorldType::body_on_plane,
-     .reference = "Xie & Chakraborty 2016, eqs. (18)-(19)",
+     .reference = "Xie & Chakraborty 2021, eqs. (18)-(19)",
      .time_stepping = true,
      .memory_size = EcpNcp::memory_size,
      .start_memory = EcpNcp::start_memory,

@@ -50,6 +50,21 @@ TEST_F(McCli, PrintsTheSummaryAndWritesTheSamples) {
   EXPECT_NE(r.out.find("95% interval ["), std::string::npos);
   for (const char* o : {"held", "slipped", "never_touched", "solver_failed"}) EXPECT_NE(r.out.find(o), std::string::npos);
   EXPECT_NE(r.err.find("report written to " + path("r.html")), std::string::npos) << r.err;
+  // The scene, by path and description; the run's path as a sentence.
+  EXPECT_NE(r.err.find("mc: " + grasp + ": The main job: how likely is the parallel gripper"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("; lanes of "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("fall back to the scalar path\n"), std::string::npos) << r.err;
+  // Every bin by its edges, its samples and its rate: the cylinder's x in [-0.015, 0.015].
+  EXPECT_NE(r.out.find("    bodies.cylinder.pose.x\n      [-0.015, -0.012)  "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("      [0.012, 0.015]  "), std::string::npos) << r.out;
+  {
+    std::istringstream summary(r.out.substr(r.out.find("    bodies.cylinder.pose.x\n")));
+    std::string line;
+    std::getline(summary, line);
+    long samples = 0;
+    for (int k = 0; k < 10 && std::getline(summary, line); ++k) samples += std::stol(line.substr(28, 10));
+    EXPECT_EQ(samples, 40) << r.out;  // every sample in one bin
+  }
   const std::string csv = read(path("s.csv"));
   EXPECT_EQ(csv.rfind("# quasistep ", 0), 0u);
   EXPECT_NE(csv.find(" seed=3 world=vertical model=anitescu_qp\n"), std::string::npos);

@@ -66,11 +66,11 @@ TEST(ThroughputCli, AnitescuRunsOnLanesWithTheScalarPathsHash) {
   const std::string grasp = std::string(QUASISTEP_SOURCE_DIR) + "/examples/anitescu_grasp.json";
   const Result lanes = run({"throughput", grasp, "--worlds", "11", "--steps", "40", "--threads", "2", "--hash"});
   ASSERT_EQ(lanes.code, kOk) << lanes.err;
-  EXPECT_NE(lanes.out.find("path          lanes ("), std::string::npos) << lanes.out;
+  EXPECT_NE(lanes.out.find("path          lanes of "), std::string::npos) << lanes.out;
   EXPECT_NE(lanes.out.find("fallbacks     0 world-steps"), std::string::npos) << lanes.out;
   const Result scalar = run({"throughput", grasp, "--worlds", "11", "--steps", "40", "--scalar", "--hash"});
   ASSERT_EQ(scalar.code, kOk) << scalar.err;
-  EXPECT_NE(scalar.out.find("path          per-world (one stepper per thread; --scalar)"), std::string::npos)
+  EXPECT_NE(scalar.out.find("path          per-world: one world at a time on each thread (--scalar)"), std::string::npos)
       << scalar.out;
   EXPECT_EQ(hash_line(scalar.out), hash_line(lanes.out));
 }

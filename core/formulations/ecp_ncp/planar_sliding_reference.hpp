@@ -1,4 +1,4 @@
-// A reference model for the ECP stepper of Xie & Chakraborty 2016 (ecp_ncp.hpp): planar
+// A reference model for the ECP stepper of Xie & Chakraborty 2021 (ecp_ncp.hpp): planar
 // sliding of a flat-bottomed body with an ellipsoidal friction model, as its own reduced
 // MNCP. Used by the tests and benchmarks to check the ECP step against it.
 #pragma once
@@ -12,7 +12,7 @@
 
 namespace qs {
 
-/// The planar-sliding reference (after ref. [13] of Xie & Chakraborty 2016): the body stays flat
+/// The planar-sliding reference (after ref. [13] of Xie & Chakraborty 2021): the body stays flat
 /// on its face, 3 DOF (v_x, v_y, w_z), the same ellipsoidal friction (eq. (8)) at an ECP that
 /// follows from the moment balance about the horizontal axes (docs/ecp.md derives it):
 ///   r_x = (r_z p_t + A_y) / p_n,   r_y = (r_z p_o - A_x) / p_n,   r_z = -(CM height),
