@@ -112,7 +112,7 @@ std::string ignored_reason(const Model& m, const ParameterRef& r) {
       if (!moves_unactuated(r.index))
         return "the body moves only with velocity-controlled joints, which follow their commands whatever it "
                "weighs: its mass never reaches the motion";
-      // Seed 001: the object's motion comes from the limit surface A and the gains; A is
+      // Halm & Posa 2018: the object's motion comes from the limit surface A and the gains; A is
       // computed once from the scene's mass (or given), so a sampled mass changes nothing.
       if (m.formulation == Formulation::halm_posa_lcp)
         return "halm_posa_lcp takes the object's resistance from the limit surface A, fixed when the model is "

@@ -14,8 +14,9 @@
 // RolloutRecord as an earlier one allocates nothing (a test proves it); a call with a
 // different number of pairs rebuilds them.
 // Thread safety: calls on one Rollout from several threads are serialised by a mutex (each
-// call already uses every worker thread); give each planner thread its own Rollout to run
-// calls concurrently.
+// call already uses every worker thread), but the result a call returns is the Rollout's own
+// and the next call overwrites it: read it before calling again, or give each planner thread
+// its own Rollout (which also runs the calls concurrently).
 #pragma once
 
 #include <memory>
@@ -60,8 +61,9 @@ struct RolloutResult {
   int steps = 0;  // of the last call
   int n_q = 0;
   int size() const { return static_cast<int>(status.size()); }
-  /// Pair i's state after l steps (every_step only).
+  /// Pair i's state after l steps (every_step only; empty after a final_state call).
   std::span<const double> state(int i, int l) const {
+    if (trajectory.empty()) return {};
     return std::span<const double>(trajectory).subspan(
         (static_cast<std::size_t>(i) * static_cast<std::size_t>(steps + 1) + static_cast<std::size_t>(l)) *
             static_cast<std::size_t>(n_q),

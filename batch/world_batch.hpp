@@ -4,7 +4,7 @@
 // `entity_field`, with the dimension in a comment), padded to a whole number of lane
 // groups (kernels/lane.hpp) and 64-byte aligned, so that a lane group's values of one
 // quantity are one aligned vector load. Padding worlds copy world 0's start and parameters:
-// a lane group always runs full (DESIGN.md: leftovers are padded, not sent down another
+// a lane group always runs full (docs/batch.md: leftovers are padded, not sent down another
 // path); they are never counted, hashed or reported.
 //
 // Per-world parameters (the scene's overrides, or Monte Carlo samples) are the Model's

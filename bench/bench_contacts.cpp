@@ -1,5 +1,5 @@
 // Contact detection + Jacobian assembly for one world (ContactWorkspace::evaluate): the
-// first two stages of every step. Scenes: the seed 000 gripper (3 slots), the peg in a
+// first two stages of every step. Scenes: the Pang & Tedrake 2018 gripper (3 slots), the peg in a
 // slot fixture (58 slots, polygons) and the all-shapes fixture of the tests.
 #include <benchmark/benchmark.h>
 

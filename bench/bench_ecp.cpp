@@ -1,4 +1,4 @@
-// Per-step time and Newton iterations of seed 003's ECP stepper (core/formulations/ecp_ncp/ecp_ncp.hpp) and of
+// Per-step time and Newton iterations of Xie & Chakraborty's (2021) ECP stepper (core/formulations/ecp_ncp/ecp_ncp.hpp) and of
 // the planar-sliding reference, one world, one core. As in bench_steppers.cpp the state is
 // reset (outside the timed region) at the end of the scene's horizon, so each figure is the
 // mean over the whole example; a reset state starts cold (its State::memory holds no warm
@@ -40,7 +40,7 @@ void ecp_example(benchmark::State& state, const char* example) {
   state.counters["failures"] = static_cast<double>(failures);
 }
 
-// Seed 003 sec. 5.1: the four-legged desk, 6 hull faces, an MNCP of 24 (target <= 20 us;
+// Xie & Chakraborty 2021, sec. 5.1: the four-legged desk, 6 hull faces, an MNCP of 24 (target <= 20 us;
 // the paper: 5.3 ms per step in MATLAB).
 void BM_EcpDeskStep(benchmark::State& state) { ecp_example(state, "ecp_desk"); }
 BENCHMARK(BM_EcpDeskStep)->Unit(benchmark::kMicrosecond);
@@ -50,11 +50,11 @@ BENCHMARK(BM_EcpDeskStep)->Unit(benchmark::kMicrosecond);
 void BM_EcpBoxTipStep(benchmark::State& state) { ecp_example(state, "ecp_box_tip"); }
 BENCHMARK(BM_EcpBoxTipStep)->Unit(benchmark::kMicrosecond);
 
-// Seed 003 sec. 5.2: the T-bar (8 hull faces, an MNCP of 26): tilting, rocking, sliding.
+// Xie & Chakraborty 2021, sec. 5.2: the T-bar (8 hull faces, an MNCP of 26): tilting, rocking, sliding.
 void BM_EcpTbarStep(benchmark::State& state) { ecp_example(state, "ecp_tbar"); }
 BENCHMARK(BM_EcpTbarStep)->Unit(benchmark::kMicrosecond);
 
-// Seed 003 sec. 5.3: the dumbbell (a cylinder hull: 2 caps and the side, an MNCP of 21):
+// Xie & Chakraborty 2021, sec. 5.3: the dumbbell (a cylinder hull: 2 caps and the side, an MNCP of 21):
 // toppling, then rolling.
 void BM_EcpDumbbellStep(benchmark::State& state) { ecp_example(state, "ecp_dumbbell"); }
 BENCHMARK(BM_EcpDumbbellStep)->Unit(benchmark::kMicrosecond);

@@ -5,7 +5,7 @@
 //   grasp: mc_grasp.json, the Anitescu impedance grasp, 60 steps of 0.01 s (target 30,000/s
 //          on 2 threads)
 //   push:  mc_push.json, the Halm-Posa push, 80 steps at 40 Hz, goal region (target 30,000/s)
-//   miqp:  mc_grasp_miqp.json, the same grasp under seed 000's MIQP (target 3,000/s)
+//   miqp:  mc_grasp_miqp.json, the same grasp under Pang & Tedrake's (2018) MIQP (target 3,000/s)
 // BM_Rollout propagates 1024 (state, 12-step action) pairs of mpc_push.json from the
 // initial state with fresh random actions each call, as the sampling-MPC example does;
 // items_per_second is pair-propagations (12 steps each) per second.

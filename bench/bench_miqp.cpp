@@ -1,4 +1,4 @@
-// Issue 5 item 6: the MIQP step (seed 000 eq. (23)) per step over whole trajectories, for a
+// Issue 5 item 6: the MIQP step (Pang & Tedrake 2018, eq. (23)) per step over whole trajectories, for a
 // Table-I-style comparison: mean, worst and standard deviation of the step time, and the
 // branch-and-bound nodes (both stages) per step, on 1 and 2 threads.
 //
@@ -8,7 +8,7 @@
 // on any count (kernels/branch_and_bound.hpp), only the evaluation of a round's nodes is
 // spread. speedup_bound_2 is the most two threads can give a trajectory whose nodes all cost
 // the same (its steps' searches are what can be spread, a round's nodes side by side).
-// Seed 000's Table I (3D, Gurobi) is context, not a like-for-like ratio:
+// Pang & Tedrake's (2018) Table I (3D, Gurobi) is context, not a like-for-like ratio:
 //   cylinder, 36 binaries: 2.7 ms mean, 11.8 ms worst;  rounded box, 72: 6.6 ms, 118.7 ms.
 #include <benchmark/benchmark.h>
 #include <tbb/global_control.h>
@@ -76,7 +76,7 @@ void miqp_trajectory(benchmark::State& state, const char* example) {
   state.counters["speedup_bound_2"] = sequence_2 > 0 ? static_cast<double>(nodes) / static_cast<double>(sequence_2) : 1.0;
 }
 
-// seed 000 sec. V.A: 3 contacts, 12 pairs (target: mean <= 10 us on one core).
+// Pang & Tedrake 2018, sec. V.A: 3 contacts, 12 pairs (target: mean <= 10 us on one core).
 void BM_MiqpCylinderGrasp(benchmark::State& s) { miqp_trajectory(s, "pang_tedrake_grasp"); }
 BENCHMARK(BM_MiqpCylinderGrasp)->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::kMillisecond);
 // >= 36 live pairs (target: mean <= 270 us, worst <= 1.2 ms on one core).

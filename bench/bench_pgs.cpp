@@ -1,9 +1,9 @@
 // PGS (kernels/pgs.hpp) on contact-like semidefinite LCPs, one world at a time (T = double)
 // against a lane group of kLaneWidth worlds (T = Lane), n = 8, 16, 32 rows.
 //
-// Instances: seed 002's dual, M = J Q^-1 J' and q = phi/h - J Q^-1 c. Each box (3 DOF) rests
+// Instances: the Anitescu slides' (Pang & Tedrake) dual, M = J Q^-1 J' and q = phi/h - J Q^-1 c. Each box (3 DOF) rests
 // on the ground at two corners and is squeezed by two point fingers (2 DOF each, impedance
-// h^2 K in Q as in seed 002's quasistatic QP); every contact gives Anitescu's two planar
+// h^2 K in Q as in the Anitescu slides' (Pang & Tedrake) quasistatic QP); every contact gives Anitescu's two planar
 // friction-cone rows J_n +- mu J_t. 4 contacts (8 rows) per box: n = 8, 16, 32 is 1, 2, 4
 // boxes; M has rank <= 7 per box, so it is singular.
 //

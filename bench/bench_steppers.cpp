@@ -30,16 +30,16 @@ void step_example(benchmark::State& state, const char* example) {
   state.counters["failures"] = failures;
 }
 
-// seed 000 sec. V.A: 3 contacts, mixed LCP of 14.
+// Pang & Tedrake 2018, sec. V.A: 3 contacts, mixed LCP of 14.
 void BM_TrinkleGripperStep(benchmark::State& state) { step_example(state, "pang_tedrake_gripper"); }
 BENCHMARK(BM_TrinkleGripperStep)->Unit(benchmark::kMicrosecond);
 
-// seed 000 sec. V.A with the MIQP and command (29): 3 contacts, 12 complementarity pairs,
+// Pang & Tedrake 2018, sec. V.A with the MIQP and command (29): 3 contacts, 12 complementarity pairs,
 // two branch-and-bound stages per step (the target: mean <= 10 us).
 void BM_PangTedrakeGraspStep(benchmark::State& state) { step_example(state, "pang_tedrake_grasp"); }
 BENCHMARK(BM_PangTedrakeGraspStep)->Unit(benchmark::kMicrosecond);
 
-// seed 001 sec. 6.1: 2 contacts, LCP of 8 (the target: <= 2 us).
+// Halm & Posa 2018, sec. 6.1: 2 contacts, LCP of 8 (the target: <= 2 us).
 void BM_HalmPosaPushStep(benchmark::State& state) { step_example(state, "halm_posa_push"); }
 BENCHMARK(BM_HalmPosaPushStep)->Unit(benchmark::kMicrosecond);
 void BM_HalmPosaSemicircularPushStep(benchmark::State& state) { step_example(state, "halm_posa_push_semicircular"); }
@@ -48,7 +48,7 @@ BENCHMARK(BM_HalmPosaSemicircularPushStep)->Unit(benchmark::kMicrosecond);
 void BM_HalmPosaWallStep(benchmark::State& state) { step_example(state, "halm_posa_wall"); }
 BENCHMARK(BM_HalmPosaWallStep)->Unit(benchmark::kMicrosecond);
 
-// seed 001 sec. 6.2 re-created: 64 slots, at most 6 active (LCP of up to 24).
+// Halm & Posa 2018, sec. 6.2 re-created: 64 slots, at most 6 active (LCP of up to 24).
 void BM_HalmPosaPegStep(benchmark::State& state) { step_example(state, "halm_posa_peg"); }
 BENCHMARK(BM_HalmPosaPegStep)->Unit(benchmark::kMicrosecond);
 

@@ -1,4 +1,4 @@
-// The UCP methods of seed 004 (kernels/ucp.hpp):
+// The UCP methods of Pang, Trinkle & Lo 1996 (kernels/ucp.hpp):
 //   DataSet/k          the bilinear algorithm on the paper's data sets 1-3 (target <= 20 us)
 //   DataSet4Proof      the exact method's proof that data set 4 has no solution (<= 1 ms)
 //   Random/method/n_c  sec. 5's random problems (mu in (0, 1), |abar| = 0), 20 instances
@@ -130,7 +130,7 @@ void RandomExact(benchmark::State& state) {
 BENCHMARK(RandomExact)->ArgName("n_c")->Arg(3)->Arg(10)->Arg(20)->Arg(30)->Arg(40)->Unit(benchmark::kMillisecond)
     ->MinTime(1.0);
 
-// Table 1 of seed 004: (n_c, mu_max, |abar|); |alpha| = 2 n_c - |abar|.
+// Table 1 of Pang, Trinkle & Lo 1996: (n_c, mu_max, |abar|); |alpha| = 2 n_c - |abar|.
 struct Row {
   int n_c;
   double mu_max;

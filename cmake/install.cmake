@@ -27,7 +27,7 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/quasistep-config-version.
 install(FILES ${PROJECT_BINARY_DIR}/quasistep-config.cmake ${PROJECT_BINARY_DIR}/quasistep-config-version.cmake
         DESTINATION ${QS_PACKAGE_DIR})
 
-# pkg-config: the same compile definitions as the CMake target, the archives in link order,
+# pkg-config: the same compile definitions and option as the CMake target, the archives in link order,
 # then their dependencies (Eigen, nlohmann-json and oneTBB's own .pc files). C++20 is the
 # user's to ask for (-std=c++20 or later).
 file(RELATIVE_PATH QS_PC_TO_PREFIX /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)

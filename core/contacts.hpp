@@ -4,9 +4,9 @@
 // (geometry.hpp). With u the unit direction from O's core toward F and d their distance:
 //   phi = d - r_F - r_O,   witness points  p_O = c + r_O u,  p_F = F - r_F u,
 // and the normal n points from the pair's body A toward body B (n = u when F is on B,
-// n = -u when F is on A), so that phi_dot = n . (v_B(p_B) - v_A(p_A)) (seed 000 eqs. 1-3).
-// The tangent is t = perp(n) (n x t = +z, seed 004 sec. 2); the polyhedral friction basis
-// of seed 000 eq. (4) is {t, -t}. Jacobian rows are over q = [q_u | q_a]:
+// n = -u when F is on A), so that phi_dot = n . (v_B(p_B) - v_A(p_A)) (Pang & Tedrake 2018, eqs. 1-3).
+// The tangent is t = perp(n) (n x t = +z, Pang, Trinkle & Lo 1996, sec. 2); the polyhedral friction basis
+// of Pang & Tedrake 2018, eq. (4) is {t, -t}. Jacobian rows are over q = [q_u | q_a]:
 //   J_n = n^T (J_B(p_B) - J_A(p_A)),   J_t = t^T (J_B(p_B) - J_A(p_A)),
 // exact derivatives of phi and of the tangential displacement (tested against finite
 // differences in tests/core/contacts_test.cpp).

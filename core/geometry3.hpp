@@ -37,7 +37,7 @@ inline Mat3 skew(const Vec3& a) {
   return s;
 }
 
-// Seed 003 eq. (7) in the quaternion chart, then the projection onto unit quaternions.
+// Xie & Chakraborty 2021, eq. (7) in the quaternion chart, then the projection onto unit quaternions.
 // Returns the unnormalised Q (its norm is needed for the derivative).
 inline Quat advance_quaternion(const Quat& q0, const Vec3& w, double h) { return q0 + 0.5 * h * qmul(pure(w), q0); }
 

@@ -104,8 +104,8 @@ void add_angular_jacobian(const Model& m, int body, const T& sign, T* row) {
 
 /// Generalized external force (n_q) at time t: gravity (vertical world: -y at each body's
 /// center of mass), the scene's loads, and the efforts of effort-controlled joints. This is
-/// tau(q) of seed 000 eq. (8) and, on the object and joints, -g_obj and (tau - g_man) of
-/// seed 004 eqs. (2)-(3) with the sign convention that a positive entry pushes q up.
+/// tau(q) of Pang & Tedrake 2018, eq. (8) and, on the object and joints, -g_obj and (tau - g_man) of
+/// Pang, Trinkle & Lo 1996, eqs. (2)-(3) with the sign convention that a positive entry pushes q up.
 /// `out` is overwritten; poses come from forward_kinematics at the same q; masses from p.
 void generalized_external_force(const Model& m, const WorldParams& p, const Pose2<double>* body_pose,
                                 const Pose2<double>* joint_frame, double t, double* out);

@@ -2,11 +2,11 @@
 // its mass, the support friction and the area of its shapes (used when a tabletop scene
 // gives no model.A).
 //
-// Seed 001 sec. 3.3-3.4 (Halm & Posa) takes H(F) = F' Ã F over the body-axis friction
+// Halm & Posa 2018, sec. 3.3-3.4 (Halm & Posa) takes H(F) = F' Ã F over the body-axis friction
 // wrench F (eq. (11)) and A = R Ã R' in the world (eq. (12)); it leaves Ã to the user.
 // Here Ã is the standard ellipsoidal approximation for a uniform pressure distribution
 // (Lee & Cutkosky 1991, "Fixture planning with friction", J. Eng. Ind. 113(3); used by
-// Zhou et al. 2018, seed 001's ref. [31], and by Hogan & Rodriguez): about the pressure
+// Zhou et al. 2018, Halm & Posa's (2018) ref. [31], and by Hogan & Rodriguez): about the pressure
 // center c, the area centroid of the support patch,
 //   f_max = mu_s m g                                  (pure translation),
 //   m_max = mu_s m g (1/Area) ∫ |r - c| dA           (pure rotation about c),

@@ -2,9 +2,9 @@
 //
 // Following MuJoCo's mjModel/mjData split: everything that never changes while worlds are
 // stepped lives in Model and is shared read-only by all worlds; what changes lives in
-// State. Generalized coordinates are ordered q = [q_u; q_a] (seed 000 sec. III-A):
+// State. Generalized coordinates are ordered q = [q_u; q_a] (Pang & Tedrake 2018, sec. III-A):
 //   q_u  unactuated: free-body coordinates (x, y, theta per body, in body order), then
-//        effort-controlled joints (their velocity is an unknown, seed 004 sec. 2);
+//        effort-controlled joints (their velocity is an unknown, Pang, Trinkle & Lo 1996, sec. 2);
 //   q_a  actuated: velocity-commanded joints, in joint order.
 // The Model also fixes the contact slots (candidate feature points per shape pair), so
 // every world of a Model poses a problem of the same shape; see contacts.hpp.
@@ -27,18 +27,18 @@ namespace qs {
 
 enum class WorldType { vertical, tabletop, body_on_plane };
 enum class Formulation {
-  trinkle_lcp,           // seed 000 sec. III-IV without the objective (vertical)
-  perfect_velocity_lcp,  // seed 001 eqs. (13)-(14) time-stepping, B = 0 (tabletop)
-  halm_posa_lcp,         // seed 001 eqs. (31)-(38) (tabletop)
-  pang_tedrake_miqp,     // seed 000 eq. (23) (vertical)
-  anitescu_qp,           // seed 002 (vertical)
-  ucp,                   // seed 004 (vertical, instantaneous)
-  ecp_ncp,               // seed 003 (body_on_plane)
+  trinkle_lcp,           // Pang & Tedrake 2018, sec. III-IV without the objective (vertical)
+  perfect_velocity_lcp,  // Halm & Posa 2018, eqs. (13)-(14) time-stepping, B = 0 (tabletop)
+  halm_posa_lcp,         // Halm & Posa 2018, eqs. (31)-(38) (tabletop)
+  pang_tedrake_miqp,     // Pang & Tedrake 2018, eq. (23) (vertical)
+  anitescu_qp,           // Pang & Tedrake's Anitescu slides (vertical)
+  ucp,                   // Pang, Trinkle & Lo 1996 (vertical, instantaneous)
+  ecp_ncp,               // Xie & Chakraborty 2021 (body_on_plane)
 };
 
 std::string_view to_string(WorldType w);
 std::string_view to_string(Formulation f);
-/// The DESIGN.md table of which formulation applies in which world.
+/// Which formulation applies in which world (docs/architecture.md).
 bool formulation_applies(Formulation f, WorldType w);
 
 struct World {
@@ -54,24 +54,24 @@ struct World {
 inline constexpr int kMaxSearchRoundWidth = 64;
 
 struct FormulationParams {
-  /// Ã of seed 001 eq. (11): body frame, torque about the body origin; symmetric positive
+  /// Ã of Halm & Posa 2018, eq. (11): body frame, torque about the body origin; symmetric positive
   /// definite. World-frame A = R Ã R' (eq. (12)) is formed by the stepper.
   std::optional<Eigen::Matrix3d> limit_surface_A;
   bool limit_surface_computed = false;             // Ã from the support (core/limit_surface.hpp), not model.A
-  std::optional<Eigen::MatrixXd> gain_B;           // seed 001 eq. (33), n_a x n_a, SPD
-  double feedback_scale_c = 1.0;                   // seed 001 c in M(cB), > 0
-  int relinearize_iterations = 0;                  // seed 001 sec. 5 fixed-point re-linearisation
-  double stiffness_K = 0.0;                        // seed 000 eq. (22), N/m, > 0
-  bool elastic_bound_previous = false;             // seed 000 sec. V.B: (23f) with the previous step's phi_bar
+  std::optional<Eigen::MatrixXd> gain_B;           // Halm & Posa 2018, eq. (33), n_a x n_a, SPD
+  double feedback_scale_c = 1.0;                   // Halm & Posa 2018 c in M(cB), > 0
+  int relinearize_iterations = 0;                  // Halm & Posa 2018, sec. 5 fixed-point re-linearisation
+  double stiffness_K = 0.0;                        // Pang & Tedrake 2018, eq. (22), N/m, > 0
+  bool elastic_bound_previous = false;             // Pang & Tedrake 2018, sec. V.B: (23f) with the previous step's phi_bar
   /// pang_tedrake_miqp: nodes per round of the branch-and-bound (BnbOptions::round_width, 1
   /// .. kMaxSearchRoundWidth). It fixes the search, and with it the answer among tied
   /// optima, on any thread count; wider rounds let one world's search use more threads.
   int search_round_width = 8;
-  bool quasi_dynamic = false;                      // seed 002: anitescu_qp mode
-  /// seed 002: the robots' impedance K_a (n_a, one positive entry per actuated joint, N/m or
+  bool quasi_dynamic = false;                      // Pang & Tedrake's Anitescu slides: anitescu_qp mode
+  /// Pang & Tedrake's Anitescu slides: the robots' impedance K_a (n_a, one positive entry per actuated joint, N/m or
   /// N m/rad); set for anitescu_qp (empty when the scene has no actuated joint).
   std::optional<Eigen::VectorXd> stiffness_Ka;
-  // ecp_ncp (seed 003 eq. (5)): the friction ellipsoid's semi-axes; e_t, e_o dimensionless,
+  // ecp_ncp (Xie & Chakraborty 2021, eq. (5)): the friction ellipsoid's semi-axes; e_t, e_o dimensionless,
   // e_r in m. mu is world.support_friction.
   double ellipsoid_e_t = 1.0, ellipsoid_e_o = 1.0, ellipsoid_e_r = 0.0;
 };
@@ -152,7 +152,7 @@ struct Dof {
 
 // ---- contacts and loads -----------------------------------------------------------------
 
-/// Two shapes that may touch. The contact normal points from A toward B (seed 000 sec.
+/// Two shapes that may touch. The contact normal points from A toward B (Pang & Tedrake 2018, sec.
 /// III-B: n from alpha on A to beta on B) and phi's rate is n . (v_B - v_A).
 struct ContactPair {
   int body_a = -1, body_b = -1;
@@ -182,7 +182,7 @@ struct Load {
   bool body_frame = false;        // force components given in the body frame
 };
 
-// ---- body_on_plane (seed 003; core/geometry3.hpp, core/formulations/ecp_ncp/) -------------
+// ---- body_on_plane (Xie & Chakraborty 2021; core/geometry3.hpp, core/formulations/ecp_ncp/) -------------
 
 /// A force and torque on the body of a body_on_plane world, three schedules each (N, N m);
 /// the force acts at `point` (body frame, m, from the center of mass).
@@ -198,7 +198,7 @@ struct Load3 {
 ///   q = [x, y, z (m) | qw, qx, qy, qz (unit quaternion, body to world) |
 ///        vx, vy, vz (m/s, world) | wx, wy, wz (rad/s, world)],
 /// a dynamic world carrying its velocity (n_u = 13, n_a = 0, no joints). The stepper uses the
-/// convex hull of the given points (seed 003 sec. 4, Conv(F)) as the planes
+/// convex hull of the given points (Xie & Chakraborty 2021, sec. 4, Conv(F)) as the planes
 /// hull_normals[i]' x <= hull_offsets[i] in the body frame, or a cylinder: its two caps as
 /// those planes and its curved side (HullCylinder) as one more, non-planar face.
 struct HullCylinder {
@@ -275,7 +275,7 @@ struct State {
   ///   at the start (a cold start);
   /// - pang_tedrake_miqp (PangTedrakeMiqp::memory_size): each slot's hypothetical
   ///   penetration phi_bar of the last solved step, the next step's elastic bound under
-  ///   elastic_bound = previous (seed 000 sec. V.B), +inf where the slot was inactive; then
+  ///   elastic_bound = previous (Pang & Tedrake 2018, sec. V.B), +inf where the slot was inactive; then
   ///   the last step's stage-1 answer, the next root's warm start; then the last solved
   ///   step's data and answer (a step with bitwise the same data reuses it); then the
   ///   sides of the last answer's pairs and whether its stage-2 polish settled the root;

@@ -180,7 +180,7 @@ World read_world(const Node& n) {
                                            {"body_on_plane", WorldType::body_on_plane}});
   if (auto g = n.get("gravity")) w.gravity = g->nonnegative();
   if (auto mu = n.get("support_friction")) {
-    // body_on_plane (seed 003): mu of the body on the plane z = 0.
+    // body_on_plane (Xie & Chakraborty 2021): mu of the body on the plane z = 0.
     if (w.type == WorldType::vertical) mu->fail("only a tabletop or body_on_plane world has a support");
     w.support_friction = mu->nonnegative();
   }
@@ -200,7 +200,7 @@ class Compiler {
     if (auto n = root_.get("name")) m_.name = n->string();
     if (auto d = root_.get("description")) description_ = d->string();
     m_.world = read_world(root_.at("world"));
-    // ---- body_on_plane (seed 003, core/scene_body_on_plane.cpp): one 3D body on the plane z = 0 ----
+    // ---- body_on_plane (Xie & Chakraborty 2021, core/scene_body_on_plane.cpp): one 3D body on the plane z = 0 ----
     if (m_.world.type == WorldType::body_on_plane) {
       read_body_on_plane(root_, m_, read_schedule);
       read_model(root_.at("model"));
@@ -441,7 +441,7 @@ class Compiler {
   }
 
   /// Rank for the default orientation of a pair: the normal points from the environment
-  /// and the manipulator toward the object (seed 000 Fig. 4b, seed 004 sec. 2).
+  /// and the manipulator toward the object (Pang & Tedrake 2018, Fig. 4b, Pang, Trinkle & Lo 1996, sec. 2).
   static int rank(BodyKind k) { return k == BodyKind::fixed ? 0 : k == BodyKind::linked ? 1 : 2; }
 
   bool adjacent(int a, int b) const {
@@ -940,7 +940,7 @@ ParameterRef resolve_parameter(const Model& m, std::string_view path, const std:
     if (ref.index < 0) return fail("no joint named " + json_quote(parts[1]));
     const FormulationInfo& f = formulation_info(m.formulation);
     if (parts[2] == "stiffness") {
-      // Seed 002's impedance: one K_a entry per velocity-controlled joint.
+      // the Anitescu slides' (Pang & Tedrake) impedance: one K_a entry per velocity-controlled joint.
       if (f.joint_gain != "stiffness") return fail("a joint's stiffness is a parameter of " + gain_owners(true) + " only");
       const Joint& j = m.joints[ref.index];
       if (j.control != Control::velocity) return fail("the joint is effort-controlled: it has no impedance stiffness");
@@ -962,7 +962,7 @@ ParameterRef resolve_parameter(const Model& m, std::string_view path, const std:
                 gain_owners(true));
   }
   if (parts.size() == 2 && parts[0] == "world" && parts[1] == "support_friction") {
-    // Seed 001: the support friction enters only the limit surface A, computed once when the
+    // Halm & Posa 2018: the support friction enters only the limit surface A, computed once when the
     // model is built (not at all when A is given): a per-world value would change nothing.
     if (m.formulation == Formulation::halm_posa_lcp || m.formulation == Formulation::perfect_velocity_lcp)
       return fail(m.params.limit_surface_A && !m.params.limit_surface_computed

@@ -1,11 +1,11 @@
 // LP certificates that a quasistatic time step has no solution.
 //
-// When Lemke's method ends on a ray for a step's LCP (Trinkle's, seed 000 eq. 23 as set up
-// in core/formulations/trinkle_lcp/trinkle_lcp.cpp, or the perfect-velocity time-stepping of seed 001 eqs. 13-14),
+// When Lemke's method ends on a ray for a step's LCP (Trinkle's, Pang & Tedrake 2018, eq. 23 as set up
+// in core/formulations/trinkle_lcp/trinkle_lcp.cpp, or the perfect-velocity time-stepping of Halm & Posa 2018, eqs. 13-14),
 // that is not a proof that the step has no solution. This file proves it, by linear
 // programming, whenever one of two necessary conditions of every LCP solution fails:
 //
-// (a) Penetration. Every active contact must end non-penetrating (seed 000 eqs. 12-13):
+// (a) Penetration. Every active contact must end non-penetrating (Pang & Tedrake 2018, eqs. 12-13):
 //     some dq_u (free, n_u entries) must satisfy
 //         offset + J dq_u >= 0,      J = J_n^u (n_c x n_u),  offset = phi + J_n^a dqa_bar.
 //     By Farkas' lemma (Schrijver, "Theory of Linear and Integer Programming", cor. 7.1e:

@@ -10,13 +10,19 @@
 namespace qs {
 
 Status Stepper::run(const Model& m, const WorldParams& p, State& s, bool fallback) {
-  // h is read here, once per step, and handed to the formulation inside p.
-  if (!(p.h > 0) || !std::isfinite(p.h)) {
+  // h is read here, once per step, and handed to the formulation inside p; so is the size
+  // of a command vector given from outside (the formulations index it by joint).
+  const bool bad_h = !(p.h > 0) || !std::isfinite(p.h);
+  const bool bad_command = p.commanded && static_cast<int>(p.command.size()) != m.n_a;
+  if (bad_h || bad_command) {
     report_ = StepReport{};
     std::fill(p_n_.begin(), p_n_.end(), 0.0);
     std::fill(p_t_.begin(), p_t_.end(), 0.0);
     std::ostringstream d;
-    d << "step.h must be a finite number > 0 (got " << p.h << ")";
+    if (bad_h) d << "step.h must be a finite number > 0 (got " << p.h << ")";
+    else
+      d << "WorldParams::command has " << p.command.size() << " entries; the model has " << m.n_a
+        << " velocity-controlled joints (command_names)";
     return fail(Status::bad_input, d.str());
   }
   record_valid_ = false;  // stages 1-2 of this step: contact_record(), at most once

@@ -103,12 +103,12 @@ class Stepper {
   const StepReport& report() const { return report_; }
   /// Per slot (n_slots), of the last step: active in its problem; phi at the configuration
   /// the step was linearised about (m); normal and net tangential impulse (N s, or N s
-  /// times the unknown k of seed 001 eq. (10) when impulses_scaled_by_k()).
+  /// times the unknown k of Halm & Posa 2018, eq. (10) when impulses_scaled_by_k()).
   const std::vector<char>& active() const { return active_; }
   const std::vector<double>& phi() const { return phi_; }
   const std::vector<double>& normal_impulse() const { return p_n_; }
   const std::vector<double>& tangent_impulse() const { return p_t_; }
-  /// Halm-Posa's impulses are known only up to the positive factor k of seed 001 eq. (10).
+  /// Halm-Posa's impulses are known only up to the positive factor k of Halm & Posa 2018, eq. (10).
   virtual bool impulses_scaled_by_k() const { return false; }
 
   /// Per-step outputs beyond the State, which `quasistep run` appends to every trajectory

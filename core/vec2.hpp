@@ -17,10 +17,10 @@ template <class T> inline Vec2<T> operator-(const Vec2<T>& a, const Vec2<T>& b) 
 template <class T> inline Vec2<T> operator-(const Vec2<T>& a) { return {-a.x, -a.y}; }
 template <class T> inline Vec2<T> operator*(const T& s, const Vec2<T>& a) { return {s * a.x, s * a.y}; }
 template <class T> inline T dot(const Vec2<T>& a, const Vec2<T>& b) { return a.x * b.x + a.y * b.y; }
-/// The z-component of the 3D cross product: Pang-Trinkle-Lo's a (x) b (seed 004 eq. 1).
+/// The z-component of the 3D cross product: Pang-Trinkle-Lo's a (x) b (Pang, Trinkle & Lo 1996, eq. 1).
 template <class T> inline T cross(const Vec2<T>& a, const Vec2<T>& b) { return a.x * b.y - a.y * b.x; }
 /// Counter-clockwise rotation by 90 degrees: the tangent t = perp(n) makes n x t = +z
-/// (seed 004 sec. 2 frame convention).
+/// (Pang, Trinkle & Lo 1996, sec. 2 frame convention).
 template <class T> inline Vec2<T> perp(const Vec2<T>& a) { return {-a.y, a.x}; }
 template <class T> inline T norm(const Vec2<T>& a) { return sqrt(dot(a, a)); }
 template <class T> inline Vec2<T> select(const auto& c, const Vec2<T>& a, const Vec2<T>& b) {

@@ -24,7 +24,7 @@ struct ParameterRef {
   enum class Kind {
     body_mass, body_pose_x, body_pose_y, body_pose_theta, body_scale, joint_position, pair_friction,
     joint_stiffness,   // anitescu_qp: K_a of one velocity-controlled joint (Pang & Tedrake's Anitescu slides)
-    model_stiffness,   // pang_tedrake_miqp: K of Pang & Tedrake 2018 eq. (22)
+    model_stiffness,   // pang_tedrake_miqp: K of Pang & Tedrake 2018, eq. (22)
     model_c            // halm_posa_lcp: the gain scale c of M(cB) (Halm & Posa 2018)
   };
   Kind kind = Kind::body_mass;

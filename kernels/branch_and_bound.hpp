@@ -6,8 +6,8 @@
 // the others relaxed, and says (a) whether it is infeasible, (b) its optimal cost, a lower
 // bound for every node below, and (c) which free disjunction its solution violates (the
 // one to branch on), or none, in which case the node is a *leaf*: its solution is feasible
-// for the original problem. Used by the MIQP stepper (seed 000, a QP per node) and the exact
-// UCP method (seed 004, two LPs per node).
+// for the original problem. Used by the MIQP stepper (Pang & Tedrake 2018, a QP per node) and the exact
+// UCP method (Pang, Trinkle & Lo 1996, two LPs per node).
 //
 // Which answer (the definition the result follows, whatever the thread count):
 //   c*   = the least cost of any leaf (the global optimum),
@@ -37,7 +37,7 @@
 // delta + s and pushed a candidate lying that close to the edge c* + tol out of the
 // answer's set; so with the rule the answer is the smallest key among the leaves within tol
 // of the best cost found, which is within delta + s of c*. The rule matters when many
-// leaves tie, as the MIQP's zero-cost steps do (42% fewer nodes on the seed 000 grasp), and
+// leaves tie, as the MIQP's zero-cost steps do (42% fewer nodes on the Pang & Tedrake 2018 grasp), and
 // when a leaf ties with its parent's bound, as the MIQP's stage 2 does.
 // Because the tree itself is deterministic (a node's relaxation depends only on its
 // fixings, its parent's warm start and its workspace's earlier nodes, which are fixed by

@@ -324,7 +324,7 @@ class DenseQp {
   /// the outputs are then the solve's, and so is W (the exchanges are undone: a hot start
   /// may follow as after the solve). Why: at a degenerate optimum the multipliers of W are
   /// one choice among many (a constraint dependent on W and active at x was left out of it),
-  /// so one of the wrong sign does not show that x is not optimal once relaxed; seed 000's
+  /// so one of the wrong sign does not show that x is not optimal once relaxed; Pang & Tedrake 2018's
   /// lift steps, where two fingers pin the object from both sides, are such a case
   /// (core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.cpp). After true the next solve does not start hot from this one.
   /// Allocates nothing.

@@ -25,7 +25,7 @@
 // shift); if the old basis is still optimal this costs no pivot at all. When the warm run
 // ends on a ray or the limit, a cold start (B = I, d = 1) follows.
 //
-// Mixed LCP (Trinkle's step, seed 000 eqs. 23a-23b): the first k variables u are free and
+// Mixed LCP (Trinkle's step, Pang & Tedrake 2018, eqs. 23a-23b): the first k variables u are free and
 // their rows are equalities:
 //   0 = A u + C z + a,    w = D u + E z + b,    0 <= z _|_ w >= 0.
 // If A is nonsingular the free variables are eliminated by a Schur complement. Otherwise

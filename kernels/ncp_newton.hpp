@@ -6,7 +6,7 @@
 //       0 <= x_i  _|_  F_i(x) >= 0           i >= n_free   (complementarity pairs)
 //
 // The caller supplies F and its Jacobian J = dF/dx through one callback (below); the kernel
-// knows no physics (seed 003 eqs. (18)-(19) are one caller, core/formulations/ecp_ncp/ecp_ncp.cpp).
+// knows no physics (Xie & Chakraborty 2021, eqs. (18)-(19) are one caller, core/formulations/ecp_ncp/ecp_ncp.cpp).
 //
 // Reformulation. Each pair becomes one equation with the Fischer-Burmeister function
 //     phi(a, b) = sqrt(a^2 + b^2) - a - b,   phi = 0  <=>  a >= 0, b >= 0, a b = 0,

@@ -4,7 +4,7 @@
 //
 //   LCP(M, q):  find z >= 0 with w = M z + q >= 0 and z'w = 0,  M symmetric PSD.
 //
-// This is the dual of Anitescu's convex step (seed 002, the QP
+// This is the dual of Anitescu's convex step (Pang & Tedrake's Anitescu slides, the QP
 // min 1/2 v'Qv + c'v s.t. phi/h + J v >= 0): M = J Q^-1 J', q = phi/h - J Q^-1 c, and the
 // primal velocity is v = Q^-1 (J'z - c). For a PSD LCP w (hence v) is unique even where z is
 // not.

@@ -193,7 +193,7 @@ Status Ucp::build(const UcpData& in) {
   rhs_v_ = J * theta_alpha_full_;  // J_alpha theta_alpha
 
   // Z: the rows of Q (P Pi = Q R) beyond P's rank span col(P)^perp, so Z a = 0 iff a is in
-  // col(P) (seed 004 sec. 2, "rank-retaining factorizations").
+  // col(P) (Pang, Trinkle & Lo 1996, sec. 2, "rank-retaining factorizations").
   auto f = std::make_shared<Factor>();
   f->cod.setThreshold(kRankThreshold);
   f->cod.compute(P_);

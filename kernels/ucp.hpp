@@ -1,8 +1,8 @@
-// The uncoupled complementarity problem (UCP) of Pang, Trinkle & Lo (seed 004): the
+// The uncoupled complementarity problem (UCP) of Pang, Trinkle & Lo (Pang, Trinkle & Lo 1996): the
 // instantaneous quasistatic motion of a grasped planar object, with some joints
 // velocity-controlled (alpha) and the others effort-controlled (abar).
 //
-// Data (seed 004 sec. 2, 0-based joint indices): P = [W^T  J_abar] (2 n_c x (n_q + |abar|),
+// Data (Pang, Trinkle & Lo 1996, sec. 2, 0-based joint indices): P = [W^T  J_abar] (2 n_c x (n_q + |abar|),
 // the n_c normal rows first), J_n and J_t (n_c x n_theta), theta_dot (only the entries in
 // alpha are used), the loads d = [0; g_obj; (g_man - tau)_abar] (or g_obj, g_man and tau
 // separately) and the friction coefficients mu (n_c, >= 0).
@@ -47,7 +47,7 @@
 
 namespace qs {
 
-/// Raw data in seed 004 sec. 2's notation.
+/// Raw data in Pang, Trinkle & Lo 1996, sec. 2's notation.
 struct UcpData {
   Eigen::MatrixXd P;                      // 2 n_c x (n_q + |abar|): [W'  J_abar]
   Eigen::MatrixXd J_n, J_t;               // n_c x n_theta
@@ -80,7 +80,7 @@ struct UcpWorkspace {
   Eigen::VectorXd vn, vt;          // n_c: eqs. (4), (5)
 };
 
-/// The worst scaled residual of seed 004 eqs. (2)-(10) and where it is.
+/// The worst scaled residual of Pang, Trinkle & Lo 1996, eqs. (2)-(10) and where it is.
 struct UcpCheck {
   double worst = 0;   // forces over their scale, velocities over theirs (see Ucp::check)
   int equation = 0;   // 2..10 (8 and 9, the same condition, are reported as 8); 0: none
@@ -174,7 +174,7 @@ class Ucp {
   std::shared_ptr<const Factor> factor_;  // the pivoted QR/COD of P, for recovery
 };
 
-// ---- the paper's bilinear algorithm (seed 004 sec. 4, with sec. 5's modified restart) -----
+// ---- the paper's bilinear algorithm (Pang, Trinkle & Lo 1996, sec. 4, with sec. 5's modified restart) -----
 
 struct UcpBilinearOptions {
   double tolerance = 1e-10;  // complementarity: Ucp::complementary

@@ -239,11 +239,14 @@ std::string provenance(const Scene& scene) {
                              std::string(to_string(m.formulation)));
 }
 
-/// The header: step, t, one column per DOF, then the stepper's extra columns
-/// (Stepper::extra_columns(); none for most steppers).
-void write_trajectory_header(const Scene& scene, const std::vector<std::string>& extra, std::ostream& o) {
+/// The header: the provenance line (with the command file, if any), then step, t, one
+/// column per DOF, then the stepper's extra columns (Stepper::extra_columns(); none for most
+/// steppers).
+void write_trajectory_header(const Scene& scene, const std::vector<std::string>& extra, const std::string& commands,
+                             std::ostream& o) {
   const Model& m = *scene.model;
-  o << provenance(scene) << "\n";
+  // A run under a command file says so: its trajectory is not the scene's own.
+  o << provenance(scene) << (commands.empty() ? std::string() : " commands=" + io::printable(commands)) << "\n";
   o << "step,t";
   for (const Dof& d : m.dofs) o << "," << d.name;
   for (const std::string& c : extra) o << "," << c;
@@ -304,7 +307,10 @@ int cmd_run(const RunOptions& opt, std::ostream& out, std::ostream& err) {
     throw InputError(opt.scene + ": model.formulation: \"" + std::string(to_string(m.formulation)) +
                      "\" has no stepper in this build yet; --steps 0 writes the initial state");
   State s = initial_state(m);
-  io::OutputSet outputs(out, {opt.scene});
+  // The command file is an input too: an output option naming it is refused.
+  std::vector<std::string> inputs = {opt.scene};
+  if (!opt.commands.empty() && opt.commands != "-") inputs.push_back(opt.commands);
+  io::OutputSet outputs(out, inputs);
   io::Output* traj = outputs.add("--out", opt.out);
   io::Output* forces = outputs.add("--forces", opt.forces);
   outputs.open();
@@ -313,7 +319,7 @@ int cmd_run(const RunOptions& opt, std::ostream& out, std::ostream& err) {
   std::vector<double> extra;
   extra.reserve(extra_columns.size());
   if (traj) {
-    write_trajectory_header(scene, extra_columns, traj->stream());
+    write_trajectory_header(scene, extra_columns, opt.commands, traj->stream());
     write_trajectory_row(s, extra, extra_columns.size(), traj->stream());  // row 0: no step, empty cells
   }
   if (forces) {
@@ -464,7 +470,7 @@ std::string version_text() {
 #else
   const char* isa = "SSE2";
 #endif
-  std::string text = std::string("quasistep ") + kVersion + "\nlanes: " + std::to_string(kNativeWidth) +
+  std::string text = std::string("quasistep ") + kVersion + "\nlanes: " + std::to_string(kLaneWidth) +
                      " worlds per lane group (" + isa + ")\noptional parts:";
   // "Python module no, OMPL planner no, ..." (tools/CMakeLists.txt).
   return text + " " + QUASISTEP_OPTIONAL_PARTS;
@@ -565,6 +571,7 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
       app.add_subcommand("mc-merge", "Merge the sample CSVs of a sharded study; prints the summary of the whole study");
   mc_merge->add_option("files", merge_files, "Sample CSVs written by quasistep mc --shard K/M --out")->required();
   mc_merge->add_option("--report", merge_report, "Self-contained HTML report of the merged study");
+  add_common(*mc_merge, common);
 
   try {
     app.parse(argc, argv);

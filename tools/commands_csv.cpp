@@ -10,15 +10,27 @@
 namespace qs::io {
 namespace {
 
+/// The cells of a line, each without the spaces and tabs around it (spreadsheets write
+/// "1, 0.1").
 std::vector<std::string> split_commas(const std::string& line) {
   std::vector<std::string> fields;
   std::size_t at = 0;
   while (true) {
     const std::size_t comma = line.find(',', at);
-    fields.push_back(line.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+    std::string f = line.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    const std::size_t first = f.find_first_not_of(" \t"), last = f.find_last_not_of(" \t");
+    fields.push_back(first == std::string::npos ? std::string() : f.substr(first, last - first + 1));
     if (comma == std::string::npos) return fields;
     at = comma + 1;
   }
+}
+
+/// A finite double, the whole cell (a leading '+' allowed, which from_chars is not).
+bool parse_finite(const std::string& cell, double& v) {
+  const char* first = cell.data() + (!cell.empty() && cell[0] == '+' ? 1 : 0);
+  const char* last = cell.data() + cell.size();
+  const auto r = std::from_chars(first, last, v);
+  return first != last && r.ec == std::errc() && r.ptr == last && std::isfinite(v);
 }
 
 std::string expected_header(std::span<const std::string> names) {
@@ -38,18 +50,21 @@ CommandSequence read_commands_csv(std::istream& in, const std::string& file, std
   std::string line;
   for (long number = 1; std::getline(in, line); ++number) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (number == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // a UTF-8 byte order mark
     if (line.empty() || line.front() == '#') continue;
     const auto fail = [&](const std::string& why) {
       return CommandsCsvError(file + ": line " + std::to_string(number) + ": " + why);
     };
+    const std::vector<std::string> fields = split_commas(line);
     if (!have_header) {
-      if (line != header)
+      std::string given = fields[0];
+      for (std::size_t k = 1; k < fields.size(); ++k) given += "," + fields[k];
+      if (given != header)
         throw fail("the header must be \"" + header +
                    "\" (step, then the scene's velocity-commanded joints in order), not \"" + line + "\"");
       have_header = true;
       continue;
     }
-    const std::vector<std::string> fields = split_commas(line);
     if (fields.size() != columns)
       throw fail(std::to_string(fields.size()) + " columns where the header has " + std::to_string(columns));
     int step = 0;
@@ -59,10 +74,7 @@ CommandSequence read_commands_csv(std::istream& in, const std::string& file, std
                  fields[0] + "\"");
     for (std::size_t k = 1; k < columns; ++k) {
       double v = 0;
-      const std::string& f = fields[k];
-      const auto r = std::from_chars(f.data(), f.data() + f.size(), v);
-      if (r.ec != std::errc() || r.ptr != f.data() + f.size() || !std::isfinite(v))
-        throw fail(names[k - 1] + ": \"" + f + "\" is not a finite number");
+      if (!parse_finite(fields[k], v)) throw fail(names[k - 1] + ": \"" + fields[k] + "\" is not a finite number");
       c.values.push_back(v);
     }
     ++c.steps;

@@ -1,6 +1,8 @@
 #include "tools/mc_command.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
@@ -90,11 +92,17 @@ void print_mc_summary(const McStudy& st, const McSummary& s, std::ostream& out) 
   for (const ParameterBins& b : s.bins) {
     out << "    " << b.path << "\n";
     const double width = (b.high - b.low) / static_cast<double>(b.count.size());
+    // Enough digits that neighbouring edges differ (a range far from 0 needs more than 4).
+    const double magnitude = std::max(std::abs(b.low), std::abs(b.high));
+    const int digits = width > 0 && magnitude > 0
+                           ? std::max(4, static_cast<int>(std::ceil(std::log10(magnitude / width))) + 2)
+                           : 4;
     for (std::size_t k = 0; k < b.count.size(); ++k) {
       const double lo = b.low + width * static_cast<double>(k);
       const double hi = k + 1 == b.count.size() ? b.high : b.low + width * static_cast<double>(k + 1);
       std::ostringstream edges;
-      edges << "[" << std::setprecision(4) << lo << ", " << hi << (k + 1 == b.count.size() ? "]" : ")");
+      edges << "[" << std::setprecision(std::min(digits, 17)) << lo << ", " << hi
+            << (k + 1 == b.count.size() ? "]" : ")");
       out << "      " << std::left << std::setw(22) << edges.str() << std::right << std::setw(10) << b.count[k]
           << " samples  "
           << (b.count[k] ? fixed(static_cast<double>(b.successes[k]) / static_cast<double>(b.count[k]), 2)

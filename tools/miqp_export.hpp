@@ -1,4 +1,4 @@
-// One MIQP step written in the CPLEX LP file format, with seed 000's big-M encoding of
+// One MIQP step written in the CPLEX LP file format, with Pang & Tedrake's (2018) big-M encoding of
 // each complementarity pair (eq. (20)/(23d)), so that any MIQP solver (Gurobi, CPLEX,
 // SCIP, HiGHS) can cross-check quasistep's branch-and-bound on it.
 #pragma once

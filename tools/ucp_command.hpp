@@ -1,4 +1,4 @@
-// `quasistep ucp PROBLEM.json`: one uncoupled complementarity problem (seed 004) from raw
+// `quasistep ucp PROBLEM.json`: one uncoupled complementarity problem (Pang, Trinkle & Lo 1996) from raw
 // data in the paper's notation (kernels/ucp.hpp, docs/ucp.md; problem files are read by
 // core/formulations/ucp/ucp_problem_file.hpp), solved by the bilinear LP
 // algorithm, the exact branch-and-bound, or both; or every contact mode enumerated.

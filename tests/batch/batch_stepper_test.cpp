@@ -191,7 +191,7 @@ TEST(BatchStepper, EveryWorldIsBitwiseTheSingleWorldRunAtAnyThreadCountAndSplit)
 }
 
 TEST(BatchStepper, MiqpWorldsAreBitwiseTheSingleWorldRunInBothElasticModes) {
-  // Seed 000's grasp under the MIQP: one branch-and-bound per world, run inside the batch's
+  // Pang & Tedrake's (2018) grasp under the MIQP: one branch-and-bound per world, run inside the batch's
   // parallel loop (its own rounds isolated). Per-world finger friction makes the worlds
   // differ; under elastic_bound = previous each world carries its phi_bar in State::memory.
   for (const char* mode : {"current", "previous"}) {
@@ -228,7 +228,7 @@ TEST(BatchStepper, MiqpWorldsAreBitwiseTheSingleWorldRunInBothElasticModes) {
 }
 
 TEST(BatchStepper, EcpWorldsAreBitwiseTheSingleWorldRunWithTheirWarmStartInTheState) {
-  // The T-bar of seed 003 sec. 5.2 with a different initial spin per world. The ECP stepper's
+  // The T-bar of Xie & Chakraborty 2021, sec. 5.2 with a different initial spin per world. The ECP stepper's
   // warm start is in State::memory: worlds interleaved on shared steppers, and a single world
   // stepped by two stepper objects in turn, give the one-stepper run's bits.
   const Scene s = load("examples/ecp_tbar.json");

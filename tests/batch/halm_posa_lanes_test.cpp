@@ -178,7 +178,7 @@ TEST(HalmPosaLanes, AsymmetricPushWithContactsComingAndGoingIsBitwiseTheSingleWo
 }
 
 TEST(HalmPosaLanes, WallJamFallsBackToTheCertifiedScalarPathInEveryLane) {
-  // Seed 001 Fig. 4 top: under perfect velocity the wall jams the disk; Lemke in lanes ends
+  // Halm & Posa 2018, Fig. 4 top: under perfect velocity the wall jams the disk; Lemke in lanes ends
   // on a ray, the compacted fallback proves the step infeasible. Friction varies per world,
   // so worlds jam at their own steps.
   json j = example("halm_posa_wall");

@@ -363,7 +363,7 @@ TEST(McSummary, NormalBinsSpanThreeStddevsAndCatchTheTails) {
   EXPECT_EQ(s.bins[0].count[5], 1);  // the mean opens the upper half
 }
 
-// The halm_posa push of seed 001 with an uncertain finger position, judged by a goal region.
+// The halm_posa push of Halm & Posa 2018 with an uncertain finger position, judged by a goal region.
 json push_study() {
   json j = example_json("halm_posa_push.json");
   j["step"]["steps"] = 80;
@@ -402,7 +402,7 @@ TEST(McPush, AFingerThatNeverReachesTheObjectIsNeverTouched) {
 }
 
 TEST(McPush, AFailedSampleIsAnOutcomeNotAnError) {
-  // Seed 001 Fig. 4 top: under perfect velocity tracking the wall jams the push at the first
+  // Halm & Posa 2018, Fig. 4 top: under perfect velocity tracking the wall jams the push at the first
   // squeezing step (step 82 with the wall at y = 0). With the wall's y uniform in [0, 0.1]
   // and 100 steps, the samples whose wall is within about 4.5 cm of y = 0 jam; the others
   // end before the squeeze.

@@ -1,37 +1,41 @@
 #!/usr/bin/env bash
 # The library as its users get it. Installs this build into a temporary prefix, then builds
 # tests/consumer/trajectory.cpp out of tree twice: with find_package (CMake, no flags of its
-# own) and with pkg-config (with -march=native, as a user tuning for the machine might);
-# both must print every example's trajectory exactly as `quasistep run --out` writes it.
+# own: -O0 for the x86-64 baseline) and with pkg-config (-O2 -march=native, as a user tuning
+# for the machine might, instantiating template code the library uses too: Lemke<64>, Eigen
+# products). Both must print every example's trajectory exactly as `quasistep run --out`.
 # Last, a parent project that includes quasistep with add_subdirectory is configured: its
 # build type stays unset and its program's compile command carries none of quasistep's own
 # flags (-march, -Werror).
-# usage: run.sh BUILD_DIR SOURCE_DIR WORK_DIR CXX EXAMPLE.json...
+# usage: run.sh BUILD_DIR SOURCE_DIR WORK_DIR CXX LIBDIR EXAMPLE.json...
+#   LIBDIR: CMAKE_INSTALL_LIBDIR (lib, lib64 or lib/<multiarch>)
 set -euo pipefail
-build=$1 source=$2 work=$3 cxx=$4
-shift 4
+build=$1 source=$2 work=$3 cxx=$4 libdir=$5
+shift 5
+command -v pkg-config >/dev/null || { echo "pkg-config is not installed (tools/bootstrap installs pkgconf)" >&2; exit 1; }
 rm -rf "$work"
 mkdir -p "$work"
 prefix=$work/prefix
 
 cmake --install "$build" --prefix "$prefix" >"$work/install.log"
 for f in include/quasistep/quasistep.hpp include/quasistep/version.hpp include/quasistep/core/model.hpp \
-         bin/quasistep lib/cmake/quasistep/quasistep-config.cmake \
-         lib/cmake/quasistep/quasistep-config-version.cmake lib/pkgconfig/quasistep.pc; do
+         bin/quasistep $libdir/cmake/quasistep/quasistep-config.cmake \
+         $libdir/cmake/quasistep/quasistep-config-version.cmake $libdir/pkgconfig/quasistep.pc; do
   [ -e "$prefix/$f" ] || { echo "not installed: $f" >&2; exit 1; }
 done
 
-# 1. find_package: the package alone (no -march, no compile option of the user's).
-cmake -S "$source/tests/consumer" -B "$work/cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+# 1. find_package: the package alone (no -march, no option of the user's), unoptimised (-O0).
+cmake -S "$source/tests/consumer" -B "$work/cmake" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_PREFIX_PATH="$prefix" >"$work/cmake.log"
 cmake --build "$work/cmake" >>"$work/cmake.log"
 
-# 2. pkg-config, tuned for this machine.
-export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+# 2. pkg-config, tuned for this machine, sharing template code with the library.
+export PKG_CONFIG_PATH=$prefix/$libdir/pkgconfig
 [ "$(pkg-config --modversion quasistep)" = "$("$prefix/bin/quasistep" --version | head -1 | cut -d' ' -f2)" ] ||
   { echo "pkg-config's version is not the CLI's" >&2; exit 1; }
 # shellcheck disable=SC2046  # pkg-config's output is a list of words
-"$cxx" -std=c++20 -O2 -march=native -I "$source/tests/consumer" "$source/tests/consumer/trajectory.cpp" \
+"$cxx" -std=c++20 -O2 -march=native -DQS_CONSUMER_SHARES_TEMPLATES -I "$source/tests/consumer" \
+  "$source/tests/consumer/trajectory.cpp" \
   -o "$work/trajectory_pkgconfig" $(pkg-config --cflags --libs quasistep)
 
 # Both programs against the installed CLI: the DOF columns of every row, byte for byte.

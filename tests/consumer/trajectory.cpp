@@ -6,12 +6,32 @@
 
 #include <exception>
 #include <iostream>
+#include <memory>
 
 // The user's own header of the same relative name as one of quasistep's: quasistep's headers
 // must keep finding theirs (they include "quasistep/core/model.hpp").
 #include "core/model.hpp"
 
 namespace {
+// With QS_CONSUMER_SHARES_TEMPLATES: template code the library uses too (its LCP solver,
+// Eigen's products), instantiated here with this program's flags. The linker keeps one copy
+// of each such function for the whole program, maybe this one: built for the library's
+// instruction set, the library's steps must come out the same (docs/api.md says why a
+// program built for another one may differ in the last bits).
+bool use_the_librarys_templates() {
+#ifndef QS_CONSUMER_SHARES_TEMPLATES
+  return true;
+#else
+  Eigen::MatrixXd M = Eigen::MatrixXd::Identity(3, 3) * 2.0;
+  M(0, 1) = M(1, 0) = 1.0;
+  const Eigen::MatrixXd MtM = M.transpose() * M;
+  const Eigen::VectorXd q = -MtM.col(0);
+  auto lemke = std::make_unique<qs::Lemke<64>>();  // the capacity of the LCP steppers
+  auto result = std::make_unique<qs::Lemke<64>::Result>();
+  return lemke->solve(MtM, q, *result) == qs::Status::solved;
+#endif
+}
+
 void print_row(const qs::State& s) {
   std::cout << s.step << "," << s.t;
   for (Eigen::Index i = 0; i < s.q.size(); ++i) std::cout << "," << s.q[i];
@@ -24,6 +44,10 @@ int main(int argc, char** argv) {
   if (argc != 2) {
     std::cerr << "usage: " << argv[0] << " SCENE.json\n";
     return 2;
+  }
+  if (!use_the_librarys_templates()) {
+    std::cerr << "Lemke<64> did not solve a positive definite LCP\n";
+    return 1;
   }
   try {
     const qs::Scene scene = qs::load_scene_file(argv[1]);

@@ -79,7 +79,7 @@ TEST(AllocationFree, TrinkleLcpStep) {
 
 TEST(AllocationFree, PangTedrakeMiqpStep) {
   // Serial branch-and-bound, so this thread evaluates every node (the counter sees this
-  // thread only). The first pass over the seed 000 grasp and the 36-pair box (searches,
+  // thread only). The first pass over the Pang & Tedrake 2018 grasp and the 36-pair box (searches,
   // polishes, workspaces traded between the root probe and the search) may allocate; the
   // second, over the same steps, must not.
   for (const char* rel : {"examples/pang_tedrake_grasp.json", "examples/pang_tedrake_box_36.json"}) {
@@ -116,7 +116,7 @@ TEST(AllocationFree, HalmPosaLcpStepWithRelinearisation) {
   EXPECT_EQ(guard.count(), 0);
 }
 
-// ---- the UCP solvers (seed 004): a repeated solve -------------------------------------------
+// ---- the UCP solvers (Pang, Trinkle & Lo 1996): a repeated solve -------------------------------------------
 // ucp_enumerate_modes (`quasistep ucp --all`) is left out: it returns a list of every mode
 // combination with a solution, which grows with the answer, and is a one-shot search for
 // small problems (it builds its LP solvers per call), not a kernel that is solved repeatedly.
@@ -127,7 +127,7 @@ UcpData ucp_data_set(int k) {
   return load_ucp_problem(std::string(QUASISTEP_SOURCE_DIR) + "/tests/data/ucp/data_set_" + std::to_string(k) + ".json");
 }
 
-/// The seed 000 gripper as a `ucp` scene (as tests/core/ucp_test.cpp builds it): the cylinder
+/// The Pang & Tedrake 2018 gripper as a `ucp` scene (as tests/core/ucp_test.cpp builds it): the cylinder
 /// on the ground, the fingers at x = -+half_gap, at time t; with squeeze > 0 the fingers are
 /// effort-controlled, pushing with squeeze N each.
 UcpData gripper_ucp(double half_gap, double t, double squeeze = 0) {

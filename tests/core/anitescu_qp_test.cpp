@@ -1,4 +1,4 @@
-// Pang & Tedrake's convex step (seed 002, core/formulations/anitescu_qp/anitescu_qp.hpp): every step of every example
+// Pang & Tedrake's convex step (Pang & Tedrake's Anitescu slides, core/formulations/anitescu_qp/anitescu_qp.hpp): every step of every example
 // satisfies the KKT conditions of the Anitescu QP, checked here from the step's outputs with
 // Jacobians, mass matrix and gravity rebuilt independently; the analytic cases (free fall,
 // a joint reaching its reference, a box at rest); quasistatic convergence in h; the Anitescu
@@ -312,7 +312,7 @@ TEST(AnitescuQp, JointMovesExactlyToItsReferenceWithoutContact) {
 }
 
 TEST(AnitescuQp, HeavyRobotLinksAreGravityCompensated) {
-  // The controllers compensate the robots' own gravity (seed 002: tau_a = K_a (...) - tau_g):
+  // The controllers compensate the robots' own gravity (Pang & Tedrake's Anitescu slides: tau_a = K_a (...) - tau_g):
   // with massive links the joints still reach their references exactly, in both modes.
   for (const char* mode : {"quasistatic", "quasi_dynamic"}) {
     SCOPED_TRACE(mode);
@@ -384,7 +384,7 @@ std::vector<Eigen::Vector3d> box_push_poses(double h) {
 }
 
 TEST(AnitescuQp, QuasistaticTrajectoryConvergesAsTheStepShrinks) {
-  // seed 002 slide "Integral error vs. simulation time step": the integral over [0, 1 s] of
+  // Pang & Tedrake's Anitescu slides slide "Integral error vs. simulation time step": the integral over [0, 1 s] of
   // the box pose error |dx| + |dy| + (0.05 m) |dtheta| against a fine-step reference.
   const double h_ref = 0.0005;
   const std::vector<Eigen::Vector3d> ref = box_push_poses(h_ref);

@@ -1,4 +1,4 @@
-// Contact frames and Jacobians: the seed 000 gripper's matrices (eqs. 24-27), frame
+// Contact frames and Jacobians: the Pang & Tedrake 2018 gripper's matrices (eqs. 24-27), frame
 // invariants, and every Jacobian row against finite differences for every shape pair and
 // joint type the examples use.
 #include "quasistep/core/contacts.hpp"
@@ -15,7 +15,7 @@ namespace {
 
 std::string source_path(const std::string& rel) { return std::string(QUASISTEP_SOURCE_DIR) + "/" + rel; }
 
-// ---- seed 000 sec. V.A ---------------------------------------------------------------------
+// ---- Pang & Tedrake 2018, sec. V.A ---------------------------------------------------------------------
 
 TEST(ContactsGripper, ReproducesSeed000Equations24To27) {
   const Scene scene = load_scene_file(source_path("examples/pang_tedrake_gripper.json"));

@@ -1,4 +1,4 @@
-// Seed 003 sec. 5.3 (Fig. 7): the dumbbell of examples/ecp_dumbbell.json, whose hull is a
+// Xie & Chakraborty 2021, sec. 5.3 (Fig. 7): the dumbbell of examples/ecp_dumbbell.json, whose hull is a
 // cylinder. Every step solves its MNCP to 1e-9 in contact with no penetration; the contact
 // mode, read from the axis' tilt, goes from surface contact (standing on an end) through
 // point contact (on that end's rim) to line contact (lying on its side) and stays there; lying,

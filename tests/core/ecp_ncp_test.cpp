@@ -1,4 +1,4 @@
-// Seed 003's ECP stepper (core/formulations/ecp_ncp/, core/geometry3.hpp): the hull, the step's MNCP against finite
+// Xie & Chakraborty's (2021) ECP stepper (core/formulations/ecp_ncp/, core/geometry3.hpp): the hull, the step's MNCP against finite
 // differences, the four-legged desk against the planar-sliding reference (sec. 5.1: within
 // 1e-8 over 4 s), falling and tipping bodies (no penetration, contact modes), bad input.
 #include "quasistep/core/formulations/ecp_ncp/ecp_ncp.hpp"
@@ -94,7 +94,7 @@ TEST(EcpHull, TetrahedronAndDegenerateSets) {
 
 // ---- the step's MNCP --------------------------------------------------------------------
 
-/// The analytic Jacobian of seed 003 eqs. (18)-(19) against central differences.
+/// The analytic Jacobian of Xie & Chakraborty 2021, eqs. (18)-(19) against central differences.
 void expect_jacobian_matches(const Model& m, const Eigen::VectorXd& q, int k, unsigned seed) {
   EcpStepProblem p;
   p.setup(m, q, 0.3, k);

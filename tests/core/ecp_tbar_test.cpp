@@ -1,4 +1,4 @@
-// Seed 003 sec. 5.2 (Figs. 5, 6): the T-shaped bar of examples/ecp_tbar.json. Every step
+// Xie & Chakraborty 2021, sec. 5.2 (Figs. 5, 6): the T-shaped bar of examples/ecp_tbar.json. Every step
 // solves its MNCP to 1e-9 with the ECP on the plane and no penetration; the contact mode,
 // read independently from the hull vertices touching the plane at each step's end pose, goes
 // through one-point, two-point and patch contact in both tilting phases, with the ECP at the

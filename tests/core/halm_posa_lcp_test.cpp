@@ -1,4 +1,4 @@
-// Halm & Posa's time-stepping LCP and its perfect-velocity special case on the seed 001
+// Halm & Posa's time-stepping LCP and its perfect-velocity special case on the Halm & Posa 2018
 // examples (sec. 6.1, Figs. 3-4): every step is checked against the LCP it posed, the
 // finite-gain trajectory converges to the perfect-velocity one as c -> 0 (Theorem 4,
 // Fig. 3 bottom), and the wall jams the perfect-velocity model with a proof while the
@@ -110,7 +110,7 @@ TEST(HalmPosaLcp, PerfectVelocityPushIsFeasibleAndStraight) {
 }
 
 TEST(HalmPosaLcp, FiniteGainConvergesToPerfectVelocityAsCGoesToZero) {
-  // Seed 001 Theorem 4 and Fig. 3 bottom: e(c) = |q_o(10 s) - q_o,inf(10 s)| against c on a
+  // Halm & Posa 2018, Theorem 4 and Fig. 3 bottom: e(c) = |q_o(10 s) - q_o,inf(10 s)| against c on a
   // log-log plot is roughly a line for high gains. Here it is a line of slope 1.
   for (const char* name : {"halm_posa_push", "halm_posa_push_asymmetric", "halm_posa_push_semicircular"}) {
     SCOPED_TRACE(name);
@@ -134,7 +134,7 @@ TEST(HalmPosaLcp, FiniteGainConvergesToPerfectVelocityAsCGoesToZero) {
 }
 
 TEST(HalmPosaLcp, WallJamsThePerfectVelocityModelWithAProof) {
-  // Seed 001 Fig. 4 top: "the perfect velocity tracking program terminates at the first
+  // Halm & Posa 2018, Fig. 4 top: "the perfect velocity tracking program terminates at the first
   // time-step at which the squeezing occurs".
   const json s = perfect_velocity(example("halm_posa_wall"));
   const Scene scene = parse_scene(s.dump());
@@ -194,7 +194,7 @@ TEST(HalmPosaLcp, WallFiniteGainRunsThroughAndRollsAlongTheWall) {
 }
 
 TEST(HalmPosaLcp, RelinearisationMakesTheLinearisedGapTheTrueOne) {
-  // Seed 001 sec. 5: with r fixed-point iterations the last LCP is linearised about its own
+  // Halm & Posa 2018, sec. 5: with r fixed-point iterations the last LCP is linearised about its own
   // predicted end state, so at convergence its end-of-step gap w_N is the true gap there.
   json s = example("halm_posa_push_asymmetric");
   s["step"] = {{"h", 0.5}, {"steps", 20}};

@@ -1,4 +1,4 @@
-// Halm & Posa's time-stepping LCP on the peg-in-hole example of seed 001 sec. 6.2 (Fig. 4
+// Halm & Posa's time-stepping LCP on the peg-in-hole example of Halm & Posa 2018, sec. 6.2 (Fig. 4
 // bottom), examples/halm_posa_peg.json: every step is checked against the LCP it posed and
 // against the true (nonlinear) gaps, and the four phases of the figure are checked where the
 // example's commands.note places them:
@@ -167,7 +167,7 @@ TEST(HalmPosaPeg, PhaseFourEndsWithThePegInsideTheSlot) {
 }
 
 TEST(HalmPosaPeg, RelinearisationDrivesThePenetrationOfTheRotatingPegDown) {
-  // Seed 001 sec. 5's fixed point on the rotating polygons: each iteration linearises phi
+  // Halm & Posa 2018, sec. 5's fixed point on the rotating polygons: each iteration linearises phi
   // about the previous prediction of the end state, so the true gaps approach the LCP's.
   auto worst_penetration = [](int iterations) {
     Scene scene = load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/examples/halm_posa_peg.json");

@@ -1,4 +1,4 @@
-// Seed 000 (Pang & Tedrake) sec. V.B, Table I, in 2D: the MIQP (23) on scenes the size of
+// Pang & Tedrake 2018 (Pang & Tedrake) sec. V.B, Table I, in 2D: the MIQP (23) on scenes the size of
 // the paper's timing table. examples/pang_tedrake_box_36.json keeps 9 contacts (36
 // complementarity pairs) in every step once the box is grasped, like the paper's 36-binary
 // cylinder; examples/pang_tedrake_box_72.json keeps 18 (72 pairs, kMaxContacts) from step 18
@@ -18,7 +18,7 @@
 // actually branched on") and the most pairs fixed in one node (max_depth), as test
 // properties (RecordProperty, in --gtest_output=xml) and on stdout.
 //
-// The scenes use elastic_bound = previous (the remedy for stiff problems that seed 000 gives in
+// The scenes use elastic_bound = previous (the remedy for stiff problems that Pang & Tedrake 2018 gives in
 // sec. V.B, the section whose example Table I times). The default 'current' bound is tested
 // too, on both scenes and on the 36-pair one with mu = 0.8.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Pang & Tedrake's MIQP step on the seed 000 gripper (sec. V.A, Fig. 5) with command (29):
+// Pang & Tedrake's MIQP step on the Pang & Tedrake 2018 gripper (sec. V.A, Fig. 5) with command (29):
 // the fingers touch after 20 steps, the x command is then not followed (no penetration),
 // the y command is, the squeezed cylinder rises with the fingers, and after the release it
 // is back on the table. With mu = 0.45 at the fingers the grasp slips instead.
@@ -432,7 +432,7 @@ TEST(PangTedrakeMiqp, StageTwoIsSkippedOnlyWhenStageOnesGripIsTheLeast) {
 }
 
 TEST(PangTedrakeMiqp, PreviousStepElasticBoundLiftsOneStepLater) {
-  // Seed 000 sec. V.B: the bound from the previous step's phi_bar delays the grip by one
+  // Pang & Tedrake 2018, sec. V.B: the bound from the previous step's phi_bar delays the grip by one
   // step; the grasp then lifts as before.
   json s = grasp_scene();
   s["model"]["elastic_bound"] = "previous";

@@ -56,7 +56,7 @@ json base_scene() {
   })");
 }
 
-/// A valid tabletop scene for the seed 001 models. Bodies: [0] object (free box, x y theta),
+/// A valid tabletop scene for the Halm & Posa 2018 models. Bodies: [0] object (free box, x y theta),
 /// [1] slider (linked, no shape), [2] pusher (linked disk). Joints px, py (both velocity).
 json tabletop_scene() {
   return json::parse(R"({
@@ -334,7 +334,7 @@ TEST(SceneErrors, Choices) {
 // ---- world, model and step --------------------------------------------------------------
 
 TEST(SceneErrors, World) {
-  // A planar scene declared body_on_plane (seed 003) fails at its first planar section.
+  // A planar scene declared body_on_plane (Xie & Chakraborty 2021) fails at its first planar section.
   EXPECT_TRUE(Fails(with("/world/type", "body_on_plane"), "joints", "a body_on_plane world has no joints"));
   EXPECT_TRUE(Fails(with("/world/support_friction", 0.5), "world.support_friction",
                     "only a tabletop or body_on_plane world has a support"));
@@ -377,7 +377,7 @@ TEST(SceneErrors, FormulationParameters) {
 }
 
 TEST(SceneErrors, AnitescuStiffness) {
-  // seed 002: K_a, one positive stiffness per velocity-controlled joint (base scene: y_g, x_l).
+  // Pang & Tedrake's Anitescu slides: K_a, one positive stiffness per velocity-controlled joint (base scene: y_g, x_l).
   const json s = with("/model", json{{"formulation", "anitescu_qp"}});
   EXPECT_TRUE(Fails(s, "model.stiffness", "missing (required by anitescu_qp"));
   EXPECT_TRUE(Fails(with("/model/stiffness", 0, s), "model.stiffness", "must be > 0"));

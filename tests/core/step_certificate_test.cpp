@@ -1,6 +1,6 @@
 // LP certificates that a step has no solution (core/step_certificate.hpp): hand-built
 // contact configurations whose Farkas multipliers / virtual displacements are known in
-// closed form, the feasible counterparts, the empty sizes, and the squeeze of seed 000
+// closed form, the feasible counterparts, the empty sizes, and the squeeze of Pang & Tedrake 2018
 // command (29) on the gripper, where Trinkle's LCP has no solution.
 #include "quasistep/core/step_certificate.hpp"
 
@@ -279,7 +279,7 @@ TEST(StepCertificate, BadInput) {
   EXPECT_EQ(cert.kind, Kind::none);
 }
 
-// ---- a real step: the gripper squeezing the cylinder (seed 000 command 29) ---------------
+// ---- a real step: the gripper squeezing the cylinder (Pang & Tedrake 2018 command 29) ---------------
 
 TEST(StepCertificate, GripperSqueezeStepIsProvenToPenetrate) {
   // The squeeze of tests/core/trinkle_lcp_test.cpp: command (29) keeps both fingers closing

@@ -1,4 +1,4 @@
-// Trinkle's LCP stepper on the seed 000 gripper (sec. V.A, Fig. 6): every step is a checked
+// Trinkle's LCP stepper on the Pang & Tedrake 2018 gripper (sec. V.A, Fig. 6): every step is a checked
 // complementarity solution in force balance, and the test shows the paper's point: once the
 // fingers touch and rise, both a zero-grip solution (the cylinder stays) and a lifting one
 // satisfy the LCP, and Lemke's documented choice is the zero-grip one.
@@ -112,7 +112,7 @@ TEST(TrinkleLcp, GripperStepInContactAdmitsBothZeroGripAndLifting) {
 
 TEST(TrinkleLcp, SqueezingIntoTheCylinderIsProvenInfeasibleAndLeavesTheStateAlone) {
   // Command (29) keeps squeezing after contact: the fingers cannot both advance without
-  // penetrating, so step 21 (row 20 -> 21) has no solution (seed 000 sec. IV-B), and an LP
+  // penetrating, so step 21 (row 20 -> 21) has no solution (Pang & Tedrake 2018, sec. IV-B), and an LP
   // proves it: the multipliers (1/2, 1/2) on the two finger contacts, 1 mm of penetration.
   std::string text;
   {

@@ -1,4 +1,4 @@
-// The uncoupled complementarity problem of seed 004: construction of X and Y, recovery and
+// The uncoupled complementarity problem of Pang, Trinkle & Lo 1996: construction of X and Y, recovery and
 // the check of eqs. (2)-(10), the paper's bilinear algorithm on its data sets 1-3, the exact
 // branch-and-bound's proof for data set 4, and the enumeration of contact modes.
 #include "quasistep/core/formulations/ucp/ucp_problem_file.hpp"
@@ -577,7 +577,7 @@ TEST(UcpScale, BilinearAndExactAreVerifiedAtAnyLoadScale) {
 
 // ---- from a scene at a configuration ---------------------------------------------------
 
-/// The seed 000 gripper (examples/pang_tedrake_gripper.json) as a `ucp` scene, its fingers
+/// The Pang & Tedrake 2018 gripper (examples/pang_tedrake_gripper.json) as a `ucp` scene, its fingers
 /// optionally effort-controlled with a squeeze of `squeeze` N each.
 std::shared_ptr<const Model> gripper(bool effort_fingers, double squeeze = 0) {
   std::ifstream in(std::string(QUASISTEP_SOURCE_DIR) + "/examples/pang_tedrake_gripper.json");
@@ -644,7 +644,7 @@ TEST(UcpScene, RigidSqueezeHasNoMotionAndLiftingHasSome) {
 }
 
 TEST(UcpScene, EffortControlledFingersLiftOnlyWhenFrictionCarriesTheWeight) {
-  // Seed 000's grasp as an instantaneous problem: fingers squeezing with f N each can carry
+  // Pang & Tedrake's (2018) grasp as an instantaneous problem: fingers squeezing with f N each can carry
   // 2 mu f = f N of the 9.81 N weight. With f = 20 the cylinder rises with the carriage
   // (0.1 m/s); with f = 5 the fingers slide up and the ground carries 9.81 - 5 N.
   for (const double f : {20.0, 5.0}) {

@@ -102,6 +102,26 @@ TEST(StepPipeline, HComesFromTheWorldsParametersAndTimeAdvancesByIt) {
   }
 }
 
+TEST(StepPipeline, ACommandVectorOfTheWrongSizeIsBadInputAndLeavesTheStateAlone) {
+  for (const char* rel : kExamples) {
+    const Scene s = load(rel);
+    const Model& m = *s.model;
+    const auto stepper = make_stepper(m);
+    const State start = initial_state(m);
+    for (int size : {m.n_a + 1, m.n_a == 0 ? 2 : m.n_a - 1}) {
+      WorldParams p(m);
+      p.commanded = true;
+      p.command.assign(static_cast<std::size_t>(size), 0.0);
+      State x = start;
+      EXPECT_EQ(stepper->step(m, p, x), Status::bad_input) << rel << " size " << size;
+      EXPECT_EQ(stepper->report().detail, "WorldParams::command has " + std::to_string(size) + " entries; the model has " +
+                                              std::to_string(m.n_a) + " velocity-controlled joints (command_names)");
+      EXPECT_EQ(x.step, 0) << rel;
+      for (int i = 0; i < x.q.size(); ++i) EXPECT_TRUE(same_bits(x.q[i], start.q[i])) << rel;
+    }
+  }
+}
+
 TEST(StepPipeline, AnHThatIsNotAPositiveNumberIsBadInputAndLeavesTheStateAlone) {
   for (const char* rel : kExamples) {
     const Scene s = load(rel);

@@ -1045,7 +1045,7 @@ TEST(DenseQpWarmStart, SemidefiniteOptimumWithTemporaryConstraints) {
 }
 
 TEST(DenseQpWarmStart, RepairOfAnEqualityAlreadyHeldIsNotAWalk) {
-  // A node of the seed 000 cylinder grasp's MIQP (examples/pang_tedrake_grasp.json, stage
+  // A node of the Pang & Tedrake 2018 cylinder grasp's MIQP (examples/pang_tedrake_grasp.json, stage
   // 1), exact to the bit: its new fixing upper_14 = 0 makes Gamma of contact 0 a fixed
   // variable, at 1e-3 in the parent's point.
   // The repair walk reaches it at rounding level while it depends on the working set; it
@@ -1313,7 +1313,7 @@ Relaxed relaxed_of(const Qp& qp, const DenseQp& s, const std::vector<std::uint8_
 }
 
 TEST(DenseQpRelaxed, TwoRowsPinningAVariableFromBothSides) {
-  // Seed 000's lift steps in miniature: x (the object) is held by x - a1 = 0 and a2 - x = 0
+  // Pang & Tedrake's (2018) lift steps in miniature: x (the object) is held by x - a1 = 0 and a2 - x = 0
   // with a1 = a2 = 0 (the fingers, fixed). The second row depends on the others and stays
   // out of W; maximising x gives the first a multiplier of -1, the wrong sign once both
   // rows are relaxed to >= 0. But x = 0 is still optimal then (a2 - x >= 0 stops it), and

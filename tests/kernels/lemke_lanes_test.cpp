@@ -166,7 +166,7 @@ Problem p_matrix_lcp(int n, std::mt19937_64& rng, double diag = 0.05) {
   return p;
 }
 
-/// The friction structure of seed 001's M(cB) for k contacts, n = 4k, laid out as
+/// The friction structure of Halm & Posa's (2018) M(cB) for k contacts, n = 4k, laid out as
 /// [lambda_N (k) | lambda_T+ (k) | lambda_T- (k) | gamma (k)]:
 ///   M = [ G    E ]   G = Jo Jo' + c Jm Jm' (3k x 3k, rows N, T+, T- with T- = -T+),
 ///       [ mu  -E' 0 ]

@@ -205,7 +205,7 @@ TEST_F(LemkeTest, NoSolutionEndsOnASecondaryRay) {
 }
 
 TEST_F(LemkeTest, HalmPosaContactLcpsAreAllSolved) {
-  // seed 001 Theorem 1: M(cB) is copositive and every instance has a solution. Small c
+  // Halm & Posa 2018, Theorem 1: M(cB) is copositive and every instance has a solution. Small c
   // (stiff feedback) makes M nearly singular and degenerate: c = 1e-4 is where less stable
   // basis updates were seen to lose the path.
   for (int k : {1, 2, 4, 8, 16}) {
@@ -328,7 +328,7 @@ TEST_F(LemkeTest, BadInputIsReportedNotThrown) {
 
 // ---- mixed LCPs --------------------------------------------------------------------------
 
-/// Trinkle's step for the seed 000 gripper (sec. V.A, eqs. 23a-23b and 24-28) as a mixed
+/// Trinkle's step for the Pang & Tedrake 2018 gripper (sec. V.A, eqs. 23a-23b and 24-28) as a mixed
 /// LCP: u = dq_u = (dx_c, dy_c) free with the force-balance rows, then
 /// z = (P_n (3), P_f (6), Gamma (3)) against (phi^{l+1}, rho, s).
 struct GripperStep {
@@ -403,7 +403,7 @@ TEST_F(LemkeTest, MixedGripperStepInContactWhileRising) {
 
 TEST_F(LemkeTest, MixedGripperSqueezeIntoTheCylinderIsNotSolved) {
   // Command (29) at contact: the fingers are driven into the cylinder from both sides.
-  // No dq_u can keep both phi >= 0 (seed 000 sec. IV-B): the LCP has no solution and Lemke
+  // No dq_u can keep both phi >= 0 (Pang & Tedrake 2018, sec. IV-B): the LCP has no solution and Lemke
   // must not claim one.
   const GripperStep s = gripper_step({0.0, 0.0, 0.0}, {0.001, -0.001, 0.001});
   Solver::MixedResult mr;

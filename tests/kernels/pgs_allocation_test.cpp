@@ -14,7 +14,7 @@ namespace {
 
 constexpr int kN = 12;
 
-/// M = B'B and q = phi - B'c (seed 002's dual with J = B', Q = I: solvable), B 6 x 12 so M
+/// M = B'B and q = phi - B'c (the Anitescu slides' (Pang & Tedrake) dual with J = B', Q = I: solvable), B 6 x 12 so M
 /// is singular; world `seed`.
 void make_problem(unsigned seed, std::vector<double>& M, std::vector<double>& q) {
   std::mt19937_64 rng(seed);

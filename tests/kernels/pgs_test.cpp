@@ -1,5 +1,5 @@
 // Projected Gauss-Seidel / SOR (kernels/pgs.hpp) on random semidefinite LCPs of the shape of
-// seed 002's dual (M = J Q^-1 J', q = phi/h - J Q^-1 c): answers checked against Lemke's w
+// the Anitescu slides' (Pang & Tedrake) dual (M = J Q^-1 J', q = phi/h - J Q^-1 c): answers checked against Lemke's w
 // (unique for a PSD LCP, whereas z need not be) and against the data; the stopping rule,
 // warm start, limits and bad input; and the batch promise: every lane of a Lane group equals
 // the T = double solve of its world bitwise, whatever its neighbours.
@@ -41,7 +41,7 @@ Eigen::VectorXd vector_of(const std::vector<double>& v, int n) {
   return Eigen::Map<const Eigen::VectorXd>(v.data(), n);
 }
 
-/// M = J Q^-1 J' and q = phi/h - J Q^-1 c (seed 002's dual) with J m x k, so M is singular
+/// M = J Q^-1 J' and q = phi/h - J Q^-1 c (the Anitescu slides' (Pang & Tedrake) dual) with J m x k, so M is singular
 /// when m > k. `cond` spreads Q's eigenvalues over [1, cond]. Contacts touching (phi = 0)
 /// about half the time.
 Problem random_spsd_lcp(std::mt19937_64& rng, int k, int m, double cond = 10.0, double h = 0.1) {
@@ -138,7 +138,7 @@ TEST(Pgs, AgreesWithLemkeOnRandomSemidefiniteLcps) {
   EXPECT_GT(singular, 50);
 }
 
-/// Seed 002's dual with friction row pairs: for contact i, rows J_n,i + mu J_t,i and
+/// the Anitescu slides' (Pang & Tedrake) dual with friction row pairs: for contact i, rows J_n,i + mu J_t,i and
 /// J_n,i - mu J_t,i (nearly parallel when mu is small), M = A Q^-1 A', q = phi/h - A Q^-1 c.
 Problem anitescu_pairs_lcp(std::mt19937_64& rng, int k, int contacts, double mu) {
   std::normal_distribution<double> normal;

@@ -1,4 +1,4 @@
-// The checks every solved step of an ECP reproduction must pass (seed 003 examples, issue 8):
+// The checks every solved step of an ECP reproduction must pass (Xie & Chakraborty 2021 examples, issue 8):
 // the MNCP's residual within 1e-9, no hull point below the plane, and, while the body is in
 // contact, a positive normal impulse with the ECP on the plane.
 #pragma once

@@ -88,14 +88,31 @@ TEST_F(CliTest, HelpAndVersionExitZero) {
   const Result v = run({"--version"});
   EXPECT_EQ(v.code, kOk);
   EXPECT_NE(v.out.find(std::string("quasistep ") + kVersion + "\n"), std::string::npos);
-  EXPECT_NE(v.out.find("lanes: " + std::to_string(kNativeWidth) + " worlds per lane group"), std::string::npos);
+  EXPECT_NE(v.out.find("lanes: " + std::to_string(kLaneWidth) + " worlds per lane group"), std::string::npos);
   EXPECT_NE(v.out.find("optional parts: Python module "), std::string::npos);
   EXPECT_NE(v.out.find("MuJoCo comparison "), std::string::npos);
 }
 
 TEST_F(CliTest, ThreadsIsAcceptedByEverySubcommand) {
-  EXPECT_EQ(run({"validate", kGripper, "--threads", "2"}).code, kOk);
-  EXPECT_EQ(run({"run", kGripper, "--steps", "0", "--threads", "1"}).code, kOk);
+  const std::string src = QUASISTEP_SOURCE_DIR;
+  const std::string lcp = file("lcp.json", R"({"M": [[1]], "q": [-1]})");
+  const std::string csv = path("s.csv");
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"validate", kGripper},
+           {"run", kGripper, "--steps", "0"},
+           {"lcp", lcp},
+           {"ucp", src + "/tests/data/ucp/data_set_1.json"},
+           {"export-miqp", src + "/examples/pang_tedrake_grasp.json", "--step", "1", "--out", path("x.lp")},
+           {"throughput", kGripper, "--worlds", "4", "--steps", "2"},
+           {"mc", "--samples", "4", "--out", csv},
+           {"mc-merge", csv}}) {
+    for (const char* threads : {"1", "2"}) {
+      std::vector<std::string> a = args;
+      a.insert(a.end(), {"--threads", threads});
+      const Result r = run(a);
+      EXPECT_EQ(r.code, kOk) << args[0] << ": " << r.err;
+    }
+  }
 }
 
 TEST_F(CliTest, RunZeroStepsWritesRowZeroWithProvenance) {
@@ -200,7 +217,7 @@ TEST_F(CliTest, RunSaysWhenTheInitialStateOverlaps) {
 }
 
 TEST_F(CliTest, InfeasibleStepExitsTwoNamingStepAndCertificate) {
-  // Seed 000 command (29): squeezing on after contact. Step 21 has no solution.
+  // Pang & Tedrake 2018 command (29): squeezing on after contact. Step 21 has no solution.
   std::ifstream in(kGripper);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   for (const std::string& j : {std::string("x_l"), std::string("x_r")}) {

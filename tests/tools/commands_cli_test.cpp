@@ -95,6 +95,10 @@ TEST(CommandsCsv, ReadsRowsAfterCommentsAndTheHeader) {
   EXPECT_EQ(std::vector<double>(c.step(1).begin(), c.step(1).end()), (std::vector<double>{0.1, -0.1, 0}));
   EXPECT_EQ(std::vector<double>(c.step(2).begin(), c.step(2).end()), (std::vector<double>{0, 0, 1e-3}));
   EXPECT_EQ(read("step,x_l,x_r,y_g\n").steps, 0);
+  // As spreadsheets write them: a byte order mark, spaces after commas, a leading '+'.
+  const io::CommandSequence s = read("\xEF\xBB\xBFstep, x_l, x_r, y_g\n1, +0.1, -0.1 ,0\n");
+  ASSERT_EQ(s.steps, 1);
+  EXPECT_EQ(std::vector<double>(s.step(1).begin(), s.step(1).end()), (std::vector<double>{0.1, -0.1, 0}));
 }
 
 TEST(CommandsCsv, EveryMistakeIsOneLineNamingTheLineAndTheCause) {
@@ -113,6 +117,8 @@ TEST(CommandsCsv, EveryMistakeIsOneLineNamingTheLineAndTheCause) {
   EXPECT_EQ(read_error("step,x_l,x_r,y_g\n1,0.1m,0,0\n"), "c.csv: line 2: x_l: \"0.1m\" is not a finite number");
   EXPECT_EQ(read_error("step,x_l,x_r,y_g\n1,,0,0\n"), "c.csv: line 2: x_l: \"\" is not a finite number");
   EXPECT_EQ(read_error("step,x_l,x_r,y_g\n1,1e999,0,0\n"), "c.csv: line 2: x_l: \"1e999\" is not a finite number");
+  EXPECT_EQ(read_error("step,x_l,x_r,y_g\n1,+,0,0\n"), "c.csv: line 2: x_l: \"+\" is not a finite number");
+  EXPECT_EQ(read_error("step,x_l,x_r,y_g\n1,++1,0,0\n"), "c.csv: line 2: x_l: \"++1\" is not a finite number");
 }
 
 TEST(CommandsCsv, WrittenFilesReadBackToTheSameDoubles) {
@@ -172,6 +178,9 @@ TEST_F(CommandsTest, CommandsReplaceTheSchedulesAndTheirRowsSetTheSteps) {
     ++n;
   }
   EXPECT_EQ(n, 6);
+  // The trajectory's provenance names the command file.
+  const std::string text = read_file(path("t.csv"));
+  EXPECT_NE(text.substr(0, text.find('\n')).find(" commands=" + still), std::string::npos) << text.substr(0, 200);
 }
 
 TEST_F(CommandsTest, AFileThatDoesNotFitIsAOneLineInputError) {
@@ -187,6 +196,14 @@ TEST_F(CommandsTest, AFileThatDoesNotFitIsAOneLineInputError) {
   EXPECT_EQ(qs::test::count_lines(r.err), 1) << r.err;
   EXPECT_NE(r.err.find(two + ": line 1: the header must be \"step,"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(path("never.csv")));
+
+  // The command file is an input: an output option naming it is refused, the file untouched.
+  for (const char* option : {"--out", "--forces"}) {
+    r = run({"run", kGripper, "--commands", two, option, two});
+    EXPECT_EQ(r.code, kInputError) << option;
+    EXPECT_NE(r.err.find(option), std::string::npos) << r.err;
+    EXPECT_EQ(read_file(two), "step,x_l,x_r,y_g\n1,0,0,0\n2,0,0,0\n") << option;
+  }
 
   r = run({"run", kGripper, "--commands", path("missing.csv")});
   EXPECT_EQ(r.code, kInputError);

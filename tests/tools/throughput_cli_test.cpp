@@ -48,7 +48,7 @@ TEST(ThroughputCli, ReportsWorldStepsFailuresAndAThreadIndependentHash) {
 }
 
 TEST(ThroughputCli, FailedWorldsAreReportedAndTheCommandSucceeds) {
-  // Seed 001 Fig. 4 top: perfect velocity tracking jams at the wall at step 82 in every world.
+  // Halm & Posa 2018, Fig. 4 top: perfect velocity tracking jams at the wall at step 82 in every world.
   nlohmann::json j = qs::test::example_json("halm_posa_wall.json");
   j["model"]["formulation"] = "perfect_velocity_lcp";
   j["model"].erase("B");

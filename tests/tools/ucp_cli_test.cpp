@@ -57,7 +57,7 @@ TEST_F(UcpCli, DataSet1SolvedByBilinearInOnePair) {
 }
 
 TEST_F(UcpCli, SceneAtItsInitialState) {
-  // The seed 000 gripper's cylinder rests on the ground, the fingers 2 cm away: one contact,
+  // The Pang & Tedrake 2018 gripper's cylinder rests on the ground, the fingers 2 cm away: one contact,
   // the ground carries the weight (m g = 9.81 N) and nothing moves.
   const std::string gripper = std::string(QUASISTEP_SOURCE_DIR) + "/examples/pang_tedrake_gripper.json";
   const CliRun r = run({"ucp", gripper, "--scene"});

@@ -1,4 +1,4 @@
-// The quasi-dynamic Anitescu step (seed 002, docs/anitescu.md) written once on a scalar type
+// The quasi-dynamic Anitescu step (Pang & Tedrake's Anitescu slides, docs/anitescu.md) written once on a scalar type
 // T: T = double is AnitescuQp's primary solver (core/formulations/anitescu_qp/anitescu_qp.cpp), T = Lane (kernels/lane.hpp)
 // steps a lane group of worlds in the batch engine. Same operations in the same order per
 // world (only + - * / sqrt, select/min/max/abs; sin/cos/atan2 through kernels/lane.hpp,
@@ -172,7 +172,7 @@ void anitescu_quasi_dynamic_step(const Model& m, const WorldParams& p, AnitescuS
                           &ws.jt[i * n]);
   }
 
-  // Inputs at t + h/2: tau, and the robots' own gravity their controllers cancel (seed 002
+  // Inputs at t + h/2: tau, and the robots' own gravity their controllers cancel (Pang & Tedrake's Anitescu slides
   // slide "Specializing to robotic manipulation": tau_a = K_a (q̄_a' - (q_a + h v_a')) - tau_g).
   anitescu_detail::external_force(m, p, ws.body_pose.data(), ws.joint_frame.data(), t_mid, ws.tau.data());
   for (int e = 0; e < n; ++e) ws.tau_grav[e] = zero;
@@ -191,7 +191,7 @@ void anitescu_quasi_dynamic_step(const Model& m, const WorldParams& p, AnitescuS
       ws.qbar[a] = q_a_ref[a] + hT * (u ? u[a] : T(p.velocity(m, j, t_mid)));
     }
 
-  // Q_u = M_u(q) (seed 002 slide "take 2"): sum_b m_b J_c' J_c + I_b J_w' J_w, unactuated block.
+  // Q_u = M_u(q) (Pang & Tedrake's Anitescu slides slide "take 2"): sum_b m_b J_c' J_c + I_b J_w' J_w, unactuated block.
   for (int k = 0; k < nu * nu; ++k) ws.Mu[k] = zero;
   for (size_t bi = 0; bi < m.bodies.size(); ++bi) {
     const Body& body = m.bodies[bi];
@@ -263,7 +263,7 @@ void anitescu_quasi_dynamic_step(const Model& m, const WorldParams& p, AnitescuS
     ws.v_free[i] = s;
   }
 
-  // Anitescu rows (seed 002 slide "Modeling Coulomb friction as a convex program"), fixed
+  // Anitescu rows (Pang & Tedrake's Anitescu slides slide "Modeling Coulomb friction as a convex program"), fixed
   // layout: A_2i = J_n + mu J_t, A_2i+1 = J_n - mu J_t, zero where the slot is inactive.
   T n_active = zero;
   const T margin(m.contact_margin);

@@ -1,4 +1,4 @@
-// seed 002 (Pang & Tedrake, "Fast simulation of rigid multibody quasistatic systems with
+// Pang & Tedrake's Anitescu slides (Pang & Tedrake, "Fast simulation of rigid multibody quasistatic systems with
 // convex optimization"): see anitescu_qp.hpp and docs/anitescu.md for the derivation.
 #include "quasistep/core/formulations/anitescu_qp/anitescu_qp.hpp"
 
@@ -24,7 +24,7 @@ void anitescu_dual_lcp(const Eigen::Ref<const Eigen::MatrixXd>& A, const Eigen::
       for (Eigen::Index j = 0; j < n; ++j) s += Q_inv(i, j) * A(r, j);
       QinvAt(i, r) = s;
     }
-  // M = A Q^-1 A' (seed 002 slide "Specializing ..., take 2": the Delassus matrix of the
+  // M = A Q^-1 A' (Pang & Tedrake's Anitescu slides slide "Specializing ..., take 2": the Delassus matrix of the
   // Anitescu rows), filled symmetric from its lower triangle so that M = M' exactly.
   for (Eigen::Index s = 0; s < rows; ++s)
     for (Eigen::Index r = s; r < rows; ++r) {
@@ -96,10 +96,10 @@ bool AnitescuQp::mass_matrix(const Model& m, const WorldParams& p) {
   const int nu = m.n_u, n = nq_;
   auto Mu = Mu_.topLeftCorner(nu, nu);
   Mu.setZero();
-  // seed 002, slide "Specializing to robotic manipulation, take 2": M_u v_u' = h tau_u + J_u' beta.
+  // Pang & Tedrake's Anitescu slides, slide "Specializing to robotic manipulation, take 2": M_u v_u' = h tau_u + J_u' beta.
   // M(q) = sum_b m_b J_c,b' J_c,b + I_b J_w,b' J_w,b over the bodies (J_c the Jacobian of the
   // center of mass, J_w of the body angle), restricted to the unactuated block. The robots'
-  // own inertia is not part of the model (seed 002 slide "take 2": M_a (v_a' - v_a) = 0).
+  // own inertia is not part of the model (Pang & Tedrake's Anitescu slides slide "take 2": M_a (v_a' - v_a) = 0).
   for (size_t b = 0; b < m.bodies.size(); ++b) {
     const Body& body = m.bodies[b];
     if (body.kind == BodyKind::fixed) continue;
@@ -140,7 +140,7 @@ bool AnitescuQp::mass_matrix(const Model& m, const WorldParams& p) {
       L(i, k) = s / d;
     }
   }
-  // Q^-1 = diag(M_u^-1, 1 / (h^2 K_a)) (seed 002 slide "take 2": Q = diag(M_u, h^2 K_a)):
+  // Q^-1 = diag(M_u^-1, 1 / (h^2 K_a)) (Pang & Tedrake's Anitescu slides slide "take 2": Q = diag(M_u, h^2 K_a)):
   // columns of M_u^-1 by forward and back substitution.
   Qinv_.topLeftCorner(n, n).setZero();
   for (int c = 0; c < nu; ++c) {
@@ -267,7 +267,7 @@ Status AnitescuQp::advance_fallback(const Model& m, const WorldParams& p, State&
   if (n == 0) return report_.status = Status::solved;  // nothing moves
 
   // Inputs at the middle of the step: tau (gravity, loads, efforts) and the robots' own
-  // gravity, which their controllers compensate (seed 002 slide "Specializing to robotic
+  // gravity, which their controllers compensate (Pang & Tedrake's Anitescu slides slide "Specializing to robotic
   // manipulation": tau_a = K_a (q̄_a' - (q_a + h v_a')) - tau_g).
   generalized_external_force(m, p, g.body_pose.data(), g.joint_frame.data(), t_mid, tau_.data());
   tau_grav_.head(n).setZero();
@@ -284,7 +284,7 @@ Status AnitescuQp::advance_fallback(const Model& m, const WorldParams& p, State&
       qbar_[j.dof - nu] = s.memory[kMemoryReference + j.dof - nu] + h * p.velocity(m, j, t_mid);
 
   // 3: the QP. H = diag(Q_u, h^2 K_a); b = -h [tau_u; K_a (q̄_a' - q_a) + tau_a^ext - tau_g,a]
-  // (seed 002 slide "Specializing to robotic manipulation", signs derived in docs/anitescu.md).
+  // (Pang & Tedrake's Anitescu slides slide "Specializing to robotic manipulation", signs derived in docs/anitescu.md).
   H_.setZero();
   for (int e = 0; e < nu; ++e) c_[e] = -h * tau_[e];
   for (int a = 0; a < na; ++a) {
@@ -292,7 +292,7 @@ Status AnitescuQp::advance_fallback(const Model& m, const WorldParams& p, State&
     H_(nu + a, nu + a) = h * h * K;
     c_[nu + a] = -h * (K * (qbar_[a] - s.q[nu + a]) + tau_[nu + a] - tau_grav_[nu + a]);
   }
-  // Anitescu rows (seed 002 slide "Modeling Coulomb friction as a convex program":
+  // Anitescu rows (Pang & Tedrake's Anitescu slides slide "Modeling Coulomb friction as a convex program":
   // phi_i / h + (J_n,i + mu_i J_d,ij) v' >= 0, d_i1 = +t, d_i2 = -t), as A v >= b.
   for (int c = 0; c < nc; ++c) {
     const int i = slot_[c];
@@ -404,7 +404,7 @@ Status AnitescuQp::solve_quasi_dynamic(const Model& m, const WorldParams& p) {
   H_.topLeftCorner(nu, nu) = Mu_.topLeftCorner(nu, nu);
   for (int a = 0; a < na; ++a) Qinv_(nu + a, nu + a) = 1.0 / H_(nu + a, nu + a);
   // v_free = -Q^-1 b: the velocity without contact (box: h g; robot: to its reference);
-  // then the dual LCP 0 <= beta _|_ J Q^-1 J' beta + phi/h + J v_free >= 0 (seed 002 slide
+  // then the dual LCP 0 <= beta _|_ J Q^-1 J' beta + phi/h + J v_free >= 0 (Pang & Tedrake's Anitescu slides slide
   // "take 2", KKT conditions of its QP; signs derived in docs/anitescu.md).
   for (int i = 0; i < n; ++i) {
     double v = 0;

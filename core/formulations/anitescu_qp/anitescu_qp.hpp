@@ -1,13 +1,13 @@
-// Pang & Tedrake's convex time step (seed 002): Anitescu's relaxation of Coulomb friction,
+// Pang & Tedrake's convex time step (Pang & Tedrake's Anitescu slides): Anitescu's relaxation of Coulomb friction,
 // quasistatic or quasi-dynamic objects, and robots modelled as impedances. One convex QP per
 // step; derivation, signs and the "Anitescu gap" in docs/anitescu.md.
 //
 // Unknown: the velocity over the step v' = [v_u; v_a] (n_q), so that q^{l+1} = q + h v'.
 // Per active contact i (phi_i <= contacts.margin, slot order) two rows, one per extreme ray
-// of the planar friction cone (seed 002 slide "Modeling Coulomb friction as a convex
+// of the planar friction cone (Pang & Tedrake's Anitescu slides slide "Modeling Coulomb friction as a convex
 // program": d_i1 = +t, d_i2 = -t):
 //   J_i1 = J_n,i + mu_i J_t,i   (row 2c),      J_i2 = J_n,i - mu_i J_t,i   (row 2c + 1),
-// with multipliers beta_ij >= 0 (N s). The QP (seed 002 slide "Specializing to robotic
+// with multipliers beta_ij >= 0 (N s). The QP (Pang & Tedrake's Anitescu slides slide "Specializing to robotic
 // manipulation", with the signs of its linear term derived from the dynamics, not copied):
 //   minimise   1/2 v'^T Q v' + b^T v'
 //   subject to phi_i / h + J_ij v' >= 0         for every active i and j = 1, 2
@@ -58,7 +58,7 @@
 
 namespace qs {
 
-/// The dual LCP of  min 1/2 v'Qv + c'v  s.t.  A v >= b  for positive definite Q (seed 002,
+/// The dual LCP of  min 1/2 v'Qv + c'v  s.t.  A v >= b  for positive definite Q (Pang & Tedrake's Anitescu slides,
 /// quasi-dynamic mode). With v = v_free + Q^-1 A' beta and v_free = -Q^-1 c:
 ///   0 <= beta  _|_  w = (A Q^-1 A') beta + (A v_free - b) >= 0.
 /// A: rows x n; b: rows; Q_inv: n x n; v_free: n. Writes QinvAt = Q^-1 A' (n x rows),

@@ -10,7 +10,7 @@ void read_anitescu_qp_params(const json_input::Node& n, Model& m) {
   FormulationParams& p = m.params;
   n.expect_object({"formulation", "mode", "stiffness"});
   if (auto mode = n.get("mode")) p.quasi_dynamic = mode->choice<bool>({{"quasistatic", false}, {"quasi_dynamic", true}});
-  // seed 002: the robots are impedances, tau_a = K_a (q̄_a' - (q_a + h v_a')) - tau_g, one
+  // Pang & Tedrake's Anitescu slides: the robots are impedances, tau_a = K_a (q̄_a' - (q_a + h v_a')) - tau_g, one
   // stiffness per actuated joint (N/m or N m/rad). Required when there is a robot.
   const int na = m.n_a;
   Eigen::VectorXd K = Eigen::VectorXd::Zero(na);
@@ -30,7 +30,7 @@ void read_anitescu_qp_params(const json_input::Node& n, Model& m) {
                          " velocity-controlled joints, a number or an array of " + std::to_string(na) + ")");
   }
   p.stiffness_Ka = K;
-  // Quasi-dynamic objects have mass (seed 002, "take 2"): a free body that rotates
+  // Quasi-dynamic objects have mass (Pang & Tedrake's Anitescu slides, "take 2"): a free body that rotates
   // needs its moment of inertia, or its mass matrix is singular.
   if (p.quasi_dynamic)
     for (size_t b = 0; b < m.bodies.size(); ++b) {

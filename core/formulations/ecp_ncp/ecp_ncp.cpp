@@ -32,7 +32,7 @@ Eigen::Matrix<double, 6, 1> ecp_external_impulse(const Model& m, const Eigen::Re
     f += fl;
     tau += tl + (R * l.point).cross(fl);
   }
-  // Seed 003 eq. (6): p_vp, the gyroscopic impulse of Euler's equations in the world frame.
+  // Xie & Chakraborty 2021, eq. (6): p_vp, the gyroscopic impulse of Euler's equations in the world frame.
   const Mat3 Iw = R * b.inertia * R.transpose();
   Eigen::Matrix<double, 6, 1> p;
   p.head<3>() = h * f;
@@ -64,7 +64,7 @@ void EcpStepProblem::setup(const Model& m, const Eigen::Ref<const Eigen::VectorX
   v0_ = q.segment<3>(7);
   w0_ = q.segment<3>(10);
   const Mat3 R0 = ecp_rotation(q0_);
-  // Seed 003 eq. (18) uses M^u: the world inertia at the start of the step.
+  // Xie & Chakraborty 2021, eq. (18) uses M^u: the world inertia at the start of the step.
   Iw_ = R0 * body_->inertia * R0.transpose();
   p_ext_ = ecp_external_impulse(m, q, t, h_);
   for (int i = 0; i < planes_; ++i) {
@@ -167,7 +167,7 @@ bool EcpStepProblem::operator()(const Eigen::Ref<const Eigen::VectorXd>& x, Eige
   const Vec3 Fc(pt, po, p_n);  // contact impulse in the world frame: t = e_x, o = e_y, n = e_z
   const Mat3 I3 = Mat3::Identity();
 
-  // Seed 003 eq. (18), first block (Newton-Euler, eq. (6) with M^u).
+  // Xie & Chakraborty 2021, eq. (18), first block (Newton-Euler, eq. (6) with M^u).
   F.segment<3>(0) = -mass_ * (v - v0_) + Fc + p_ext_.head<3>();
   J.block<3, 3>(0, kV) = -mass_ * I3;
   J(0, kPt) = 1;

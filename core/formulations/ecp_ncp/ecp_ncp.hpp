@@ -1,4 +1,4 @@
-// Seed 003 (Xie & Chakraborty, "Modeling and prediction of rigid body motion with planar
+// Xie & Chakraborty 2021 (Xie & Chakraborty, "Modeling and prediction of rigid body motion with planar
 // non-convex contact"): one rigid body in 3D on the plane z = 0, its contact patch replaced
 // by the equivalent contact point (ECP), one mixed NCP per time step (eqs. (18)-(19)),
 // solved by the semismooth Newton kernel (kernels/ncp_newton.hpp). The world is
@@ -38,12 +38,12 @@ constexpr int kEcpMaxSubsteps = 8;
 /// angular about the CM] (N s, N m s): loads sampled at the middle of the step (the
 /// sampling convention of docs/scene-format.md), their points and body-frame components
 /// taken at the start of the step, gravity, and the gyroscopic term -h w x (I_w w) of
-/// seed 003 eq. (6) (p_vp). Shared by the ECP stepper and the sliding reference so both
+/// Xie & Chakraborty 2021, eq. (6) (p_vp). Shared by the ECP stepper and the sliding reference so both
 /// see exactly the same load.
 Eigen::Matrix<double, 6, 1> ecp_external_impulse(const Model& m, const Eigen::Ref<const Eigen::VectorXd>& q, double t,
                                                  double h);
 
-/// One step's MNCP, seed 003 eqs. (18)-(19). Unknowns (n = 18 + faces), the paper's z:
+/// One step's MNCP, Xie & Chakraborty 2021, eqs. (18)-(19). Unknowns (n = 18 + faces), the paper's z:
 ///   x = [v (3) | w (3) | a1 (3) | a2 (3) | p_t | p_o | p_r | l_k]       free (16)
 ///       [l_i, i != k (faces - 1) | l_2 | p_n | sigma]                      complementarity
 /// Rows: Newton-Euler (6, eq. (6) with M^u as in (18)), eq. (13) (3), eq. (14) (3), the

@@ -35,7 +35,7 @@ bool PlanarSlidingReference::setup(const Model& m, const Eigen::Ref<const Eigen:
   const Mat3 R = ecp_rotation(Q);
   Iw_ = R * b.inertia * R.transpose();
   p_ext_ = ecp_external_impulse(m, q, t, h_);
-  // Vertical balance with v_z = 0 before and after (seed 003 eq. (6), z row).
+  // Vertical balance with v_z = 0 before and after (Xie & Chakraborty 2021, eq. (6), z row).
   pn_ = -p_ext_[2];
   rz_ = -q[2];  // the ECP is on the plane, the CM at height q_z
   if (!(pn_ > 0)) {

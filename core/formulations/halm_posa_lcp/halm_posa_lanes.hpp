@@ -7,7 +7,7 @@
 //
 // Fixed slot layout (not HalmPosaLcp's active-contact compaction): the LCP has 4 ns rows,
 // [Lambda_N | Lambda_T+ | Lambda_T- | gamma] with one row of each block per slot of the Model
-// (seed 001 eqs. (17), (35)-(38), as in halm_posa_lcp.hpp's file comment). An inactive slot
+// (Halm & Posa 2018, eqs. (17), (35)-(38), as in halm_posa_lcp.hpp's file comment). An inactive slot
 // (phi > contacts.margin, per lane) gets zero Jacobian rows, zero rows and columns in M and
 // q = +1, and its four rows are excluded from kernels/lemke_lanes.hpp's pivoting, so every
 // lane poses a problem of one shape and each lane's answer is that of its active contacts.
@@ -156,7 +156,7 @@ void solve_about(const Model& m, const WorldParams& p, HalmPosaStepWorkspace<T>&
     ws.active[i] = ws.frame[i].phi <= margin;
   }
 
-  // The rows' data (seed 001 eq. (31), sec. 5 for the re-linearisation), and the slots out
+  // The rows' data (Halm & Posa 2018, eq. (31), sec. 5 for the re-linearisation), and the slots out
   // of the step's reach (halm_posa_unreachable).
   T reach = zero;
   for (int i = 0; i < ns; ++i) {
@@ -178,7 +178,7 @@ void solve_about(const Model& m, const WorldParams& p, HalmPosaStepWorkspace<T>&
   }
   ws.n_active = n_active;
 
-  // A = R(theta) Ã R(theta)' at the linearisation point (seed 001 eq. (12)); R from the
+  // A = R(theta) Ã R(theta)' at the linearisation point (Halm & Posa 2018, eq. (12)); R from the
   // object's pose (cos and sin of its theta, core/kinematics.hpp).
   const Pose2<T>& pose = ws.body_pose[ws.object];
   const T R[3][3] = {{pose.c, -pose.s, zero}, {pose.s, pose.c, zero}, {zero, zero, one}};
@@ -221,7 +221,7 @@ void solve_about(const Model& m, const WorldParams& p, HalmPosaStepWorkspace<T>&
   for (int i = 0; i < r; ++i) {
     const T* jo = &ws.Jo[i * 3];
     for (int j = 0; j < r; ++j) {
-      // seed 001 eq. (17): J_o A J_o' + J_m cB J_m'
+      // Halm & Posa 2018, eq. (17): J_o A J_o' + J_m cB J_m'
       T g = jo[0] * ws.AJo[0 * r + j] + jo[1] * ws.AJo[1 * r + j] + jo[2] * ws.AJo[2 * r + j];
       for (int a = 0; a < na; ++a) g = g + ws.Jm[i * na + a] * ws.BJm[a * r + j];
       const int I = lcp_index(i), J = lcp_index(j);
@@ -289,7 +289,7 @@ void halm_posa_template_step(const Model& m, const WorldParams& p, HalmPosaStepW
   const int na = ws.na, nq = ws.nq;
   const double h = p.h, t_mid = t + 0.5 * h;
   const T zero(0.0), hT(h);
-  // seed 001 eq. (37): cB = c B (zero for perfect velocity).
+  // Halm & Posa 2018, eq. (37): cB = c B (zero for perfect velocity).
   const bool perfect = m.formulation == Formulation::perfect_velocity_lcp;
   const T c = c_scale ? *c_scale : T(p.feedback_scale_c);
   for (int a = 0; a < na; ++a)

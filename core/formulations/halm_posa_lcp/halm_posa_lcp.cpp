@@ -106,7 +106,7 @@ Status HalmPosaLcp::advance_fallback(const Model& m, const WorldParams& p, State
   if (m.world.type != WorldType::tabletop || object_ < 0 || dof_o_[2] < 0 || !m.params.limit_surface_A || m.n_u != 3)
     return fail(Status::bad_input, "the tabletop models step one free object (x, y, theta) with a limit surface");
   const double h = p.h;
-  // seed 001 eq. (37), with this world's c (same size: no allocation).
+  // Halm & Posa 2018, eq. (37), with this world's c (same size: no allocation).
   if (!perfect_ && m.params.gain_B) cB_.noalias() = p.feedback_scale_c * *m.params.gain_B;
   const double t_mid = s.t + 0.5 * h;
   for (const Joint& j : m.joints) u_h_[j.dof - m.n_u] = h * p.velocity(m, j, t_mid);  // all velocity-commanded
@@ -130,7 +130,7 @@ Status HalmPosaLcp::solve_about(const Model& m, const WorldParams& p, const Eige
   const int nu = m.n_u, na = m.n_a;
   ws_.evaluate(m, p, q_lin.data());
   // Each slot's rows of data: phi^+ linearised about q_lin for a step from q0,
-  // phi(q_lin) + J_n(q_lin) (q0 - q_lin) + J_n h u, and J_t h u (seed 001 eq. (31), sec. 5
+  // phi(q_lin) + J_n(q_lin) (q0 - q_lin) + J_n h u, and J_t h u (Halm & Posa 2018, eq. (31), sec. 5
   // for the re-linearisation); and the slots out of the step's reach (kHalmPosaUnreachable).
   double reach = 0;
   for (int i = 0; i < m.n_slots(); ++i) {
@@ -165,7 +165,7 @@ Status HalmPosaLcp::solve_about(const Model& m, const WorldParams& p, const Eige
   report_.problem_size = n;
 
   // Rows of J (normal rows 0..nc-1, tangent rows nc..2nc-1) split into object and
-  // manipulator columns; A rotated to the linearisation point's theta (seed 001 eq. (12)).
+  // manipulator columns; A rotated to the linearisation point's theta (Halm & Posa 2018, eq. (12)).
   const double th = q_lin[dof_o_[2]];
   const double c = std::cos(th), sn = std::sin(th);
   Eigen::Matrix3d R;
@@ -203,7 +203,7 @@ Status HalmPosaLcp::solve_about(const Model& m, const WorldParams& p, const Eige
   auto lcp_index = [&](int j) { return j < nc ? pn + j : pp + (j - nc); };
   for (int i = 0; i < r; ++i) {
     for (int j = 0; j < r; ++j) {
-      // seed 001 eq. (17): J_o A J_o' + J_m cB J_m'
+      // Halm & Posa 2018, eq. (17): J_o A J_o' + J_m cB J_m'
       double g = Jo_(i, 0) * AJo_(0, j) + Jo_(i, 1) * AJo_(1, j) + Jo_(i, 2) * AJo_(2, j);
       for (int a = 0; a < na; ++a) g += Jm_(i, a) * BJm_(a, j);
       const int I = lcp_index(i), J = lcp_index(j);

@@ -1,17 +1,17 @@
 // Halm & Posa's quasistatic time-stepping LCP for one object pushed and grasped on a
-// tabletop (seed 001 sec. 5), and its perfect-velocity special case (Zhou et al.'s model,
-// seed 001 eqs. (13)-(14) in time-stepping form, i.e. B = 0).
+// tabletop (Halm & Posa 2018, sec. 5), and its perfect-velocity special case (Zhou et al.'s model,
+// Halm & Posa 2018, eqs. (13)-(14) in time-stepping form, i.e. B = 0).
 //
 // Per step, over the active contact slots, with J = [J_n; J_t] split into the object's
 // columns J_o (x, y, theta) and the manipulator's J_m (the velocity-commanded joints):
-//   z = [Lambda_N | Lambda_T+ | Lambda_T- | gamma]  (one each per contact; seed 001 groups
+//   z = [Lambda_N | Lambda_T+ | Lambda_T- | gamma]  (one each per contact; Halm & Posa 2018 groups
 //       the two tangential directions per contact with E, eq. (1); we group by direction)
-//   M(cB) = [ J_o A J_o' + J_m cB J_m'   E ]                          seed 001 eqs. (17), (37)
+//   M(cB) = [ J_o A J_o' + J_m cB J_m'   E ]                          Halm & Posa 2018, eqs. (17), (37)
 //           [ mu     -E'                 0 ]
-//   w = [ phi + J_n,m h u ;  J_t,m h u ;  0 ]                         seed 001 eq. (38)
+//   w = [ phi + J_n,m h u ;  J_t,m h u ;  0 ]                         Halm & Posa 2018, eq. (38)
 // (the tangential rows appear twice, +t and -t), and the step moves
-//   dq_o = A J_o' Lambda               seed 001 eq. (32)
-//   dq_m = cB J_m' Lambda + h u        seed 001 eq. (33), with cB as in eq. (37).
+//   dq_o = A J_o' Lambda               Halm & Posa 2018, eq. (32)
+//   dq_m = cB J_m' Lambda + h u        Halm & Posa 2018, eq. (33), with cB as in eq. (37).
 // A = R(theta) Ã R(theta)' is the limit surface rotated into the world frame (eq. (12)),
 // Ã the scene's model.A (body frame) or the one computed from the support (limit_surface.hpp);
 // u is the joints' velocity command at the middle of the step. The impulses Lambda are
@@ -35,7 +35,7 @@
 // limit or residual), step_fallback() solves the compacted problem described above from the
 // unchanged state; larger Models use step_fallback() only.
 //
-// Re-linearisation (seed 001 sec. 5, model.relinearize = r): after the first solve the
+// Re-linearisation (Halm & Posa 2018, sec. 5, model.relinearize = r): after the first solve the
 // problem is rebuilt about the predicted end state q^ and solved again, r times: phi^+ is
 // linearised as phi(q^) + J(q^) (q^+ - q^), A is rotated by theta^.
 #pragma once

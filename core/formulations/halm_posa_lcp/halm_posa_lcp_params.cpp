@@ -27,7 +27,7 @@ void check_tabletop_object(const json_input::Node& model, Model& m) {
   if (o.dof[0] < 0 || o.dof[1] < 0 || o.dof[2] < 0)
     throw SceneError("bodies[" + std::to_string(object) + "].dofs",
                      "the tabletop models move the object in x, y and theta; all three are required");
-  // Seed 001 commands every manipulator DOF by velocity (eq. (15)); an effort joint
+  // Halm & Posa 2018 commands every manipulator DOF by velocity (eq. (15)); an effort joint
   // would be an unknown the LCP of eqs. (31)-(38) has no row for.
   for (size_t j = 0; j < m.joints.size(); ++j)
     if (m.joints[j].control == Control::effort)

@@ -224,7 +224,7 @@ struct PangTedrakeMiqp::Problem {
   ///    solver's own test (DenseQpOptions::multiplier_tol on the gradient c, |c|_inf = 1),
   ///    the node's multipliers are the root's.
   ///  - Otherwise the optimum may be degenerate, the multipliers one choice among many: on
-  ///    seed 000's lift steps both fingers' normal rows pin the cylinder from the two sides,
+  ///    Pang & Tedrake's (2018) lift steps both fingers' normal rows pin the cylinder from the two sides,
   ///    one of them is left out of the working set as dependent, and the other's multiplier
   ///    is -200 N s/m. DenseQp::optimal_when_relaxed makes the degenerate exchanges at the
   ///    point, and the multipliers it ends with are checked against the root's own data
@@ -731,7 +731,7 @@ Status PangTedrakeMiqp::stage_two(double x1_grip, double last_record, const doub
   }
   // Not a leaf: the root's relaxation grips less than the hint. Polish (the last answer's
   // sides unless tried above, then x1's): when a polish's grip is down to the root's bound
-  // the root is a leaf at it (the seed 000 lift steps: x1 grips with 0.39 N s, the root and
+  // the root is a leaf at it (the Pang & Tedrake 2018 lift steps: x1 grips with 0.39 N s, the root and
   // the answer with 0.2); else the search goes on with the best hint.
   if (polish && root.status == Status::solved) {
     polish_record_ = -kPolishRetry;  // unless a polish settles the root, below
@@ -772,7 +772,7 @@ Status PangTedrakeMiqp::solve_stages(const Model& m, const State& s) {
   // search's root (moved into workspace 0, where the search expects it): the cold root it
   // saves is the dearest node (a phase-1 LP). Its vertex shapes the tree differently from a
   // cold root's, neither always smaller: 6% fewer QPs in the Monte Carlo grasp study, 12%
-  // fewer nodes on the 36-pair box, 6 more on the seed 000 grasp's 60 steps. A warm root
+  // fewer nodes on the 36-pair box, 6 more on the Pang & Tedrake 2018 grasp's 60 steps. A warm root
   // that failed leaves a cold search.
   bool root_leaf = false, warm_root = false;
   BnbEvaluation warm_root_eval{};

@@ -1,4 +1,4 @@
-// Pang & Tedrake's quasistatic time step (seed 000 sec. IV, eq. (23)): the actuated DOFs
+// Pang & Tedrake's quasistatic time step (Pang & Tedrake 2018, sec. IV, eq. (23)): the actuated DOFs
 // follow their commands as closely as non-penetration and force balance allow, and an
 // elastic lower bound on the normal impulses (eq. (22)) makes a squeezing grasp carry load.
 //
@@ -9,7 +9,7 @@
 //   rho+- = Gamma +- (J_t^u dq_u + J_t^a dq_a) >= 0 _|_ P_t+- >= 0             (14-16)
 //   s     = mu P_n - P_t+ - P_t-             >= 0  _|_  Gamma >= 0              (17)
 //   P_n >= -h K phi_bar,  phi_bar = phi + J_n^u dq_u + J_n^a dqa_bar            (21-22, 23f)
-// (or, with model.elastic_bound = previous, seed 000 sec. V.B: the phi_bar the previous
+// (or, with model.elastic_bound = previous, Pang & Tedrake 2018, sec. V.B: the phi_bar the previous
 // step computed, P_n >= -h K phi_bar_prev, a constant bound: one step of delay between
 // contact and grip, a less stiff problem). The paper encodes each complementarity pair with a big-M binary;
 // here the branch-and-bound (kernels/branch_and_bound.hpp) branches on the pairs directly
@@ -33,17 +33,17 @@
 // polishes: the least grip with every pair fixed to the side the last step's answer took,
 // then to the side x1 satisfies (one QP each): a complementary point that replaces x1 as
 // the hint when it grips less, and settles the root outright when it is down to the
-// root's bound (the seed 000 lift steps: 2 QPs instead of 3). On a streak the polish
+// root's bound (the Pang & Tedrake 2018 lift steps: 2 QPs instead of 3). On a streak the polish
 // settled, the last answer's sides go first, and the root is not solved at all when the
 // polish's multipliers certify its optimum as the root relaxation's (after degenerate
-// exchanges where that optimum is degenerate: the seed 000 lift steps after the first, 1
+// exchanges where that optimum is degenerate: the Pang & Tedrake 2018 lift steps after the first, 1
 // QP on three steps in four). A polish that fails to settle the root is skipped on the
 // next three searching steps, unless a step between
 // needs no search, which starts the count over (State::memory keeps the last answer's
 // sides and that record per world). Either way the hint stands for a leaf
 // of that node's subtree, so stage 2's answer is within about twice the search's tolerance
 // (1e-12 N s + 1e-9 relative) of the least grip, not once (tested against all patterns on
-// the seed 000 grasp).
+// the Pang & Tedrake 2018 grasp).
 //
 // Steps that repeat. A step whose data (memo_key(): every number its problem is posed from)
 // are bitwise those of the world's last solved step is that step's problem again and takes

@@ -1,4 +1,4 @@
-// Trinkle's quasistatic time-stepping LCP (seed 000 sec. III-IV without the MIQP's
+// Trinkle's quasistatic time-stepping LCP (Pang & Tedrake 2018, sec. III-IV without the MIQP's
 // objective): the unactuated coordinates move so that the bodies stay in force balance
 // while the actuated ones follow their velocity commands exactly.
 //
@@ -14,7 +14,7 @@
 // at the middle of the step (docs/scene-format.md, "Sampling convention"). The free block
 // of this mixed LCP is zero; Lemke's block pivot handles it (kernels/lemke.hpp). Where the
 // LCP has several solutions, the one returned is Lemke's (docs/kernels.md, "Which
-// solution"); seed 000's point is that the zero-grip one is among them. When Lemke finds no
+// solution"); Pang & Tedrake's (2018) point is that the zero-grip one is among them. When Lemke finds no
 // solution, two LPs may prove there is none: no motion of the objects avoids penetration
 // (e.g. fingers driven into each other), or no admissible contact impulse balances the load
 // (e.g. an object with nothing under it); the step is then `infeasible` with the verified
