@@ -14,8 +14,8 @@ namespace {
 using json_input::json;
 using json_input::Node;
 
-// The CLI's capacity for `lcp`: the largest problem a Lemke<128> holds.
-using CliLemke = Lemke<128>;
+// The CLI's capacity for `lcp`: the largest problem a Lemke<kLcpCapacity> holds.
+using CliLemke = Lemke<kLcpCapacity>;
 
 LcpProblem read_problem(const json& doc) {
   const Node root(doc, "");
@@ -53,41 +53,47 @@ LcpProblem load_lcp_problem(const std::string& path) {
 
 LcpProblem read_lcp_problem(const std::string& text) { return read_problem(json_input::parse_document(text)); }
 
-std::string solve_lcp_to_json(const LcpProblem& p) {
+LcpSolution solve_lcp(const LcpProblem& p) {
   auto solver = std::make_unique<CliLemke>();
-  nlohmann::ordered_json out;  // keys in the documented order
-  const int n = static_cast<int>(p.q.size());
-  Eigen::VectorXd z = Eigen::VectorXd::Zero(n), w = Eigen::VectorXd::Zero(n);
-  Status status;
+  LcpSolution out;
   SolverStats stats;
   if (p.free == 0) {
     auto r = std::make_unique<CliLemke::Result>();
-    status = solver->solve(p.M, p.q, *r);
+    out.status = solver->solve(p.M, p.q, *r);
     stats = r->stats;
-    if (status == Status::solved) {
-      z = r->z;
-      w = r->w;
+    if (out.status == Status::solved) {
+      out.z = r->z;
+      out.w = r->w;
     }
   } else {
     auto r = std::make_unique<CliLemke::MixedResult>();
-    status = solver->solve_mixed(p.M, p.q, p.free, *r);
+    out.status = solver->solve_mixed(p.M, p.q, p.free, *r);
     stats = r->stats;
-    if (status == Status::solved) {
-      z << r->u, r->z;
-      w = p.M * z + p.q;  // the free rows' entries are the equality residuals
+    if (out.status == Status::solved) {
+      out.z.resize(p.q.size());
+      out.z << r->u, r->z;
+      out.w = p.M * out.z + p.q;  // the free rows' entries are the equality residuals
     }
   }
-  out["status"] = std::string(to_string(status));
+  out.pivots = stats.iterations;
+  out.residual = stats.residual;
+  return out;
+}
+
+std::string solve_lcp_to_json(const LcpProblem& p) {
+  const LcpSolution s = solve_lcp(p);
+  nlohmann::ordered_json out;  // keys in the documented order
+  out["status"] = std::string(to_string(s.status));
   // A point is reported only when it is a verified solution.
-  if (status == Status::solved) {
-    out["z"] = vector_json(z);
-    out["w"] = vector_json(w);
+  if (s.status == Status::solved) {
+    out["z"] = vector_json(s.z);
+    out["w"] = vector_json(s.w);
   } else {
     out["z"] = nullptr;
     out["w"] = nullptr;
   }
-  out["pivots"] = stats.iterations;
-  out["residual"] = stats.residual;
+  out["pivots"] = s.pivots;
+  out["residual"] = s.residual;
   return out.dump();
 }
 

@@ -1,8 +1,10 @@
 // `quasistep lcp PROBLEM.json`: one LCP (or mixed LCP) from raw data, solved by Lemke.
 #pragma once
 
-#include "quasistep/kernels/eigen.hpp"
 #include <string>
+
+#include "quasistep/kernels/eigen.hpp"
+#include "quasistep/kernels/status.hpp"
 
 namespace qs::cli {
 
@@ -13,14 +15,30 @@ struct LcpProblem {
   int free = 0;
 };
 
+/// The largest problem `lcp` (and the Python module's solve_lcp) solves: n <= 128.
+inline constexpr int kLcpCapacity = 128;
+
+/// What Lemke concluded: z and w hold a verified solution when status is `solved`, else they
+/// are empty. With free variables, z holds all n variables (the free ones first) and
+/// w = M z + q (zero on the free rows, up to rounding).
+struct LcpSolution {
+  Status status = Status::not_run;
+  Eigen::VectorXd z, w;
+  int pivots = 0;
+  double residual = 0.0;
+};
+
+/// Solves a problem whose sizes fit (q.size() <= kLcpCapacity, M square of that size,
+/// 0 <= free <= n); non-finite entries come back as `bad_input`.
+LcpSolution solve_lcp(const LcpProblem& p);
+
 /// Reads and checks a problem file; throws JsonInputError naming the field.
 LcpProblem load_lcp_problem(const std::string& path);
 /// The same, from the file's text.
 LcpProblem read_lcp_problem(const std::string& text);
 
-/// {"status": ..., "z": [...], "w": [...], "pivots": n, "residual": r} on one line; z and w
-/// are null unless the status is `solved` (a verified solution). With free variables, z
-/// holds all n variables (the free ones first) and w = M z + q (zero on the free rows).
+/// solve_lcp's answer as {"status": ..., "z": [...], "w": [...], "pivots": n, "residual": r}
+/// on one line; z and w are null unless the status is `solved`.
 std::string solve_lcp_to_json(const LcpProblem& p);
 
 }  // namespace qs::cli

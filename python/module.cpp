@@ -1,0 +1,572 @@
+// The compiled half of the Python package `quasistep` (python/quasistep/__init__.py holds the
+// public names and their docstrings; docs/python.md). It is a thin layer: scenes, steps,
+// rollouts and studies are the library's (docs/api.md), so every number is bitwise the one
+// the CLI prints for the same world. Arrays cross the boundary as one block copy or none
+// (float64 C-ordered input is read in place); the GIL is released while the library works;
+// input errors raise ValueError with the CLI's one-line message.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <tbb/global_control.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "quasistep/core/formulations/formulation_table.hpp"
+#include "quasistep/core/formulations/ucp/ucp_problem_file.hpp"
+#include "quasistep/kernels/lane.hpp"
+#include "quasistep/quasistep.hpp"
+#include "tools/default_study.hpp"
+#include "tools/lcp_command.hpp"
+#include "tools/mc_command.hpp"
+#include "tools/ucp_command.hpp"
+
+namespace py = pybind11;
+
+namespace {
+
+using Array = py::array_t<double, py::array::c_style | py::array::forcecast>;
+
+// quasistep.Status (an IntEnum defined in __init__.py), set once at import.
+py::object g_status_type;
+
+py::object status_object(qs::Status s) {
+  return g_status_type ? g_status_type(static_cast<int>(s)) : py::int_(static_cast<int>(s));
+}
+
+[[noreturn]] void fail(const std::string& message) { throw py::value_error(message); }
+
+std::string shape_text(const py::array& a) {
+  std::ostringstream o;
+  o << "(";
+  for (py::ssize_t d = 0; d < a.ndim(); ++d) o << (d ? ", " : "") << a.shape(d);
+  o << (a.ndim() == 1 ? ",)" : ")");
+  return o.str();
+}
+
+// The first non-finite entry of a block, or -1.
+long first_non_finite(const double* v, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i)
+    if (!std::isfinite(v[i])) return static_cast<long>(i);
+  return -1;
+}
+
+// Like the CLI's --threads: more threads than 4x the cores (at least 64) never helps.
+std::optional<tbb::global_control> limit_threads(int threads) {
+  if (threads < 0) fail("threads must be >= 0 (0: all cores), got " + std::to_string(threads));
+  if (threads == 0) return std::nullopt;
+  const int most = std::max(64, 4 * static_cast<int>(std::thread::hardware_concurrency()));
+  return std::make_optional<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
+                                                 static_cast<std::size_t>(std::min(threads, most)));
+}
+
+// ---- scenes and states ------------------------------------------------------------------------
+
+// A loaded scene with the stepper and the rollout engine it lends its calls: each is used by
+// one call at a time (a mutex each), so Python threads may share a Scene.
+class PyScene {
+ public:
+  explicit PyScene(qs::Scene scene) : scene_(std::move(scene)) {}
+
+  const qs::Scene& scene() const { return scene_; }
+  const qs::Model& model() const { return *scene_.model; }
+
+  // A State at q (the scene's start when q is None): t = 0, step 0, and the stepper's memory
+  // started for that q (as initial_state does for the scene's own start).
+  qs::State state_at(const std::optional<Array>& q) const {
+    qs::State s = qs::initial_state(model());
+    if (!q) return s;
+    const int nq = model().n_q();
+    if (q->ndim() != 1 || q->shape(0) != nq)
+      fail("state has shape " + shape_text(*q) + "; the scene has nq = " + std::to_string(nq) + " DOFs (dof_names)");
+    const long bad = first_non_finite(q->data(), static_cast<std::size_t>(nq));
+    if (bad >= 0) fail("state[" + std::to_string(bad) + "] (" + model().dofs[bad].name + ") is not finite");
+    std::memcpy(s.q.data(), q->data(), sizeof(double) * static_cast<std::size_t>(nq));
+    qs::formulation_info(model().formulation).start_memory(model(), s.q.data(), s.memory.data());
+    return s;
+  }
+
+  qs::State to_state(const py::object& obj) const {
+    if (py::isinstance<qs::State>(obj)) {
+      const qs::State& s = obj.cast<const qs::State&>();
+      if (s.q.size() != model().n_q() || s.memory.size() != qs::step_memory_size(model()))
+        fail("this State belongs to another scene (nq " + std::to_string(s.q.size()) + ", the scene's " +
+             std::to_string(model().n_q()) + ")");
+      return s;
+    }
+    return state_at(obj.cast<Array>());
+  }
+
+  py::tuple step(const py::object& state, const std::optional<Array>& command, std::optional<double> h) {
+    qs::State s = to_state(state);
+    const qs::Model& m = model();
+    std::vector<double> velocities;
+    if (command) {
+      if (command->ndim() != 1 || command->shape(0) != m.n_a)
+        fail("command has shape " + shape_text(*command) + "; the scene has " + std::to_string(m.n_a) +
+             " velocity-controlled joints (command_names)");
+      velocities.assign(command->data(), command->data() + m.n_a);
+      const long bad = first_non_finite(velocities.data(), velocities.size());
+      if (bad >= 0) fail("command[" + std::to_string(bad) + "] (" + qs::command_names(m)[bad] + ") is not finite");
+    }
+    if (h && (!(*h > 0) || !std::isfinite(*h))) fail("h must be a finite number > 0");
+    qs::Status status;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(step_mutex_);
+      if (!stepper_) {
+        stepper_ = qs::make_stepper(m);
+        params_ = std::make_unique<qs::WorldParams>(m);
+      }
+      params_->reset(m);
+      if (h) params_->h = *h;
+      params_->commanded = command.has_value();
+      params_->command = velocities;
+      status = stepper_ ? stepper_->step(m, *params_, s) : qs::Status::bad_input;
+      last_detail_ = stepper_ ? stepper_->report().detail : "this formulation has no time stepper";
+    }
+    return py::make_tuple(std::move(s), status_object(status));
+  }
+
+  std::string last_detail() {
+    std::lock_guard<std::mutex> lock(step_mutex_);
+    return last_detail_;
+  }
+
+  py::tuple rollout(const std::optional<Array>& q0, const std::optional<Array>& commands, std::optional<int> steps,
+                    std::optional<double> h, int threads, bool trajectory);
+
+ private:
+  qs::Scene scene_;
+  std::mutex step_mutex_, rollout_mutex_;
+  std::unique_ptr<qs::Stepper> stepper_;
+  std::unique_ptr<qs::WorldParams> params_;
+  std::string last_detail_;
+  std::unique_ptr<qs::Rollout> rollout_;
+};
+
+std::unique_ptr<PyScene> load(const std::string& text_or_path) {
+  // A JSON document starts with '{' (after blanks); anything else is a path.
+  const auto first = text_or_path.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && text_or_path[first] == '{')
+    return std::make_unique<PyScene>(qs::parse_scene(text_or_path, "<string>"));
+  try {
+    return std::make_unique<PyScene>(qs::load_scene_file(text_or_path));
+  } catch (const qs::SceneError& e) {
+    fail(text_or_path + ": " + e.what());  // as the CLI names the file
+  }
+}
+
+// The scene's velocity commands for `steps` steps of size h from t = 0, as its steppers
+// evaluate them: each joint's schedule at the step's midpoint, the clock advanced by
+// repeated addition as State::t is (core/stepper.cpp).
+std::vector<double> scheduled_commands(const qs::Model& m, double h, int steps) {
+  std::vector<double> out(static_cast<std::size_t>(steps) * static_cast<std::size_t>(m.n_a));
+  double t = 0.0;
+  for (int l = 0; l < steps; ++l) {
+    const double t_mid = t + 0.5 * h;
+    for (const qs::Joint& j : m.joints)
+      if (j.control == qs::Control::velocity)
+        out[static_cast<std::size_t>(l) * m.n_a + static_cast<std::size_t>(j.dof - m.n_u)] = j.command(t_mid);
+    t += h;
+  }
+  return out;
+}
+
+py::tuple PyScene::rollout(const std::optional<Array>& q0, const std::optional<Array>& commands,
+                           std::optional<int> steps, std::optional<double> h_arg, int threads, bool trajectory) {
+  const qs::Model& m = model();
+  const int nq = m.n_q(), na = m.n_a;
+  const double h = h_arg.value_or(m.step.h);
+  if (!(h > 0) || !std::isfinite(h))
+    fail(h_arg ? "h must be a finite number > 0" : "the scene has no step.h: pass h");
+  if (steps && *steps < 0) fail("steps must be >= 0, got " + std::to_string(*steps));
+
+  // The worlds' starts: (N, nq), one world (nq,), or the scene's start.
+  long n = -1;
+  if (q0) {
+    if (q0->ndim() == 1) n = 1;
+    else if (q0->ndim() == 2) n = static_cast<long>(q0->shape(0));
+    if (n < 1 || q0->shape(q0->ndim() - 1) != nq)
+      fail("q0 has shape " + shape_text(*q0) + "; expected (N, nq) with N >= 1 and nq = " + std::to_string(nq));
+    const long bad = first_non_finite(q0->data(), static_cast<std::size_t>(n) * nq);
+    if (bad >= 0)
+      fail("q0[" + std::to_string(bad / nq) + ", " + std::to_string(bad % nq) + "] (" + m.dofs[bad % nq].name +
+           ") is not finite");
+  }
+
+  // The commands: (N, T, n_a) per world, (T, n_a) for every world, or the scene's schedules.
+  int t_steps = 0;
+  const double* actions = nullptr;
+  std::vector<double> own;  // commands expanded or evaluated here
+  if (commands) {
+    const py::ssize_t nd = commands->ndim();
+    if ((nd != 2 && nd != 3) || commands->shape(nd - 1) != na)
+      fail("commands has shape " + shape_text(*commands) + "; expected (N, T, n_commands) or (T, n_commands) with "
+           "n_commands = " + std::to_string(na) + " (command_names)");
+    if (nd == 3) {
+      if (n < 0) n = static_cast<long>(commands->shape(0));
+      if (commands->shape(0) != n)
+        fail("commands has " + std::to_string(commands->shape(0)) + " worlds and q0 " + std::to_string(n));
+    }
+    t_steps = static_cast<int>(commands->shape(nd - 2));
+    if (steps && *steps != t_steps)
+      fail("commands holds " + std::to_string(t_steps) + " steps and steps = " + std::to_string(*steps));
+    if (n < 0) n = 1;
+    const std::size_t per_world = static_cast<std::size_t>(t_steps) * static_cast<std::size_t>(na);
+    const long bad = first_non_finite(commands->data(), (nd == 3 ? static_cast<std::size_t>(n) : 1) * per_world);
+    if (bad >= 0) {
+      const long world = nd == 3 ? bad / static_cast<long>(per_world) : 0, rest = bad % static_cast<long>(per_world);
+      fail("commands[" + (nd == 3 ? std::to_string(world) + ", " : std::string()) + std::to_string(rest / na) + ", " +
+           std::to_string(rest % na) + "] is not finite");
+    }
+    if (nd == 3) {
+      actions = commands->data();  // read in place
+    } else {
+      own.resize(static_cast<std::size_t>(n) * per_world);
+      for (long i = 0; i < n; ++i) std::memcpy(own.data() + i * per_world, commands->data(), sizeof(double) * per_world);
+      actions = own.data();
+    }
+  } else {
+    if (n < 0) n = 1;
+    t_steps = steps.value_or(m.step.steps);
+    const std::vector<double> one = scheduled_commands(m, h, t_steps);
+    own.resize(static_cast<std::size_t>(n) * one.size());
+    for (long i = 0; i < n; ++i) std::copy(one.begin(), one.end(), own.begin() + static_cast<std::ptrdiff_t>(i * one.size()));
+    actions = own.data();
+  }
+
+  std::vector<qs::State> starts(static_cast<std::size_t>(n));
+  const qs::State start = qs::initial_state(m);
+  for (long i = 0; i < n; ++i) {
+    qs::State& s = starts[static_cast<std::size_t>(i)];
+    s = start;
+    if (q0) {
+      std::memcpy(s.q.data(), q0->data() + i * nq, sizeof(double) * static_cast<std::size_t>(nq));
+      qs::formulation_info(m.formulation).start_memory(m, s.q.data(), s.memory.data());
+    }
+  }
+
+  Array states(trajectory ? std::vector<py::ssize_t>{n, t_steps + 1, nq} : std::vector<py::ssize_t>{n, nq});
+  py::array_t<std::int8_t> status(n);
+  py::array_t<std::int32_t> failed(n);
+  double* out = states.mutable_data();
+  std::int8_t* st = status.mutable_data();
+  std::int32_t* fs = failed.mutable_data();
+  {
+    py::gil_scoped_release release;
+    const auto limit = limit_threads(threads);
+    std::lock_guard<std::mutex> lock(rollout_mutex_);
+    if (!rollout_) rollout_ = std::make_unique<qs::Rollout>(scene_.model);
+    const qs::RolloutResult& r =
+        rollout_->propagate(starts, std::span<const double>(actions, static_cast<std::size_t>(n) * t_steps * na), h,
+                            t_steps, trajectory ? qs::RolloutRecord::every_step : qs::RolloutRecord::final_state);
+    if (trajectory) {
+      std::memcpy(out, r.trajectory.data(), sizeof(double) * r.trajectory.size());
+    } else {
+      for (long i = 0; i < n; ++i) {
+        // A failed world's state after the whole rollout does not exist: NaN, as its
+        // trajectory's rows after the failed step.
+        const bool ok = r.status[static_cast<std::size_t>(i)] == qs::Status::solved;
+        for (int k = 0; k < nq; ++k)
+          out[i * nq + k] = ok ? r.next[static_cast<std::size_t>(i)].q[k] : std::numeric_limits<double>::quiet_NaN();
+      }
+    }
+    for (long i = 0; i < n; ++i) {
+      st[i] = static_cast<std::int8_t>(r.status[static_cast<std::size_t>(i)]);
+      fs[i] = r.failed_step[static_cast<std::size_t>(i)];
+    }
+  }
+  return py::make_tuple(states, status, failed);
+}
+
+// ---- Monte Carlo -------------------------------------------------------------------------------
+
+struct PyMc {
+  qs::McRun run;
+  qs::McSummary summary;
+  std::string scene_source, description;
+
+  std::string text() const {
+    std::ostringstream o;
+    qs::cli::print_mc_summary(run.study, summary, o);
+    return o.str();
+  }
+};
+
+PyMc mc(const PyScene* scene, long samples, std::uint64_t seed, int threads, int trajectories) {
+  if (samples < 1) fail("samples " + std::to_string(samples) + ": a study needs at least 1 sample");
+  if (trajectories < 0) fail("trajectories must be >= 0");
+  std::optional<PyScene> built_in;
+  if (!scene) {
+    built_in.emplace(qs::parse_scene(qs::cli::kDefaultStudy, std::string("built-in ") + qs::cli::kDefaultStudyName));
+    scene = &*built_in;
+  }
+  const qs::Scene& sc = scene->scene();
+  const std::string why = qs::mc_unsupported_reason(sc);
+  if (!why.empty()) fail(sc.source + ": " + why);
+  PyMc r;
+  r.scene_source = sc.source;
+  r.description = sc.description;
+  {
+    py::gil_scoped_release release;
+    const auto limit = limit_threads(threads);
+    qs::McOptions o;
+    o.samples = samples;
+    o.seed = seed;
+    o.threads = threads;
+    o.trajectories = trajectories;
+    try {
+      r.run = qs::run_monte_carlo(sc, o);
+    } catch (const qs::BatchError& e) {
+      throw py::value_error(sc.source + ": " + e.what());  // as the CLI words it
+    }
+    r.summary = qs::summarize(r.run.study, r.run.records);
+  }
+  return r;
+}
+
+py::dict mc_samples(const PyMc& r) {
+  const qs::McRecords& rec = r.run.records;
+  const long n = rec.size();
+  const int np = rec.parameter_count;
+  py::dict d;
+  py::array_t<std::int64_t> sample(n);
+  std::copy(rec.sample.begin(), rec.sample.end(), sample.mutable_data());
+  d["sample"] = sample;
+  for (int p = 0; p < np; ++p) {
+    py::array_t<double> v(n);
+    double* out = v.mutable_data();
+    for (long i = 0; i < n; ++i) out[i] = rec.values[static_cast<std::size_t>(i * np + p)];
+    d[py::str(r.run.study.parameters[static_cast<std::size_t>(p)])] = v;
+  }
+  // Words as the CSV writes them, in numpy string arrays (compare with ==).
+  std::vector<std::string> outcome(static_cast<std::size_t>(n)), status(static_cast<std::size_t>(n));
+  for (long i = 0; i < n; ++i) {
+    outcome[static_cast<std::size_t>(i)] = std::string(qs::to_string(rec.outcome[static_cast<std::size_t>(i)]));
+    status[static_cast<std::size_t>(i)] = std::string(qs::to_string(rec.status[static_cast<std::size_t>(i)]));
+  }
+  const py::module_ np_ = py::module_::import("numpy");
+  d["outcome"] = np_.attr("array")(outcome, "U");
+  const char* pose[] = {"x", "y", "theta"};
+  for (int k = 0; k < 3; ++k) {
+    py::array_t<double> v(n);
+    double* out = v.mutable_data();
+    for (long i = 0; i < n; ++i) out[i] = rec.final_pose[static_cast<std::size_t>(i)][static_cast<std::size_t>(k)];
+    d[pose[k]] = v;
+  }
+  py::array_t<std::int32_t> failed(n);
+  std::copy(rec.failed_step.begin(), rec.failed_step.end(), failed.mutable_data());
+  d["failed_step"] = failed;
+  d["status"] = np_.attr("array")(status, "U");
+  return d;
+}
+
+// ---- single problems ------------------------------------------------------------------------------
+
+py::tuple solve_lcp(const Array& M, const Array& q, int free) {
+  if (q.ndim() != 1 || q.shape(0) < 1) fail("q has shape " + shape_text(q) + "; expected (n,) with n >= 1");
+  const py::ssize_t n = q.shape(0);
+  if (n > qs::cli::kLcpCapacity)
+    fail("q has " + std::to_string(n) + " entries; this build solves LCPs up to n = " + std::to_string(qs::cli::kLcpCapacity));
+  if (M.ndim() != 2 || M.shape(0) != n || M.shape(1) != n)
+    fail("M has shape " + shape_text(M) + "; expected (" + std::to_string(n) + ", " + std::to_string(n) + ") for q's n");
+  if (free < 0 || free > n) fail("free must be in 0.." + std::to_string(n) + ", got " + std::to_string(free));
+  const long bad_q = first_non_finite(q.data(), static_cast<std::size_t>(n));
+  if (bad_q >= 0) fail("q[" + std::to_string(bad_q) + "] is not finite");
+  const long bad_m = first_non_finite(M.data(), static_cast<std::size_t>(n * n));
+  if (bad_m >= 0) fail("M[" + std::to_string(bad_m / n) + ", " + std::to_string(bad_m % n) + "] is not finite");
+  qs::cli::LcpProblem p;
+  p.M = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(M.data(), n, n);
+  p.q = Eigen::Map<const Eigen::VectorXd>(q.data(), n);
+  p.free = free;
+  qs::cli::LcpSolution s;
+  {
+    py::gil_scoped_release release;
+    s = qs::cli::solve_lcp(p);
+  }
+  if (s.status != qs::Status::solved) return py::make_tuple(status_object(s.status), py::none(), py::none());
+  Array z(n), w(n);
+  std::memcpy(z.mutable_data(), s.z.data(), sizeof(double) * static_cast<std::size_t>(n));
+  std::memcpy(w.mutable_data(), s.w.data(), sizeof(double) * static_cast<std::size_t>(n));
+  return py::make_tuple(status_object(s.status), z, w);
+}
+
+std::string solve_ucp_json(const std::string& problem_json, const std::string& method, bool all, long node_limit) {
+  if (method != "bilinear" && method != "exact" && method != "auto")
+    fail("method must be bilinear, exact or auto, got " + method);
+  if (node_limit < 1) fail("node_limit must be >= 1");
+  qs::cli::UcpCommandOptions o;
+  o.method = method;
+  o.all = all;
+  o.node_limit = node_limit;
+  const qs::UcpData data = qs::read_ucp_problem(problem_json);
+  py::gil_scoped_release release;
+  return qs::cli::solve_ucp_to_json(data, o);
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_quasistep, m) {
+  m.doc() = "The compiled core of the quasistep package; use `import quasistep`.";
+
+  // Input errors: the library's one-line messages, as ValueError.
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const qs::JsonInputError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const qs::BatchError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    }
+  });
+
+  m.attr("version") = std::string(qs::kVersion);
+  m.attr("lane_width") = qs::kLaneWidth;
+  std::vector<std::string> names;
+  for (int s = 0; s <= static_cast<int>(qs::Status::not_run); ++s) names.emplace_back(qs::to_string(static_cast<qs::Status>(s)));
+  m.attr("status_names") = names;
+  m.def("_set_status_type", [](py::object t) { g_status_type = std::move(t); });
+  // The IntEnum is released before the interpreter ends.
+  m.add_object("_cleanup", py::capsule([] { g_status_type = py::object(); }));
+
+  py::class_<qs::State>(m, "State")
+      .def_property(
+          "q", [](const qs::State& s) { return Array(s.q.size(), s.q.data()); },
+          [](qs::State& s, const Array& q) {
+            if (q.ndim() != 1 || q.shape(0) != s.q.size())
+              fail("q has shape " + shape_text(q) + "; this state has " + std::to_string(s.q.size()) + " DOFs");
+            const long bad = first_non_finite(q.data(), static_cast<std::size_t>(s.q.size()));
+            if (bad >= 0) fail("q[" + std::to_string(bad) + "] is not finite");
+            std::memcpy(s.q.data(), q.data(), sizeof(double) * static_cast<std::size_t>(s.q.size()));
+          })
+      .def_readonly("t", &qs::State::t)
+      .def_readonly("step", &qs::State::step)
+      .def_property_readonly("memory", [](const qs::State& s) { return Array(s.memory.size(), s.memory.data()); })
+      .def("copy", [](const qs::State& s) { return s; })
+      .def("__array__", [](const qs::State& s, py::object) { return Array(s.q.size(), s.q.data()); },
+           py::arg("dtype") = py::none())
+      .def("__repr__", [](const qs::State& s) {
+        std::ostringstream o;
+        o.precision(6);
+        o << "State(step=" << s.step << ", t=" << s.t << ", q=[";
+        for (Eigen::Index i = 0; i < s.q.size(); ++i) o << (i ? ", " : "") << s.q[i];
+        o << "])";
+        return o.str();
+      });
+
+  py::class_<PyScene>(m, "Scene")
+      .def_property_readonly("nq", [](const PyScene& s) { return s.model().n_q(); })
+      .def_property_readonly("dof_names",
+                             [](const PyScene& s) {
+                               std::vector<std::string> v;
+                               for (const qs::Dof& d : s.model().dofs) v.push_back(d.name);
+                               return v;
+                             })
+      .def_property_readonly("command_names", [](const PyScene& s) { return qs::command_names(s.model()); })
+      .def_property_readonly("h", [](const PyScene& s) -> py::object {
+        return s.model().step.h > 0 ? py::object(py::float_(s.model().step.h)) : py::none();
+      })
+      .def_property_readonly("steps", [](const PyScene& s) { return s.model().step.steps; })
+      .def_property_readonly("description", [](const PyScene& s) { return s.scene().description; })
+      .def_property_readonly("name", [](const PyScene& s) { return s.model().name; })
+      .def_property_readonly("source", [](const PyScene& s) { return s.scene().source; })
+      .def_property_readonly("hash", [](const PyScene& s) { return s.scene().hash; })
+      .def_property_readonly("formulation",
+                             [](const PyScene& s) { return std::string(qs::formulation_info(s.model().formulation).name); })
+      .def_property_readonly("is_study", [](const PyScene& s) { return qs::mc_unsupported_reason(s.scene()).empty(); })
+      .def("initial_state",
+           [](const PyScene& s) {
+             const qs::State st = qs::initial_state(s.model());
+             return Array(st.q.size(), st.q.data());
+           })
+      .def("state", &PyScene::state_at, py::arg("q") = py::none())
+      .def("step", &PyScene::step, py::arg("state"), py::arg("command") = py::none(), py::arg("h") = py::none())
+      .def("last_step_detail", &PyScene::last_detail)
+      .def("__repr__", [](const PyScene& s) {
+        return "<quasistep.Scene " + s.scene().source + ": " + std::string(qs::formulation_info(s.model().formulation).name) +
+               ", nq " + std::to_string(s.model().n_q()) + ">";
+      });
+
+  m.def("load", &load, py::arg("path_or_json"));
+  m.def(
+      "rollout",
+      [](PyScene& s, const std::optional<Array>& q0, const std::optional<Array>& commands, std::optional<int> steps,
+         std::optional<double> h, int threads, bool trajectory) {
+        return s.rollout(q0, commands, steps, h, threads, trajectory);
+      },
+      py::arg("scene"), py::arg("q0") = py::none(), py::arg("commands") = py::none(), py::arg("steps") = py::none(),
+      py::arg("h") = py::none(), py::arg("threads") = 0, py::arg("trajectory") = true);
+
+  py::class_<PyMc>(m, "McResult")
+      .def_property_readonly("rate", [](const PyMc& r) { return r.summary.rate; })
+      .def_property_readonly("low", [](const PyMc& r) { return r.summary.wilson_low; })
+      .def_property_readonly("high", [](const PyMc& r) { return r.summary.wilson_high; })
+      .def_property_readonly("successes", [](const PyMc& r) { return r.summary.successes; })
+      .def_property_readonly("n", [](const PyMc& r) { return r.summary.samples; })
+      .def_property_readonly("success", [](const PyMc& r) { return r.run.study.success; })
+      .def_property_readonly("parameters", [](const PyMc& r) { return r.run.study.parameters; })
+      .def_property_readonly("seed", [](const PyMc& r) { return r.run.study.seed; })
+      .def_property_readonly("scene_hash", [](const PyMc& r) { return r.run.study.scene_hash; })
+      .def_property_readonly("scene_source", [](const PyMc& r) { return r.scene_source; })
+      .def_property_readonly("description", [](const PyMc& r) { return r.description; })
+      .def_property_readonly("seconds", [](const PyMc& r) { return r.run.seconds; })
+      .def_property_readonly("path", [](const PyMc& r) { return r.run.path; })
+      .def_property_readonly("outcomes",
+                             [](const PyMc& r) {
+                               py::dict d;
+                               for (qs::Outcome o : qs::outcomes_of(r.run.study.success_kind))
+                                 d[py::str(std::string(qs::to_string(o)))] = r.summary.outcome_count[static_cast<int>(o)];
+                               return d;
+                             })
+      .def_property_readonly("bins",
+                             [](const PyMc& r) {
+                               py::list out;
+                               for (const qs::ParameterBins& b : r.summary.bins) {
+                                 py::dict d;
+                                 d["parameter"] = b.path;
+                                 d["low"] = b.low;
+                                 d["high"] = b.high;
+                                 d["count"] = py::array_t<long>(static_cast<py::ssize_t>(b.count.size()), b.count.data());
+                                 d["successes"] =
+                                     py::array_t<long>(static_cast<py::ssize_t>(b.successes.size()), b.successes.data());
+                                 out.append(d);
+                               }
+                               return out;
+                             })
+      .def_property_readonly("samples", &mc_samples)
+      .def_property_readonly("trajectories",
+                             [](const PyMc& r) {
+                               py::dict d;
+                               for (const qs::McTrajectory& t : r.run.trajectories) {
+                                 Array a(std::vector<py::ssize_t>{static_cast<py::ssize_t>(t.pose.size()), 3});
+                                 for (std::size_t k = 0; k < t.pose.size(); ++k)
+                                   std::copy(t.pose[k].begin(), t.pose[k].end(), a.mutable_data() + 3 * k);
+                                 d[py::int_(t.sample)] = a;
+                               }
+                               return d;
+                             })
+      .def("summary", &PyMc::text)
+      .def("__str__", &PyMc::text);
+
+  m.def(
+      "mc",
+      [](const PyScene* scene, long samples, std::uint64_t seed, int threads, int trajectories) {
+        return mc(scene, samples, seed, threads, trajectories);
+      },
+      py::arg("scene") = py::none(), py::arg("samples") = 10000, py::arg("seed") = 0, py::arg("threads") = 0,
+      py::arg("trajectories") = 8);
+  m.def("solve_lcp", &solve_lcp, py::arg("M"), py::arg("q"), py::arg("free") = 0);
+  m.def("solve_ucp_json", &solve_ucp_json, py::arg("problem_json"), py::arg("method"), py::arg("all"),
+        py::arg("node_limit"));
+}
