@@ -108,8 +108,11 @@ class PyScene {
   }
 
   py::tuple step(const py::object& state, const std::optional<Array>& command, std::optional<double> h) {
-    qs::State s = to_state(state);
     const qs::Model& m = model();
+    if (!qs::formulation_info(m.formulation).time_stepping)
+      fail(scene_.source + ": model.formulation " + std::string(qs::formulation_info(m.formulation).name) +
+           " is an instantaneous problem without a time step (solve it with solve_ucp)");
+    qs::State s = to_state(state);
     std::vector<double> velocities;
     if (command) {
       if (command->ndim() != 1 || command->shape(0) != m.n_a)
@@ -132,8 +135,8 @@ class PyScene {
       if (h) params_->h = *h;
       params_->commanded = command.has_value();
       params_->command = velocities;
-      status = stepper_ ? stepper_->step(m, *params_, s) : qs::Status::bad_input;
-      last_detail_ = stepper_ ? stepper_->report().detail : "this formulation has no time stepper";
+      status = stepper_->step(m, *params_, s);
+      last_detail_ = stepper_->report().detail;
     }
     return py::make_tuple(std::move(s), status_object(status));
   }
