@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "quasistep/batch/batch_stepper.hpp"
+#include "quasistep/batch/rollout.hpp"
 #include "quasistep/batch/world_batch.hpp"
 #include "quasistep/core/scene.hpp"
 
@@ -79,5 +80,45 @@ void sizes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK_CAPTURE(batch_throughput, halm_posa_push, "halm_posa_push")->Apply(sizes);
 BENCHMARK_CAPTURE(batch_throughput, anitescu_grasp, "anitescu_grasp")->Apply(sizes);
+
+/// A planner's call: Rollout::propagate of `worlds` pairs x `steps` steps with every state
+/// kept (args: worlds, steps, threads; 0 = all). The commands are rollout_command(i, l, a), the
+/// same that bench/python_rollout.py passes to quasistep.rollout from Python, which compares
+/// its time per call with this one's (the Python layer's overhead).
+double rollout_command(int i, int l, int a) { return 0.05 * std::sin(0.1 * l + 0.7 * a + 0.013 * i); }
+
+void rollout(benchmark::State& state, const char* example) {
+  const int worlds = static_cast<int>(state.range(0)), steps = static_cast<int>(state.range(1));
+  const int threads = static_cast<int>(state.range(2));
+  const qs::Scene scene = qs::load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/examples/" + example + ".json");
+  const qs::Model& m = *scene.model;
+  const std::vector<qs::State> starts(static_cast<std::size_t>(worlds), qs::initial_state(m));
+  std::vector<double> actions(static_cast<std::size_t>(worlds) * steps * m.n_a);
+  for (int i = 0; i < worlds; ++i)
+    for (int l = 0; l < steps; ++l)
+      for (int a = 0; a < m.n_a; ++a)
+        actions[(static_cast<std::size_t>(i) * steps + l) * m.n_a + a] = rollout_command(i, l, a);
+  qs::Rollout r(scene.model, {.threads = threads});
+  int failed = 0;
+  for (auto _ : state) {
+    const qs::RolloutResult& result = r.propagate(starts, actions, m.step.h, steps, qs::RolloutRecord::every_step);
+    failed = 0;
+    for (qs::Status s : result.status) failed += s != qs::Status::solved;
+    benchmark::DoNotOptimize(result.trajectory.data());
+  }
+  state.SetItemsProcessed(state.iterations() * worlds * steps);
+  state.counters["failed"] = failed;
+}
+
+BENCHMARK_CAPTURE(rollout, mpc_push, "mpc_push")
+    ->Args({1024, 100, 0})
+    ->Args({1024, 100, 1})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(rollout, anitescu_grasp, "anitescu_grasp")
+    ->Args({1024, 100, 0})
+    ->Args({1024, 100, 1})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
