@@ -123,6 +123,7 @@ class PyScene {
       if (bad >= 0) fail("command[" + std::to_string(bad) + "] (" + qs::command_names(m)[bad] + ") is not finite");
     }
     if (h && (!(*h > 0) || !std::isfinite(*h))) fail("h must be a finite number > 0");
+    if (!h && !(m.step.h > 0)) fail(scene_.source + ": the scene has no step.h: pass h");
     qs::Status status;
     {
       py::gil_scoped_release release;

@@ -163,3 +163,20 @@ def test_two_threads_may_share_a_scene():
         t.join()
     for k in range(4):
         np.testing.assert_array_equal(results[k] if k % 2 == 0 else results[k][0, -1], expected[0, -1])
+
+
+def test_a_scene_without_a_step_size_needs_h():
+    import json
+    from test_scene import PUSH
+    doc = json.loads(PUSH)
+    del doc["step"]
+    scene = quasistep.load(json.dumps(doc))
+    assert scene.h is None
+    with pytest.raises(ValueError, match="no step.h: pass h"):
+        scene.step(scene.state(), [0.1, 0.0])
+    with pytest.raises(ValueError, match="no step.h: pass h"):
+        quasistep.rollout(scene, commands=np.zeros((3, 2)))
+    state, status = scene.step(scene.state(), [0.1, 0.0], h=0.025)
+    assert status == S.solved and state.t == 0.025
+    states, status = quasistep.rollout(scene, commands=np.zeros((3, 2)), h=0.025)
+    assert states.shape == (1, 4, 5) and status[0] == S.solved
