@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <iomanip>
 #include <iostream>
+#include <fstream>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -27,6 +28,7 @@
 #include "quasistep/kernels/lane.hpp"
 #include "quasistep/version.hpp"
 #include "tools/commands_csv.hpp"
+#include "tools/replay.hpp"
 #include "tools/lcp_command.hpp"
 #include "tools/mc_command.hpp"
 #include "tools/mc_csv.hpp"
@@ -230,6 +232,7 @@ struct RunOptions {
   std::string out;
   std::string forces;
   std::string commands;
+  std::string html;
 };
 
 /// The provenance comment of every output file written for this scene (no seed: one world).
@@ -285,6 +288,54 @@ void write_force_rows(const Model& m, const Stepper& st, int step, double t, Sta
   }
 }
 
+struct RenderOptions {
+  std::string scene;
+  std::string traj;
+  std::string forces;
+  std::string out;
+};
+
+/// `render`: the replay page of a trajectory (and its forces), or of the initial state.
+int cmd_render(const RenderOptions& opt, std::ostream& out, std::ostream& err) {
+  const Scene scene = load(opt.scene);
+  const Model& m = *scene.model;
+  if (!opt.forces.empty() && opt.traj.empty())
+    throw InputError("--forces needs --traj: the impulses are drawn on the trajectory's states");
+  const auto open = [](const std::string& path) {
+    if (path == "-") throw InputError("render reads --traj and --forces from files, not standard input");
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(path + ": cannot open for reading");
+    return in;
+  };
+  io::ReplayInput replay;
+  try {
+    if (opt.traj.empty()) {
+      replay = io::initial_replay(m);
+    } else {
+      std::ifstream in = open(opt.traj);
+      replay = io::read_trajectory_csv(in, opt.traj, m);
+    }
+    if (!opt.forces.empty()) {
+      std::ifstream in = open(opt.forces);
+      io::read_forces_csv(in, opt.forces, m, replay);
+    }
+  } catch (const io::ReplayError& e) {
+    throw InputError(e.what());
+  }
+  std::vector<std::string> inputs = {opt.scene};
+  for (const std::string& f : {opt.traj, opt.forces})
+    if (!f.empty()) inputs.push_back(f);
+  io::OutputSet outputs(out, inputs);
+  io::Output* page = outputs.add("--out", opt.out);
+  outputs.open();
+  io::write_replay_html(scene, replay, provenance(scene), page->stream());
+  outputs.commit();
+  if (page->kind() != io::OutputKind::standard_output)
+    err << "render: " << replay.rows() << (replay.rows() == 1 ? " frame" : " frames")
+        << (replay.has_forces ? " with contact impulses" : "") << "; replay in " << io::printable(opt.out) << "\n";
+  return kOk;
+}
+
 int cmd_run(const RunOptions& opt, std::ostream& out, std::ostream& err) {
   const Scene scene = load(opt.scene);
   const Model& m = *scene.model;
@@ -313,7 +364,24 @@ int cmd_run(const RunOptions& opt, std::ostream& out, std::ostream& err) {
   io::OutputSet outputs(out, inputs);
   io::Output* traj = outputs.add("--out", opt.out);
   io::Output* forces = outputs.add("--forces", opt.forces);
+  io::Output* html = outputs.add("--html", opt.html);
   outputs.open();
+  // The replay page is written at the end from the rows and impulses kept here.
+  std::optional<io::ReplayInput> replay;
+  if (html) {
+    replay.emplace();
+    replay->frames_from = "this run";
+    replay->has_forces = true;
+    replay->scaled_by_k = stepper && stepper->impulses_scaled_by_k();
+  }
+  const auto keep_row = [&](const State& st, const std::vector<double>& values, std::size_t n_extra) {
+    if (!replay) return;
+    replay->t.push_back(st.t);
+    replay->q.insert(replay->q.end(), st.q.data(), st.q.data() + st.q.size());
+    replay->extra_names = stepper ? stepper->extra_columns() : std::vector<std::string>{};
+    for (std::size_t i = 0; i < n_extra; ++i)
+      replay->extra.push_back(i < values.size() ? values[i] : std::numeric_limits<double>::quiet_NaN());
+  };
   // The stepper's per-step outputs (Stepper::extra_columns()), appended to every row.
   const std::vector<std::string> extra_columns = stepper ? stepper->extra_columns() : std::vector<std::string>{};
   std::vector<double> extra;
@@ -322,6 +390,7 @@ int cmd_run(const RunOptions& opt, std::ostream& out, std::ostream& err) {
     write_trajectory_header(scene, extra_columns, opt.commands, traj->stream());
     write_trajectory_row(s, extra, extra_columns.size(), traj->stream());  // row 0: no step, empty cells
   }
+  keep_row(s, extra, extra_columns.size());
   if (forces) {
     // Halm-Posa's impulses are known up to the factor k of Halm & Posa 2018, eq. (10): say so in
     // the column names.
@@ -350,6 +419,10 @@ int cmd_run(const RunOptions& opt, std::ostream& out, std::ostream& err) {
     const Status st = stepper->step(m, params, s);
     const StepReport& rep = stepper->report();
     if (forces) write_force_rows(m, *stepper, l, t0 + m.step.h, st, forces->stream());
+    if (replay && st == Status::solved)
+      for (int i = 0; i < m.n_slots(); ++i)
+        if (stepper->active()[i])
+          replay->impulses.push_back({l, i, stepper->normal_impulse()[i], stepper->tangent_impulse()[i]});
     if (st != Status::solved) {
       failed_step = l;
       failure = st;
@@ -362,11 +435,12 @@ int cmd_run(const RunOptions& opt, std::ostream& out, std::ostream& err) {
     worst_lin = std::min(worst_lin, rep.linearised_penetration);
     worst_balance = std::max(worst_balance, rep.force_balance_residual);
     worst_phi = std::min(worst_phi, min_phi(m, ws, s.q));
-    if (traj) {
+    if (traj || replay) {
       extra.clear();
       stepper->extra_values(extra);
-      write_trajectory_row(s, extra, extra_columns.size(), traj->stream());
     }
+    if (traj) write_trajectory_row(s, extra, extra_columns.size(), traj->stream());
+    keep_row(s, extra, extra_columns.size());
   }
   const int taken = failed_step ? failed_step - 1 : steps;
   std::string failure_line;
@@ -378,7 +452,12 @@ int cmd_run(const RunOptions& opt, std::ostream& out, std::ostream& err) {
     // The rows written are valid; the file says where and why it stops.
     if (traj) traj->stream() << "# stopped: " << failure_line << "\n";
     if (forces) forces->stream() << "# stopped: " << failure_line << "\n";
+    if (replay) replay->stopped = failure_line;
   }
+  if (html)
+    io::write_replay_html(scene, *replay,
+                          provenance(scene) + (opt.commands.empty() ? std::string() : " commands=" + io::printable(opt.commands)),
+                          html->stream());
   outputs.commit();
   const double penetration = std::max(0.0, -worst_phi);
   err << "run: " << taken << " of " << steps << " steps of " << to_string(m.formulation) << "; worst residual "
@@ -396,10 +475,12 @@ int cmd_run(const RunOptions& opt, std::ostream& out, std::ostream& err) {
     return o->kind() == io::OutputKind::standard_output ? std::string("standard output") : io::printable(o->path());
   };
   err << ", " << (failed_step ? 1 : 0) << " failed" << (traj ? "; trajectory in " + where(traj) : std::string())
-      << (forces ? "; forces in " + where(forces) : std::string()) << "\n";
+      << (forces ? "; forces in " + where(forces) : std::string()) << (html ? "; replay in " + where(html) : std::string())
+      << "\n";
   // Without a trajectory file the run still shows where it ended (unless stdout carries the
   // forces CSV): one line per DOF, six significant digits; --out writes every state exactly.
-  if (!traj && !(forces && forces->kind() == io::OutputKind::standard_output)) {
+  if (!traj && !(forces && forces->kind() == io::OutputKind::standard_output) &&
+      !(html && html->kind() == io::OutputKind::standard_output)) {
     out << "final state (step " << s.step << ", t = " << format_number(s.t) << " s):\n";
     std::size_t width = 0;
     for (const Dof& d : m.dofs) width = std::max(width, d.name.size());
@@ -517,10 +598,21 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
       ->check(kNonNegative);
   run->add_option("--out", run_opt.out, "Trajectory CSV: row 0 is the initial state, row l the state after l steps");
   run->add_option("--forces", run_opt.forces, "Contact CSV: one row per step and active slot");
+  run->add_option("--html", run_opt.html,
+                  "Replay page (self-contained HTML): the bodies at every step, with each step's contacts and impulses");
   run->add_option("--commands", run_opt.commands,
                   "Command CSV (step,<joint names>): each step's joint velocities instead of the scene's schedules; "
                   "its rows set the number of steps");
   add_common(*run, common);
+
+  RenderOptions render_opt;
+  CLI::App* render = app.add_subcommand(
+      "render", "Write a replay page (self-contained HTML) of a trajectory, or a picture of the scene");
+  render->add_option("scene", render_opt.scene, "Scene file (JSON, format 1)")->required();
+  render->add_option("--traj", render_opt.traj, "Trajectory CSV of this scene (quasistep run --out); default: the initial state");
+  render->add_option("--forces", render_opt.forces, "Contact CSV of the same run (quasistep run --forces): impulses drawn");
+  render->add_option("--out", render_opt.out, "The page (HTML; - for standard output)")->required();
+  add_common(*render, common);
 
   ThroughputOptions tp_opt;
   CLI::App* throughput =
@@ -598,6 +690,7 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
     if (common.threads > 0) threads.emplace(tbb::global_control::max_allowed_parallelism, common.threads);
     if (*validate) return cmd_validate(validate_path, contacts, out);
     if (*run) return cmd_run(run_opt, out, err);
+    if (*render) return cmd_render(render_opt, out, err);
     if (*lcp) return cmd_lcp(lcp_path, out);
     if (*ucp) return cmd_ucp(ucp_path, ucp_scene, ucp_opt, out);
     if (*export_miqp) return cmd_export_miqp(export_opt, out, err);

@@ -1,0 +1,477 @@
+#include "tools/replay.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <istream>
+#include <limits>
+#include <numbers>
+#include <ostream>
+#include <sstream>
+
+#include <Eigen/Geometry>
+#include <nlohmann/json.hpp>
+
+#include "quasistep/core/contacts.hpp"
+#include "quasistep/core/formulations/formulation_table.hpp"
+#include "quasistep/core/kinematics.hpp"
+#include "tools/replay_page.hpp"
+#include "tools/output_file.hpp"
+
+namespace qs::io {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// A gap below this is marked as a penetration (a hair below zero is rounding, not overlap).
+constexpr double kPenetrationMark = -1e-9;  // m
+
+[[noreturn]] void fail(const std::string& name, long line, const std::string& what) {
+  throw ReplayError(name + ": line " + std::to_string(line) + ": " + what);
+}
+
+std::vector<std::string> split(const std::string& line) {
+  std::vector<std::string> cells;
+  std::string cell;
+  std::istringstream s(line);
+  while (std::getline(s, cell, ',')) cells.push_back(cell);
+  if (!line.empty() && line.back() == ',') cells.emplace_back();
+  return cells;
+}
+
+std::string trimmed(std::string s) {
+  while (!s.empty() && (s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  std::size_t a = 0;
+  while (a < s.size() && s[a] == ' ') ++a;
+  return s.substr(a);
+}
+
+// A number cell: finite, the whole cell; empty is NaN when allowed.
+double number(const std::string& cell, bool empty_ok, const std::string& name, long line, const std::string& column) {
+  if (cell.empty()) {
+    if (empty_ok) return kNaN;
+    fail(name, line, column + " is empty");
+  }
+  errno = 0;
+  char* end = nullptr;
+  const double v = std::strtod(cell.c_str(), &end);
+  if (end != cell.c_str() + cell.size() || errno == ERANGE || !std::isfinite(v))
+    fail(name, line, column + " \"" + printable(cell) + "\" is not a finite number");
+  return v;
+}
+
+long integer(const std::string& cell, const std::string& name, long line, const std::string& column) {
+  errno = 0;
+  char* end = nullptr;
+  const long v = std::strtol(cell.c_str(), &end, 10);
+  if (cell.empty() || end != cell.c_str() + cell.size() || errno == ERANGE)
+    fail(name, line, column + " \"" + printable(cell) + "\" is not an integer");
+  return v;
+}
+
+// Reads one line into `line` (without its end), counting; false at the end of the input.
+bool next_line(std::istream& in, std::string& line, long& number_of_line) {
+  if (!std::getline(in, line)) return false;
+  ++number_of_line;
+  if (number_of_line == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // a BOM
+  line = trimmed(line);
+  return true;
+}
+
+std::string base64(const void* data, std::size_t bytes) {
+  static const char* const k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const auto* p = static_cast<const unsigned char*>(data);
+  std::string out;
+  out.reserve((bytes + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 2 < bytes; i += 3) {
+    const std::uint32_t v = (std::uint32_t{p[i]} << 16) | (std::uint32_t{p[i + 1]} << 8) | p[i + 2];
+    out += k[v >> 18];
+    out += k[(v >> 12) & 63];
+    out += k[(v >> 6) & 63];
+    out += k[v & 63];
+  }
+  if (i < bytes) {
+    std::uint32_t v = std::uint32_t{p[i]} << 16;
+    if (i + 1 < bytes) v |= std::uint32_t{p[i + 1]} << 8;
+    out += k[v >> 18];
+    out += k[(v >> 12) & 63];
+    out += i + 1 < bytes ? k[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+std::string floats(const std::vector<float>& v) { return base64(v.data(), v.size() * sizeof(float)); }
+std::string ints(const std::vector<std::int32_t>& v) { return base64(v.data(), v.size() * sizeof(std::int32_t)); }
+
+std::string html_escape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+nlohmann::ordered_json xy(const Vec2<double>& p) { return nlohmann::ordered_json::array({p.x, p.y}); }
+
+// A body's shapes for the page, in its frame.
+nlohmann::ordered_json shapes_json(const Model& m, const Body& b) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (int si : b.shapes) {
+    const Shape& s = m.shapes[static_cast<std::size_t>(si)];
+    nlohmann::ordered_json j;
+    switch (s.core) {
+      case ShapeCore::point: j["type"] = s.radius > 0 ? "disk" : "point"; break;
+      case ShapeCore::segment: j["type"] = s.radius > 0 ? "capsule" : "segment"; break;
+      case ShapeCore::polygon: j["type"] = "polygon"; break;
+      case ShapeCore::half_plane: j["type"] = "half_plane"; break;
+    }
+    j["radius"] = s.radius;
+    j["points"] = nlohmann::ordered_json::array();
+    for (const Vec2<double>& p : s.points) j["points"].push_back(xy(p));
+    if (s.core == ShapeCore::half_plane) j["normal"] = xy(s.normal);
+    out.push_back(j);
+  }
+  return out;
+}
+
+// Grows box [x0, x1, y0, y1] by a point.
+void grow(std::array<double, 4>& box, double x, double y) {
+  box[0] = std::min(box[0], x);
+  box[1] = std::max(box[1], x);
+  box[2] = std::min(box[2], y);
+  box[3] = std::max(box[3], y);
+}
+
+// The box with a margin, at least `least` wide and high, around its centre.
+nlohmann::ordered_json padded(std::array<double, 4> box, double least) {
+  if (!(box[0] <= box[1])) box = {-0.1, 0.1, -0.1, 0.1};
+  const double cx = 0.5 * (box[0] + box[1]), cy = 0.5 * (box[2] + box[3]);
+  const double w = std::max(least, 1.2 * (box[1] - box[0])), h = std::max(least, 1.2 * (box[3] - box[2]));
+  return nlohmann::ordered_json::array({cx - 0.5 * w, cx + 0.5 * w, cy - 0.5 * h, cy + 0.5 * h});
+}
+
+void planar_data(const Model& m, const ReplayInput& r, nlohmann::ordered_json& d) {
+  const int rows = r.rows(), nb = static_cast<int>(m.bodies.size()), nj = static_cast<int>(m.joints.size());
+  const int nq = m.n_q();
+  d["bodies"] = nlohmann::ordered_json::array();
+  for (const Body& b : m.bodies)
+    d["bodies"].push_back({{"name", b.name}, {"kind", std::string(to_string(b.kind))}, {"shapes", shapes_json(m, b)}});
+  d["slots"] = nlohmann::ordered_json::array();
+  for (const ContactSlot& s : m.slots)
+    d["slots"].push_back({{"pair", m.pair_name(s.pair)}, {"mu", m.pairs[static_cast<std::size_t>(s.pair)].friction}});
+
+  // Poses of the bodies that move (a fixed body's pose is stored once), at every row; the
+  // box every shape covers; each joint's range over the rows (its rail).
+  std::vector<int> moving;
+  for (int b = 0; b < nb; ++b)
+    if (m.bodies[static_cast<std::size_t>(b)].kind != BodyKind::fixed) moving.push_back(b);
+  const int nm = static_cast<int>(moving.size());
+  std::vector<float> poses(static_cast<std::size_t>(rows) * nm * 3);
+  std::vector<Pose2<double>> body_pose(static_cast<std::size_t>(nb)), joint_frame(static_cast<std::size_t>(nj));
+  std::array<double, 4> box{std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+                            std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()};
+  std::vector<std::array<double, 2>> range(static_cast<std::size_t>(nj), {0.0, 0.0});
+  for (int k = 0; k < rows; ++k) {
+    const double* q = r.q.data() + static_cast<std::size_t>(k) * nq;
+    forward_kinematics(m, q, body_pose.data(), joint_frame.data());
+    for (int b = 0; b < nb; ++b) {
+      const Pose2<double>& p = body_pose[static_cast<std::size_t>(b)];
+      grow(box, p.translation.x, p.translation.y);
+      for (int si : m.bodies[static_cast<std::size_t>(b)].shapes) {
+        const Shape& s = m.shapes[static_cast<std::size_t>(si)];
+        if (s.core == ShapeCore::half_plane) continue;
+        for (const Vec2<double>& v : s.points) {
+          const Vec2<double> w = p.apply(v);
+          grow(box, w.x - s.radius, w.y - s.radius);
+          grow(box, w.x + s.radius, w.y + s.radius);
+        }
+      }
+      if (k == 0) d["bodies"][static_cast<std::size_t>(b)]["pose"] = {p.translation.x, p.translation.y, p.angle()};
+    }
+    for (int i = 0; i < nm; ++i) {
+      const Pose2<double>& p = body_pose[static_cast<std::size_t>(moving[static_cast<std::size_t>(i)])];
+      const std::size_t o = (static_cast<std::size_t>(k) * nm + i) * 3;
+      poses[o] = static_cast<float>(p.translation.x);
+      poses[o + 1] = static_cast<float>(p.translation.y);
+      poses[o + 2] = static_cast<float>(p.angle());
+    }
+    for (int j = 0; j < nj; ++j) {
+      const double v = q[m.joints[static_cast<std::size_t>(j)].dof];
+      auto& rg = range[static_cast<std::size_t>(j)];
+      rg = {k ? std::min(rg[0], v) : v, k ? std::max(rg[1], v) : v};
+    }
+  }
+  grow(box, 0.0, 0.0);  // the world frame is always in view
+  const double extent = std::max(box[1] - box[0], box[3] - box[2]);
+  d["bounds"] = padded(box, std::max(0.05, 0.3 * extent));
+  d["moving"] = moving;
+  d["poses"] = floats(poses);
+  // A joint's frame is its parent's pose composed with its origin (the page composes them).
+  d["joints"] = nlohmann::ordered_json::array();
+  for (int j = 0; j < nj; ++j) {
+    const Joint& jt = m.joints[static_cast<std::size_t>(j)];
+    const auto& rg = range[static_cast<std::size_t>(j)];
+    const double pad = 0.1 * std::max(rg[1] - rg[0], 0.02);
+    d["joints"].push_back({{"name", jt.name},
+                           {"type", std::string(to_string(jt.type))},
+                           {"parent", jt.parent},
+                           {"origin", {jt.origin.translation.x, jt.origin.translation.y, jt.origin.angle()}},
+                           {"axis", xy(jt.axis)},
+                           {"range", {rg[0] - pad, rg[1] + pad}}});
+  }
+
+  // Contacts of each step at its linearisation point (the row before it), from the
+  // forces file; gaps below zero of each row.
+  ContactWorkspace ws(m);
+  std::vector<std::int32_t> c_offsets(static_cast<std::size_t>(rows) + 1, 0), p_offsets(static_cast<std::size_t>(rows) + 1, 0);
+  std::vector<float> contacts, penetrations;  // [x, y, normal angle, p_n, p_t] and [x, y, phi]
+  std::vector<std::uint16_t> contact_slot;
+  std::vector<ReplayInput::Impulse> impulses = r.impulses;
+  std::stable_sort(impulses.begin(), impulses.end(),
+                   [](const ReplayInput::Impulse& a, const ReplayInput::Impulse& b) { return a.step < b.step; });
+  double biggest = 0;
+  std::size_t next = 0;
+  for (int k = 0; k < rows; ++k) {
+    c_offsets[static_cast<std::size_t>(k)] = static_cast<std::int32_t>(contact_slot.size());
+    p_offsets[static_cast<std::size_t>(k)] = static_cast<std::int32_t>(penetrations.size() / 3);
+    if (m.n_slots() == 0) continue;
+    ws.evaluate(m, r.q.data() + static_cast<std::size_t>(k) * nq);
+    for (int i = 0; i < m.n_slots(); ++i) {
+      const ContactFrame<double>& f = ws.frame[static_cast<std::size_t>(i)];
+      if (f.phi < kPenetrationMark) {
+        const Vec2<double> c = 0.5 * (f.point_a + f.point_b);
+        penetrations.insert(penetrations.end(), {static_cast<float>(c.x), static_cast<float>(c.y), static_cast<float>(f.phi)});
+      }
+    }
+    if (k == 0) continue;
+    // Step k's impulses, drawn at row k - 1's frames (where the step was linearised).
+    ws.evaluate(m, r.q.data() + static_cast<std::size_t>(k - 1) * nq);
+    for (; next < impulses.size() && impulses[next].step <= k; ++next) {
+      const ReplayInput::Impulse& im = impulses[next];
+      if (im.step != k || !std::isfinite(im.normal) || !std::isfinite(im.tangent)) continue;
+      const ContactFrame<double>& f = ws.frame[static_cast<std::size_t>(im.slot)];
+      const Vec2<double> c = f.point_a;  // the witness point on A, where the slot's feature is queried
+      contact_slot.push_back(static_cast<std::uint16_t>(im.slot));
+      contacts.insert(contacts.end(), {static_cast<float>(c.x), static_cast<float>(c.y),
+                                       static_cast<float>(std::atan2(f.normal.y, f.normal.x)),
+                                       static_cast<float>(im.normal), static_cast<float>(im.tangent)});
+      biggest = std::max(biggest, std::hypot(im.normal, im.tangent));
+    }
+  }
+  c_offsets[static_cast<std::size_t>(rows)] = static_cast<std::int32_t>(contact_slot.size());
+  p_offsets[static_cast<std::size_t>(rows)] = static_cast<std::int32_t>(penetrations.size() / 3);
+  d["contacts"] = {{"offsets", ints(c_offsets)},
+                   {"slot", base64(contact_slot.data(), contact_slot.size() * sizeof(std::uint16_t))},
+                   {"data", floats(contacts)}};
+  d["penetrations"] = {{"offsets", ints(p_offsets)}, {"data", floats(penetrations)}};
+  d["impulse_scale"] = biggest;
+  d["impulse_unit"] = r.scaled_by_k ? "N s (times k, Halm & Posa 2018, eq. (10))" : "N s";
+}
+
+void body_on_plane_data(const Model& m, const ReplayInput& r, nlohmann::ordered_json& d) {
+  const Body3& b3 = *m.body3;
+  const int rows = r.rows(), nq = m.n_q();
+  d["body3_name"] = m.bodies[static_cast<std::size_t>(b3.body)].name;
+  // The hull's points in the body frame; a cylinder as two rings of 32.
+  std::vector<Eigen::Vector3d> v = b3.hull_vertices;
+  if (b3.cylinder) {
+    const HullCylinder& c = *b3.cylinder;
+    const Eigen::Vector3d a = c.axis.normalized();
+    const Eigen::Vector3d u = a.unitOrthogonal(), w = a.cross(u);
+    for (int end : {-1, 1})
+      for (int k = 0; k < 32; ++k) {
+        const double phi = 2 * std::numbers::pi * k / 32;
+        v.push_back(c.center + end * c.half_length * a + c.radius * (std::cos(phi) * u + std::sin(phi) * w));
+      }
+  }
+  d["vertices"] = nlohmann::ordered_json::array();
+  for (const Eigen::Vector3d& p : v) d["vertices"].push_back({p.x(), p.y(), p.z()});
+  // The pose [x, y, z, qw, qx, qy, qz] of every row: DOFs 0..6 of the body's 13.
+  std::vector<float> poses(static_cast<std::size_t>(rows) * 7);
+  std::array<double, 4> top{std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+                            std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()};
+  std::array<double, 4> side = top;
+  for (int k = 0; k < rows; ++k) {
+    const double* q = r.q.data() + static_cast<std::size_t>(k) * nq;
+    for (int i = 0; i < 7; ++i) poses[static_cast<std::size_t>(k) * 7 + i] = static_cast<float>(q[i]);
+    const Eigen::Quaterniond rot(q[3], q[4], q[5], q[6]);
+    const Eigen::Matrix3d R = rot.normalized().toRotationMatrix();
+    for (const Eigen::Vector3d& p : v) {
+      const Eigen::Vector3d w = Eigen::Vector3d(q[0], q[1], q[2]) + R * p;
+      grow(top, w.x(), w.y());
+      grow(side, w.x(), w.z());
+    }
+  }
+  grow(top, 0, 0);
+  grow(side, 0, 0);
+  const double extent = std::max({top[1] - top[0], top[3] - top[2], side[3] - side[2]});
+  d["bounds_top"] = padded(top, std::max(0.05, 0.3 * extent));
+  d["bounds_side"] = padded(side, std::max(0.05, 0.3 * extent));
+  d["poses3"] = floats(poses);
+  // The equivalent contact point and its normal impulse, from the stepper's extra columns.
+  std::array<int, 4> col{-1, -1, -1, -1};
+  const char* names[] = {"ecp_x", "ecp_y", "ecp_z", "p_n"};
+  for (int c = 0; c < 4; ++c)
+    for (std::size_t e = 0; e < r.extra_names.size(); ++e)
+      if (r.extra_names[e] == names[c]) col[static_cast<std::size_t>(c)] = static_cast<int>(e);
+  const bool has = std::all_of(col.begin(), col.end(), [](int c) { return c >= 0; });
+  std::vector<float> ecp;
+  double biggest = 0;
+  if (has) {
+    const std::size_t ne = r.extra_names.size();
+    ecp.resize(static_cast<std::size_t>(rows) * 4);
+    for (int k = 0; k < rows; ++k)
+      for (int c = 0; c < 4; ++c) {
+        const double val = r.extra[static_cast<std::size_t>(k) * ne + static_cast<std::size_t>(col[static_cast<std::size_t>(c)])];
+        ecp[static_cast<std::size_t>(k) * 4 + c] = static_cast<float>(val);
+        if (c == 3 && std::isfinite(val)) biggest = std::max(biggest, std::abs(val));
+      }
+  }
+  d["has_ecp"] = has;
+  d["ecp"] = floats(ecp);
+  d["force_scale"] = biggest;
+}
+
+}  // namespace
+
+ReplayInput initial_replay(const Model& m) {
+  ReplayInput r;
+  const State s = initial_state(m);
+  r.t.push_back(s.t);
+  r.q.assign(s.q.data(), s.q.data() + s.q.size());
+  r.frames_from = "the initial state";
+  return r;
+}
+
+ReplayInput read_trajectory_csv(std::istream& in, const std::string& name, const Model& m) {
+  ReplayInput r;
+  r.frames_from = name;
+  std::string line;
+  long n = 0;
+  std::vector<std::string> header;
+  const int nq = m.n_q();
+  while (next_line(in, line, n)) {
+    if (line.empty()) continue;
+    if (line[0] == '#') {
+      if (line.rfind("# stopped: ", 0) == 0) r.stopped = line.substr(11);
+      continue;
+    }
+    if (header.empty()) {
+      header = split(line);
+      if (header.size() < 2 || header[0] != "step" || header[1] != "t")
+        fail(name, n, "the header must start with step,t (a trajectory CSV of quasistep run --out)");
+      for (int i = 0; i < nq; ++i) {
+        const std::string& want = m.dofs[static_cast<std::size_t>(i)].name;
+        if (static_cast<int>(header.size()) < 2 + i + 1 || header[static_cast<std::size_t>(2 + i)] != want)
+          fail(name, n, "column " + std::to_string(3 + i) + " must be the scene's DOF " + want +
+                            (static_cast<int>(header.size()) > 2 + i
+                                 ? " (it is " + printable(header[static_cast<std::size_t>(2 + i)]) + "): a trajectory of another scene?"
+                                 : " (missing)"));
+      }
+      r.extra_names.assign(header.begin() + 2 + nq, header.end());
+      continue;
+    }
+    const std::vector<std::string> cells = split(line);
+    if (cells.size() != header.size())
+      fail(name, n, "has " + std::to_string(cells.size()) + " cells; the header has " + std::to_string(header.size()));
+    const long step = integer(cells[0], name, n, "step");
+    if (step != r.rows())
+      fail(name, n, "step " + std::to_string(step) + " where step " + std::to_string(r.rows()) + " was due (rows are consecutive steps from 0)");
+    if (static_cast<long>(r.rows() + 1) * static_cast<long>(std::max<std::size_t>(m.bodies.size(), 1)) > kMaxReplayBodyRows)
+      fail(name, n, "too many rows for one replay (at most " + std::to_string(kMaxReplayBodyRows) + " rows x bodies)");
+    r.t.push_back(number(cells[1], false, name, n, "t"));
+    for (int i = 0; i < nq; ++i) r.q.push_back(number(cells[static_cast<std::size_t>(2 + i)], false, name, n, header[static_cast<std::size_t>(2 + i)]));
+    for (std::size_t e = 2 + static_cast<std::size_t>(nq); e < cells.size(); ++e)
+      r.extra.push_back(number(cells[e], true, name, n, header[e]));
+  }
+  if (header.empty()) throw ReplayError(name + ": no header (an empty file, or not a trajectory CSV)");
+  if (r.rows() == 0) throw ReplayError(name + ": no rows");
+  return r;
+}
+
+void read_forces_csv(std::istream& in, const std::string& name, const Model& m, ReplayInput& r) {
+  std::string line;
+  long n = 0;
+  bool header = false;
+  r.has_forces = true;
+  while (next_line(in, line, n)) {
+    if (line.empty() || line[0] == '#') continue;
+    const std::vector<std::string> cells = split(line);
+    if (!header) {
+      const std::string plain = "step,t,slot,pair,phi,normal_impulse,tangent_impulse,status";
+      const std::string k = "step,t,slot,pair,phi,normal_impulse_times_k,tangent_impulse_times_k,status";
+      if (line != plain && line != k) fail(name, n, "the header must be " + plain + " (a forces CSV of quasistep run --forces)");
+      r.scaled_by_k = line == k;
+      header = true;
+      continue;
+    }
+    if (cells.size() != 8) fail(name, n, "has " + std::to_string(cells.size()) + " cells; the header has 8");
+    ReplayInput::Impulse im;
+    const long step = integer(cells[0], name, n, "step");
+    if (step < 1 || step >= r.rows())
+      fail(name, n, "step " + std::to_string(step) + " is not a step of the trajectory (1.." + std::to_string(r.rows() - 1) +
+                        "): the forces of another run?");
+    const long slot = integer(cells[2], name, n, "slot");
+    if (slot < 0 || slot >= m.n_slots())
+      fail(name, n, "slot " + std::to_string(slot) + " is not a slot of the scene (it has " + std::to_string(m.n_slots()) + ")");
+    if (cells[3] != m.pair_name(m.slots[static_cast<std::size_t>(slot)].pair))
+      fail(name, n, "slot " + std::to_string(slot) + " belongs to pair " + m.pair_name(m.slots[static_cast<std::size_t>(slot)].pair) +
+                        ", not " + printable(cells[3]) + ": the forces of another scene?");
+    im.step = static_cast<int>(step);
+    im.slot = static_cast<int>(slot);
+    im.normal = number(cells[5], true, name, n, "normal impulse");
+    im.tangent = number(cells[6], true, name, n, "tangent impulse");
+    r.impulses.push_back(im);
+  }
+  if (!header) throw ReplayError(name + ": no header (an empty file, or not a forces CSV)");
+}
+
+void write_replay_html(const Scene& scene, const ReplayInput& r, const std::string& provenance, std::ostream& out) {
+  const Model& m = *scene.model;
+  nlohmann::ordered_json d;
+  const std::string title = (m.name.empty() ? scene.source : m.name) + " \u2014 quasistep replay";
+  d["title"] = title;
+  d["provenance"] = provenance + (scene.description.empty() ? std::string() : "  \u00b7  " + scene.description) +
+                    "  \u00b7  frames: " + r.frames_from;
+  d["world"] = std::string(to_string(m.world.type));
+  d["gravity"] = m.world.gravity;
+  d["frames"] = r.rows();
+  // Rows a step apart (every run) give their times as t0 + k h; others store each.
+  const double h = r.rows() > 1 ? (r.t.back() - r.t.front()) / (r.rows() - 1) : 0.0;
+  bool uniform = true;
+  for (int k = 0; k < r.rows() && uniform; ++k)
+    uniform = std::abs(r.t[static_cast<std::size_t>(k)] - (r.t.front() + k * h)) <= 1e-9 * std::max(1.0, std::abs(r.t.back()));
+  d["t0"] = r.t.front();
+  d["h"] = h;
+  if (!uniform) {
+    std::vector<float> t(r.t.begin(), r.t.end());
+    d["t"] = floats(t);
+  }
+  d["stopped"] = r.stopped;
+  d["has_forces"] = r.has_forces;
+  if (m.world.type == WorldType::body_on_plane) body_on_plane_data(m, r, d);
+  else planar_data(m, r, d);
+  // Inside a <script> element, "</" would end it early.
+  std::string data = d.dump();
+  for (std::size_t at = data.find("</"); at != std::string::npos; at = data.find("</", at + 3)) data.replace(at, 2, "<\\/");
+  // The template's two markers, found in the template itself (what fills one cannot be
+  // taken for the other).
+  const std::string_view page = kReplayPage, title_key = "{{QS_TITLE}}", data_key = "{{QS_DATA}}";
+  const std::size_t at_title = page.find(title_key), at_data = page.find(data_key);
+  out << page.substr(0, at_title) << html_escape(title)
+      << page.substr(at_title + title_key.size(), at_data - at_title - title_key.size()) << data
+      << page.substr(at_data + data_key.size());
+}
+
+}  // namespace qs::io
