@@ -28,13 +28,15 @@ const std::string& Rollout::path() const {
 }
 
 const RolloutResult& Rollout::propagate(std::span<const State> states, std::span<const double> actions, double h,
-                                        int steps, RolloutRecord record) {
+                                        int steps, RolloutRecord record, std::span<double> trajectory_out) {
   std::lock_guard<std::mutex> lock(mutex_);
   const Model& base = *model_;
   const int n = static_cast<int>(states.size()), na = base.n_a;
   if (n < 1) throw BatchError("rollout: no states to propagate");
   if (!(h > 0) || !std::isfinite(h)) throw BatchError("rollout: h must be a finite number > 0");
   if (steps < 0) throw BatchError("rollout: steps must be >= 0 (got " + std::to_string(steps) + ")");
+  if (steps == std::numeric_limits<int>::max())  // steps + 1 rows must be an int
+    throw BatchError("rollout: steps must be < " + std::to_string(std::numeric_limits<int>::max()));
   const std::size_t expected = static_cast<std::size_t>(n) * static_cast<std::size_t>(steps) * static_cast<std::size_t>(na);
   if (actions.size() != expected)
     throw BatchError("rollout: actions has " + std::to_string(actions.size()) + " entries, expected states x steps x n_a = " +
@@ -71,16 +73,23 @@ const RolloutResult& Rollout::propagate(std::span<const State> states, std::span
   result_.steps = steps;
   result_.n_q = nq;
   const bool every_step = record == RolloutRecord::every_step;
+  const std::size_t trajectory_size =
+      every_step ? static_cast<std::size_t>(n) * static_cast<std::size_t>(steps + 1) * static_cast<std::size_t>(nq) : 0;
+  if (!trajectory_out.empty() && trajectory_out.size() != trajectory_size)
+    throw BatchError("rollout: trajectory_out has " + std::to_string(trajectory_out.size()) +
+                     " entries, expected states x (steps + 1) x n_q = " + std::to_string(trajectory_size) +
+                     (every_step ? std::string() : " (it is for RolloutRecord::every_step)"));
   // Sized per call: assign() reuses the capacity of an earlier call of the same shape.
-  result_.trajectory.assign(every_step ? static_cast<std::size_t>(n) * static_cast<std::size_t>(steps + 1) * nq : 0,
-                            std::numeric_limits<double>::quiet_NaN());
+  result_.trajectory.assign(trajectory_out.empty() ? trajectory_size : 0, std::numeric_limits<double>::quiet_NaN());
+  double* const trajectory = trajectory_out.empty() ? result_.trajectory.data() : trajectory_out.data();
+  std::fill(trajectory_out.begin(), trajectory_out.end(), std::numeric_limits<double>::quiet_NaN());
   result_.step_status.assign(every_step ? static_cast<std::size_t>(n) * static_cast<std::size_t>(steps) : 0,
                              Status::not_run);
   // Row l of every pair that has not failed (a failed pair's rows stay NaN).
   const auto keep_states = [&](int l) {
     for (int i = 0; i < n; ++i) {
       if (b.failed(i)) continue;
-      double* row = result_.trajectory.data() +
+      double* row = trajectory +
                     (static_cast<std::size_t>(i) * static_cast<std::size_t>(steps + 1) + static_cast<std::size_t>(l)) * nq;
       for (int d = 0; d < nq; ++d) row[d] = b.world_q(d)[i];
     }

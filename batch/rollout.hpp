@@ -85,8 +85,13 @@ class Rollout {
   /// < 0, or a State of the wrong size; a pair whose step fails (including a non-finite
   /// action) is reported in its status, and the others go on. RolloutRecord::every_step also
   /// keeps every state and every step's status (RolloutResult::trajectory, step_status).
+  /// `trajectory_out` (every_step only; states.size() x (steps + 1) x n_q doubles, laid out as
+  /// RolloutResult::trajectory) receives every state instead of RolloutResult::trajectory,
+  /// which then stays empty: a caller that keeps the states in its own buffer (a numpy
+  /// array) needs no copy, and the Rollout holds no buffer of that size between calls.
   const RolloutResult& propagate(std::span<const State> states, std::span<const double> actions, double h,
-                                 int steps, RolloutRecord record = RolloutRecord::final_state);
+                                 int steps, RolloutRecord record = RolloutRecord::final_state,
+                                 std::span<double> trajectory_out = {});
 
   const Model& model() const { return *model_; }
   /// The batch engine's path of the last propagate (BatchStepper::path); empty before it.

@@ -61,13 +61,22 @@ long first_non_finite(const double* v, std::size_t n) {
   return -1;
 }
 
-// Like the CLI's --threads: more threads than 4x the cores (at least 64) never helps.
-std::optional<tbb::global_control> limit_threads(int threads) {
+// Like the CLI's --threads: 0 is every core; more threads than 4x the cores (at least 64)
+// never help and are capped. The limit holds while the returned control lives.
+struct ThreadLimit {
+  int threads = 0;  // capped; 0: every core
+  std::optional<tbb::global_control> control;
+};
+
+int capped_threads(long threads) {
   if (threads < 0) fail("threads must be >= 0 (0: all cores), got " + std::to_string(threads));
-  if (threads == 0) return std::nullopt;
-  const int most = std::max(64, 4 * static_cast<int>(std::thread::hardware_concurrency()));
-  return std::make_optional<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
-                                                 static_cast<std::size_t>(std::min(threads, most)));
+  const long most = std::max(64L, 4L * static_cast<long>(std::thread::hardware_concurrency()));
+  return static_cast<int>(std::min(threads, most));
+}
+
+void limit_threads(ThreadLimit& limit, int threads) {
+  limit.threads = threads;
+  if (threads > 0) limit.control.emplace(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(threads));
 }
 
 // ---- scenes and states ------------------------------------------------------------------------
@@ -100,8 +109,9 @@ class PyScene {
     if (py::isinstance<qs::State>(obj)) {
       const qs::State& s = obj.cast<const qs::State&>();
       if (s.q.size() != model().n_q() || s.memory.size() != qs::step_memory_size(model()))
-        fail("this State belongs to another scene (nq " + std::to_string(s.q.size()) + ", the scene's " +
-             std::to_string(model().n_q()) + ")");
+        fail("this State does not fit the scene (q has " + std::to_string(s.q.size()) + " entries and memory " +
+             std::to_string(s.memory.size()) + "; the scene's " + std::to_string(model().n_q()) + " and " +
+             std::to_string(qs::step_memory_size(model())) + "): a State of another scene?");
       return s;
     }
     return state_at(obj.cast<Array>());
@@ -128,9 +138,11 @@ class PyScene {
     {
       py::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(step_mutex_);
-      if (!stepper_) {
-        stepper_ = qs::make_stepper(m);
-        params_ = std::make_unique<qs::WorldParams>(m);
+      if (!stepper_) {  // both made before either is kept
+        auto params = std::make_unique<qs::WorldParams>(m);
+        auto stepper = qs::make_stepper(m);
+        params_ = std::move(params);
+        stepper_ = std::move(stepper);
       }
       params_->reset(m);
       if (h) params_->h = *h;
@@ -143,12 +155,13 @@ class PyScene {
   }
 
   std::string last_detail() {
+    py::gil_scoped_release release;  // another thread's step may hold the mutex
     std::lock_guard<std::mutex> lock(step_mutex_);
     return last_detail_;
   }
 
-  py::tuple rollout(const std::optional<Array>& q0, const std::optional<Array>& commands, std::optional<int> steps,
-                    std::optional<double> h, int threads, bool trajectory);
+  py::tuple rollout(const py::object& starts, const std::optional<Array>& commands, std::optional<long> steps,
+                    std::optional<double> h, long threads, bool trajectory);
 
  private:
   qs::Scene scene_;
@@ -171,12 +184,12 @@ std::unique_ptr<PyScene> load(const std::string& text_or_path) {
   }
 }
 
-// The scene's velocity commands for `steps` steps of size h from t = 0, as its steppers
+// The scene's velocity commands for `steps` steps of size h from t0, as its steppers
 // evaluate them: each joint's schedule at the step's midpoint, the clock advanced by
 // repeated addition as State::t is (core/stepper.cpp).
-std::vector<double> scheduled_commands(const qs::Model& m, double h, int steps) {
+std::vector<double> scheduled_commands(const qs::Model& m, double h, int steps, double t0) {
   std::vector<double> out(static_cast<std::size_t>(steps) * static_cast<std::size_t>(m.n_a));
-  double t = 0.0;
+  double t = t0;
   for (int l = 0; l < steps; ++l) {
     const double t_mid = t + 0.5 * h;
     for (const qs::Joint& j : m.joints)
@@ -187,29 +200,53 @@ std::vector<double> scheduled_commands(const qs::Model& m, double h, int steps) 
   return out;
 }
 
-py::tuple PyScene::rollout(const std::optional<Array>& q0, const std::optional<Array>& commands,
-                           std::optional<int> steps, std::optional<double> h_arg, int threads, bool trajectory) {
+py::tuple PyScene::rollout(const py::object& starts_arg, const std::optional<Array>& commands,
+                           std::optional<long> steps, std::optional<double> h_arg, long threads_arg, bool trajectory) {
   const qs::Model& m = model();
   const int nq = m.n_q(), na = m.n_a;
+  constexpr long kMostSteps = std::numeric_limits<int>::max() - 1;  // steps + 1 rows must be an int
   const double h = h_arg.value_or(m.step.h);
   if (!(h > 0) || !std::isfinite(h))
-    fail(h_arg ? "h must be a finite number > 0" : "the scene has no step.h: pass h");
-  if (steps && *steps < 0) fail("steps must be >= 0, got " + std::to_string(*steps));
+    fail(h_arg ? "h must be a finite number > 0" : scene_.source + ": the scene has no step.h: pass h");
+  if (steps && (*steps < 0 || *steps > kMostSteps))
+    fail("steps must be in 0.." + std::to_string(kMostSteps) + ", got " + std::to_string(*steps));
+  const int threads = capped_threads(threads_arg);
 
-  // The worlds' starts: (N, nq), one world (nq,), or the scene's start.
-  long n = -1;
-  if (q0) {
-    if (q0->ndim() == 1) n = 1;
-    else if (q0->ndim() == 2) n = static_cast<long>(q0->shape(0));
-    if (n < 1 || q0->shape(q0->ndim() - 1) != nq)
-      fail("q0 has shape " + shape_text(*q0) + "; expected (N, nq) with N >= 1 and nq = " + std::to_string(nq));
-    const long bad = first_non_finite(q0->data(), static_cast<std::size_t>(n) * nq);
+  // The worlds' starts: States (their q, t and memory), or configurations (N, nq) / (nq,)
+  // started afresh, or the scene's start. One start is shared by every commanded world.
+  std::vector<qs::State> starts;
+  if (py::isinstance<py::list>(starts_arg) || py::isinstance<py::tuple>(starts_arg) ||
+      py::isinstance<qs::State>(starts_arg)) {
+    const py::list items = py::isinstance<qs::State>(starts_arg) ? py::list() : py::list(starts_arg);
+    if (py::isinstance<qs::State>(starts_arg)) starts.push_back(to_state(starts_arg));
+    for (const py::handle item : items) {
+      if (!py::isinstance<qs::State>(item)) fail("q0: a list must hold States (Scene.state, Scene.step), or pass an array");
+      starts.push_back(to_state(py::reinterpret_borrow<py::object>(item)));
+    }
+    if (starts.empty()) fail("q0 is an empty list: no world to roll out");
+  } else if (!starts_arg.is_none()) {
+    const Array q0 = starts_arg.cast<Array>();
+    long n = -1;
+    if (q0.ndim() == 1) n = 1;
+    else if (q0.ndim() == 2) n = static_cast<long>(q0.shape(0));
+    if (n < 1 || q0.shape(q0.ndim() - 1) != nq)
+      fail("q0 has shape " + shape_text(q0) + "; expected (N, nq) with N >= 1 and nq = " + std::to_string(nq));
+    const long bad = first_non_finite(q0.data(), static_cast<std::size_t>(n) * nq);
     if (bad >= 0)
       fail("q0[" + std::to_string(bad / nq) + ", " + std::to_string(bad % nq) + "] (" + m.dofs[bad % nq].name +
            ") is not finite");
+    const qs::State start = qs::initial_state(m);
+    starts.assign(static_cast<std::size_t>(n), start);
+    for (long i = 0; i < n; ++i) {
+      qs::State& st = starts[static_cast<std::size_t>(i)];
+      std::memcpy(st.q.data(), q0.data() + i * nq, sizeof(double) * static_cast<std::size_t>(nq));
+      qs::formulation_info(m.formulation).start_memory(m, st.q.data(), st.memory.data());
+    }
   }
+  const bool one_start = starts.size() <= 1;
 
   // The commands: (N, T, n_a) per world, (T, n_a) for every world, or the scene's schedules.
+  long n = starts.empty() ? -1 : static_cast<long>(starts.size());
   int t_steps = 0;
   const double* actions = nullptr;
   std::vector<double> own;  // commands expanded or evaluated here
@@ -218,14 +255,17 @@ py::tuple PyScene::rollout(const std::optional<Array>& q0, const std::optional<A
     if ((nd != 2 && nd != 3) || commands->shape(nd - 1) != na)
       fail("commands has shape " + shape_text(*commands) + "; expected (N, T, n_commands) or (T, n_commands) with "
            "n_commands = " + std::to_string(na) + " (command_names)");
-    if (nd == 3) {
-      if (n < 0) n = static_cast<long>(commands->shape(0));
-      if (commands->shape(0) != n)
-        fail("commands has " + std::to_string(commands->shape(0)) + " worlds and q0 " + std::to_string(n));
-    }
+    if (commands->shape(nd - 2) > kMostSteps)
+      fail("commands holds " + std::to_string(commands->shape(nd - 2)) + " steps; at most " + std::to_string(kMostSteps));
     t_steps = static_cast<int>(commands->shape(nd - 2));
     if (steps && *steps != t_steps)
       fail("commands holds " + std::to_string(t_steps) + " steps and steps = " + std::to_string(*steps));
+    if (nd == 3) {
+      const long nc = static_cast<long>(commands->shape(0));
+      if (nc < 1) fail("commands has shape " + shape_text(*commands) + ": no world");
+      if (n < 0 || (one_start && nc > 1)) n = nc;  // one start for every commanded world
+      if (nc != n) fail("commands has " + std::to_string(nc) + " worlds and q0 " + std::to_string(n));
+    }
     if (n < 0) n = 1;
     const std::size_t per_world = static_cast<std::size_t>(t_steps) * static_cast<std::size_t>(na);
     const long bad = first_non_finite(commands->data(), (nd == 3 ? static_cast<std::size_t>(n) : 1) * per_world);
@@ -243,41 +283,47 @@ py::tuple PyScene::rollout(const std::optional<Array>& q0, const std::optional<A
     }
   } else {
     if (n < 0) n = 1;
-    t_steps = steps.value_or(m.step.steps);
-    const std::vector<double> one = scheduled_commands(m, h, t_steps);
-    own.resize(static_cast<std::size_t>(n) * one.size());
-    for (long i = 0; i < n; ++i) std::copy(one.begin(), one.end(), own.begin() + static_cast<std::ptrdiff_t>(i * one.size()));
+    if (!steps && m.step.steps <= 0) fail(scene_.source + ": the scene has no step.steps: pass steps or commands");
+    t_steps = static_cast<int>(steps.value_or(m.step.steps));
+  }
+  if (starts.empty()) starts.push_back(qs::initial_state(m));
+  if (one_start && n > 1) starts.assign(static_cast<std::size_t>(n), qs::State(starts[0]));
+  if (!commands) {
+    // Each world's schedules from its own time (a State may start later than t = 0).
+    const std::size_t per_world = static_cast<std::size_t>(t_steps) * static_cast<std::size_t>(na);
+    own.resize(static_cast<std::size_t>(n) * per_world);
+    for (long i = 0; i < n; ++i) {
+      const double t0 = starts[static_cast<std::size_t>(i)].t;
+      if (i > 0 && t0 == starts[static_cast<std::size_t>(i - 1)].t) {
+        std::copy_n(own.begin() + static_cast<std::ptrdiff_t>((i - 1) * per_world), per_world,
+                    own.begin() + static_cast<std::ptrdiff_t>(i * per_world));
+      } else {
+        const std::vector<double> one = scheduled_commands(m, h, t_steps, t0);
+        std::copy(one.begin(), one.end(), own.begin() + static_cast<std::ptrdiff_t>(i * per_world));
+      }
+    }
     actions = own.data();
   }
 
-  std::vector<qs::State> starts(static_cast<std::size_t>(n));
-  const qs::State start = qs::initial_state(m);
-  for (long i = 0; i < n; ++i) {
-    qs::State& s = starts[static_cast<std::size_t>(i)];
-    s = start;
-    if (q0) {
-      std::memcpy(s.q.data(), q0->data() + i * nq, sizeof(double) * static_cast<std::size_t>(nq));
-      qs::formulation_info(m.formulation).start_memory(m, s.q.data(), s.memory.data());
-    }
-  }
-
+  // The engine writes every state straight into the result array.
   Array states(trajectory ? std::vector<py::ssize_t>{n, t_steps + 1, nq} : std::vector<py::ssize_t>{n, nq});
   py::array_t<std::int8_t> status(n);
   py::array_t<std::int32_t> failed(n);
   double* out = states.mutable_data();
   std::int8_t* st = status.mutable_data();
   std::int32_t* fs = failed.mutable_data();
+  const std::size_t out_size = static_cast<std::size_t>(states.size());
   {
     py::gil_scoped_release release;
-    const auto limit = limit_threads(threads);
+    ThreadLimit limit;
+    limit_threads(limit, threads);
     std::lock_guard<std::mutex> lock(rollout_mutex_);
     if (!rollout_) rollout_ = std::make_unique<qs::Rollout>(scene_.model);
-    const qs::RolloutResult& r =
-        rollout_->propagate(starts, std::span<const double>(actions, static_cast<std::size_t>(n) * t_steps * na), h,
-                            t_steps, trajectory ? qs::RolloutRecord::every_step : qs::RolloutRecord::final_state);
-    if (trajectory) {
-      std::memcpy(out, r.trajectory.data(), sizeof(double) * r.trajectory.size());
-    } else {
+    const qs::RolloutResult& r = rollout_->propagate(
+        starts, std::span<const double>(actions, static_cast<std::size_t>(n) * t_steps * na), h, t_steps,
+        trajectory ? qs::RolloutRecord::every_step : qs::RolloutRecord::final_state,
+        trajectory ? std::span<double>(out, out_size) : std::span<double>());
+    if (!trajectory) {
       for (long i = 0; i < n; ++i) {
         // A failed world's state after the whole rollout does not exist: NaN, as its
         // trajectory's rows after the failed step.
@@ -300,6 +346,7 @@ struct PyMc {
   qs::McRun run;
   qs::McSummary summary;
   std::string scene_source, description;
+  py::object samples;  // the per-sample arrays, made at the first access
 
   std::string text() const {
     std::ostringstream o;
@@ -308,7 +355,8 @@ struct PyMc {
   }
 };
 
-PyMc mc(const PyScene* scene, long samples, std::uint64_t seed, int threads, int trajectories) {
+PyMc mc(const PyScene* scene, long samples, std::uint64_t seed, long threads_arg, int trajectories) {
+  const int threads = capped_threads(threads_arg);
   if (samples < 1) fail("samples " + std::to_string(samples) + ": a study needs at least 1 sample");
   if (trajectories < 0) fail("trajectories must be >= 0");
   std::optional<PyScene> built_in;
@@ -324,7 +372,8 @@ PyMc mc(const PyScene* scene, long samples, std::uint64_t seed, int threads, int
   r.description = sc.description;
   {
     py::gil_scoped_release release;
-    const auto limit = limit_threads(threads);
+    ThreadLimit limit;
+    limit_threads(limit, threads);
     qs::McOptions o;
     o.samples = samples;
     o.seed = seed;
@@ -340,7 +389,8 @@ PyMc mc(const PyScene* scene, long samples, std::uint64_t seed, int threads, int
   return r;
 }
 
-py::dict mc_samples(const PyMc& r) {
+py::object mc_samples(PyMc& r) {
+  if (r.samples) return r.samples;
   const qs::McRecords& rec = r.run.records;
   const long n = rec.size();
   const int np = rec.parameter_count;
@@ -373,6 +423,7 @@ py::dict mc_samples(const PyMc& r) {
   std::copy(rec.failed_step.begin(), rec.failed_step.end(), failed.mutable_data());
   d["failed_step"] = failed;
   d["status"] = np_.attr("array")(status, "U");
+  r.samples = d;
   return d;
 }
 
@@ -444,22 +495,48 @@ PYBIND11_MODULE(_quasistep, m) {
   // The IntEnum is released before the interpreter ends.
   m.add_object("_cleanup", py::capsule([] { g_status_type = py::object(); }));
 
-  py::class_<qs::State>(m, "State")
-      .def_property(
+  py::class_<qs::State>(m, "State", R"doc(One world's state: q (the DOFs in Scene.dof_names order), t, step, and the
+stepper's memory carried from one step to the next. A value: Scene.step returns a new one.
+Make one at a configuration with Scene.state(q).)doc")
+      .def_property_readonly(
           "q", [](const qs::State& s) { return Array(s.q.size(), s.q.data()); },
-          [](qs::State& s, const Array& q) {
-            if (q.ndim() != 1 || q.shape(0) != s.q.size())
-              fail("q has shape " + shape_text(q) + "; this state has " + std::to_string(s.q.size()) + " DOFs");
-            const long bad = first_non_finite(q.data(), static_cast<std::size_t>(s.q.size()));
-            if (bad >= 0) fail("q[" + std::to_string(bad) + "] is not finite");
-            std::memcpy(s.q.data(), q.data(), sizeof(double) * static_cast<std::size_t>(s.q.size()));
-          })
-      .def_readonly("t", &qs::State::t)
-      .def_readonly("step", &qs::State::step)
-      .def_property_readonly("memory", [](const qs::State& s) { return Array(s.memory.size(), s.memory.data()); })
+          "the configuration, a copy (nq,); Scene.state(q) makes a State at another q")
+      .def_readonly("t", &qs::State::t, "time, s")
+      .def_readonly("step", &qs::State::step, "steps taken")
+      .def_property_readonly(
+          "memory", [](const qs::State& s) { return Array(s.memory.size(), s.memory.data()); },
+          "what the stepper carries between steps (a copy; empty for most formulations)")
       .def("copy", [](const qs::State& s) { return s; })
-      .def("__array__", [](const qs::State& s, py::object) { return Array(s.q.size(), s.q.data()); },
-           py::arg("dtype") = py::none())
+      .def("__copy__", [](const qs::State& s) { return s; })
+      .def("__deepcopy__", [](const qs::State& s, py::dict) { return s; }, py::arg("memo"))
+      .def("__eq__", [](const qs::State& a, const qs::State& b) {
+        const auto same = [](const Eigen::VectorXd& x, const Eigen::VectorXd& y) {
+          return x.size() == y.size() && std::equal(x.data(), x.data() + x.size(), y.data(), [](double u, double v) {
+                   return u == v || (std::isnan(u) && std::isnan(v));
+                 });
+        };
+        return a.t == b.t && a.step == b.step && same(a.q, b.q) && same(a.memory, b.memory);
+      })
+      .def("__array__",
+           [](const qs::State& s, py::object dtype, py::object) {
+             py::object a = Array(s.q.size(), s.q.data());
+             return dtype.is_none() ? a : a.attr("astype")(dtype);
+           },
+           py::arg("dtype") = py::none(), py::arg("copy") = py::none())
+      .def(py::pickle(
+          [](const qs::State& s) {
+            return py::make_tuple(s.t, s.step, Array(s.q.size(), s.q.data()), Array(s.memory.size(), s.memory.data()));
+          },
+          [](const py::tuple& t) {
+            if (t.size() != 4) fail("not a pickled quasistep.State");
+            qs::State s;
+            s.t = t[0].cast<double>();
+            s.step = t[1].cast<int>();
+            const Array q = t[2].cast<Array>(), mem = t[3].cast<Array>();
+            s.q = Eigen::Map<const Eigen::VectorXd>(q.data(), q.size());
+            s.memory = Eigen::Map<const Eigen::VectorXd>(mem.data(), mem.size());
+            return s;
+          }))
       .def("__repr__", [](const qs::State& s) {
         std::ostringstream o;
         o.precision(6);
@@ -469,7 +546,8 @@ PYBIND11_MODULE(_quasistep, m) {
         return o.str();
       });
 
-  py::class_<PyScene>(m, "Scene")
+  py::class_<PyScene>(m, "Scene", R"doc(A loaded scene (quasistep.load): its DOFs and commands, its start, and one-world
+steps. Its step() calls, and its rollouts, each run one at a time.)doc")
       .def_property_readonly("nq", [](const PyScene& s) { return s.model().n_q(); })
       .def_property_readonly("dof_names",
                              [](const PyScene& s) {
@@ -494,8 +572,8 @@ PYBIND11_MODULE(_quasistep, m) {
              const qs::State st = qs::initial_state(s.model());
              return Array(st.q.size(), st.q.data());
            })
-      .def("state", &PyScene::state_at, py::arg("q") = py::none())
-      .def("step", &PyScene::step, py::arg("state"), py::arg("command") = py::none(), py::arg("h") = py::none())
+      .def("_state", &PyScene::state_at, py::arg("q") = py::none())
+      .def("_step", &PyScene::step, py::arg("state"), py::arg("command") = py::none(), py::arg("h") = py::none())
       .def("last_step_detail", &PyScene::last_detail)
       .def("__repr__", [](const PyScene& s) {
         return "<quasistep.Scene " + s.scene().source + ": " + std::string(qs::formulation_info(s.model().formulation).name) +
@@ -505,14 +583,16 @@ PYBIND11_MODULE(_quasistep, m) {
   m.def("load", &load, py::arg("path_or_json"));
   m.def(
       "rollout",
-      [](PyScene& s, const std::optional<Array>& q0, const std::optional<Array>& commands, std::optional<int> steps,
-         std::optional<double> h, int threads, bool trajectory) {
+      [](PyScene& s, const py::object& q0, const std::optional<Array>& commands, std::optional<long> steps,
+         std::optional<double> h, long threads, bool trajectory) {
         return s.rollout(q0, commands, steps, h, threads, trajectory);
       },
       py::arg("scene"), py::arg("q0") = py::none(), py::arg("commands") = py::none(), py::arg("steps") = py::none(),
       py::arg("h") = py::none(), py::arg("threads") = 0, py::arg("trajectory") = true);
 
-  py::class_<PyMc>(m, "McResult")
+  py::class_<PyMc>(m, "McResult", R"doc(A Monte Carlo study's result (quasistep.mc): rate, low, high (Wilson 95%),
+outcomes, samples (dict of numpy arrays, the CSV's columns), bins, trajectories; str() is
+the summary `quasistep mc` prints.)doc")
       .def_property_readonly("rate", [](const PyMc& r) { return r.summary.rate; })
       .def_property_readonly("low", [](const PyMc& r) { return r.summary.wilson_low; })
       .def_property_readonly("high", [](const PyMc& r) { return r.summary.wilson_high; })
@@ -565,7 +645,7 @@ PYBIND11_MODULE(_quasistep, m) {
 
   m.def(
       "mc",
-      [](const PyScene* scene, long samples, std::uint64_t seed, int threads, int trajectories) {
+      [](const PyScene* scene, long samples, std::uint64_t seed, long threads, int trajectories) {
         return mc(scene, samples, seed, threads, trajectories);
       },
       py::arg("scene") = py::none(), py::arg("samples") = 10000, py::arg("seed") = 0, py::arg("threads") = 0,

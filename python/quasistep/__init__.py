@@ -16,6 +16,7 @@ See docs/python.md for the whole API.
 
 import enum as _enum
 import json as _json
+import numbers as _numbers
 import os as _os
 
 import numpy as _np
@@ -58,18 +59,77 @@ def load(path_or_json):
     """
     if isinstance(path_or_json, _os.PathLike):
         path_or_json = _os.fspath(path_or_json)
+    if isinstance(path_or_json, bytes):
+        raise TypeError("load() takes a str path or JSON string, not bytes (decode it first)")
     if not isinstance(path_or_json, str):
         raise TypeError("load() takes a path or a JSON string, got " + type(path_or_json).__name__)
-    return _quasistep.load(path_or_json)
+    text = path_or_json.lstrip("\ufeff")
+    if "\0" in text:
+        raise ValueError("load(): a path or JSON string with a NUL character")
+    if not text.strip():
+        raise ValueError("load(): an empty path")
+    if text.lstrip().startswith("{"):
+        text = text.lstrip()
+    return _quasistep.load(text)
+
+
+def _integer(value, name, low, high=2**63 - 1):
+    """An int argument: an integer in [low, high], else a one-line ValueError."""
+    if isinstance(value, bool) or not isinstance(value, _numbers.Integral):
+        if isinstance(value, _numbers.Real) and float(value).is_integer():
+            value = int(value)
+        else:
+            raise ValueError(f"{name} must be an integer, got {value!r}")
+    value = int(value)
+    if not low <= value <= high:
+        raise ValueError(f"{name} must be in {low}..{high}, got {value}")
+    return value
+
+
+def _number(value, name):
+    if isinstance(value, bool) or not isinstance(value, _numbers.Real):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    return float(value)
 
 
 def _array(value, name):
+    """A float64, C-ordered, aligned array (read in place by the library), or None."""
     if value is None:
         return None
-    a = _np.asarray(value, dtype=_np.float64)
-    if a.dtype != _np.float64:
-        raise ValueError(f"{name} must hold numbers")
-    return a
+    try:
+        a = _np.asarray(value, dtype=_np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an array of numbers") from None
+    return _np.require(a, _np.float64, ["C", "A"])
+
+
+_INT_MAX = 2**31 - 1
+
+
+def _scene_state(self, q=None):
+    """A State at configuration q ((nq,), in dof_names order), or at the scene's start:
+    t = 0, step 0, and the stepper's memory started there (as for the scene's own start)."""
+    return self._state(_array(q, "state"))
+
+
+def _scene_step(self, state, command=None, h=None):
+    """One step of one world: returns (new_state, status).
+
+    state    a State (its q, t and the stepper's memory: stepping the returned States again
+             and again is `quasistep run`, bitwise) or a (nq,) array (a fresh start there).
+    command  one velocity per command_names entry, held for the step; None: the scene's
+             schedules at the state's time.
+    h        the step size (default: the scene's step.h).
+    A failed step returns the state unchanged and the failure's Status; last_step_detail()
+    says why. The given state is never changed.
+    """
+    if not isinstance(state, State):
+        state = _array(state, "state")
+    return self._step(state, _array(command, "command"), None if h is None else _number(h, "h"))
+
+
+Scene.state = _scene_state
+Scene.step = _scene_step
 
 
 def rollout(scene, q0=None, commands=None, steps=None, threads=0, trajectory=True, h=None,
@@ -77,13 +137,15 @@ def rollout(scene, q0=None, commands=None, steps=None, threads=0, trajectory=Tru
     """Steps N worlds of one scene together (the batch engine: SIMD lanes over threads).
 
     scene     a Scene (or a path / JSON string, loaded once for the call).
-    q0        the worlds' start configurations, (N, nq) in `scene.dof_names` order; a 1-D
-              (nq,) array is one world; None: one world (or as many as `commands` has) at
-              the scene's initial state. Each world starts at t = 0 with its stepper's
-              memory started for its q, as `Scene.state(q)` does.
+    q0        the worlds' starts: an (N, nq) array of configurations in `scene.dof_names`
+              order, each started afresh (t = 0, the stepper's memory started at its q, as
+              Scene.state(q)); or a State or a list of N States (their q, t and memory: a
+              rollout from where Scene.step or a planner left the worlds). One start (a
+              (nq,) array or one State) is shared by every world of `commands`. None: the
+              scene's initial state.
     commands  joint velocity commands, (N, T, n_commands) per world or (T, n_commands) for
               every world, in `scene.command_names` order; command l is held for the whole
-              step l. None: the scene's own command schedules.
+              step l. None: the scene's own command schedules, from each world's time.
     steps     the number of steps T (default: the commands' T, else the scene's `steps`);
               with commands it must equal commands.shape[-2].
     threads   worker threads (0: all cores).
@@ -94,15 +156,22 @@ def rollout(scene, q0=None, commands=None, steps=None, threads=0, trajectory=Tru
     status is an (N,) int8 array of Status values; failed_step (N,) int32 is the step that
     failed, counted from 1, or -1. A world whose step fails stops there: its states after
     the failed step (and its final state) are NaN; the other worlds go on. Each world's
-    numbers are bitwise those of `quasistep run` for that world, whatever N or threads.
+    numbers are bitwise those of `quasistep run` (and of Scene.step) for that world,
+    whatever N or threads. The arrays given are read while the call runs: do not change
+    them from another thread meanwhile.
     """
     if not isinstance(scene, Scene):
         scene = load(scene)
-    if steps is not None and (isinstance(steps, bool) or int(steps) != steps):
-        raise ValueError(f"steps must be an integer, got {steps!r}")
+    if steps is not None:
+        steps = _integer(steps, "steps", 0, _INT_MAX - 1)
+    threads = _integer(threads, "threads", 0)
+    if isinstance(q0, State) or (isinstance(q0, (list, tuple)) and q0 and isinstance(q0[0], State)):
+        starts = q0 if isinstance(q0, State) else list(q0)
+    else:
+        starts = _array(q0, "q0")
     states, status, failed = _quasistep.rollout(
-        scene, _array(q0, "q0"), _array(commands, "commands"), None if steps is None else int(steps),
-        None if h is None else float(h), int(threads), bool(trajectory))
+        scene, starts, _array(commands, "commands"), steps, None if h is None else _number(h, "h"), threads,
+        bool(trajectory))
     return (states, status, failed) if return_failed_step else (states, status)
 
 
@@ -122,11 +191,11 @@ def mc(scene=None, samples=10000, seed=0, threads=0, trajectories=8):
     """
     if scene is not None and not isinstance(scene, Scene):
         scene = load(scene)
-    if isinstance(samples, bool) or int(samples) != samples:
-        raise ValueError(f"samples must be an integer, got {samples!r}")
-    if int(seed) != seed or seed < 0 or seed >= 2**64:
-        raise ValueError(f"seed must be an integer in 0..2^64-1, got {seed!r}")
-    return _quasistep.mc(scene, int(samples), int(seed), int(threads), int(trajectories))
+    samples = _integer(samples, "samples", -2**63)  # the library says why fewer than 1 is refused
+    seed = _integer(seed, "seed", 0, 2**64 - 1)
+    threads = _integer(threads, "threads", 0)
+    trajectories = _integer(trajectories, "trajectories", 0, _INT_MAX)
+    return _quasistep.mc(scene, samples, seed, threads, trajectories)
 
 
 def solve_lcp(M, q, free=0):
@@ -136,15 +205,22 @@ def solve_lcp(M, q, free=0):
     LCP). n <= 128. Returns (status, z, w): z and w are numpy arrays when status is
     Status.solved (a verified solution), else None; as `quasistep lcp`.
     """
-    return _quasistep.solve_lcp(_array(M, "M"), _array(q, "q"), int(free))
+    return _quasistep.solve_lcp(_array(M, "M"), _array(q, "q"), _integer(free, "free", 0, _INT_MAX))
 
 
-def _json_default(value):
+def _plain(value, path):
+    """The problem with numpy arrays as lists; a non-finite number is named by its path."""
+    if isinstance(value, dict):
+        return {k: _plain(v, f"{path}.{k}" if path else str(k)) for k, v in value.items()}
     if isinstance(value, _np.ndarray):
-        return value.tolist()
+        value = value.tolist()
+    if isinstance(value, (list, tuple)):
+        return [_plain(v, f"{path}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, _np.generic):
-        return value.item()
-    raise TypeError(f"cannot write {type(value).__name__} as JSON")
+        value = value.item()
+    if isinstance(value, float) and not _np.isfinite(value):
+        raise ValueError(f"{path}: {value} is not a finite number")
+    return value
 
 
 def solve_ucp(problem, method="exact", all=False, node_limit=10000):
@@ -159,16 +235,23 @@ def solve_ucp(problem, method="exact", all=False, node_limit=10000):
     Returns the dict `quasistep ucp` prints: status, method, x, y, q_dot, theta_dot, c_n,
     c_t, tau, residual, ... (vectors are None unless status is "solved").
     """
+    node_limit = _integer(node_limit, "node_limit", 1, 1000000)
+    path = None
     if isinstance(problem, dict):
-        text = _json.dumps(problem, default=_json_default, allow_nan=True)
+        text = _json.dumps(_plain(problem, ""), allow_nan=False)
     elif isinstance(problem, (str, _os.PathLike)):
         text = _os.fspath(problem)
         if not text.lstrip().startswith("{"):
+            path = text
             try:
-                with open(text, encoding="utf-8") as f:
+                with open(path, encoding="utf-8") as f:
                     text = f.read()
-            except OSError as e:
-                raise ValueError(f"cannot read problem file {problem!r}: {e.strerror}") from None
+            except (OSError, ValueError) as e:
+                raise ValueError(f"cannot read problem file {path!r}: {getattr(e, 'strerror', None) or e}") from None
     else:
         raise TypeError("solve_ucp() takes a dict, a JSON string or a path, got " + type(problem).__name__)
-    return _json.loads(_quasistep.solve_ucp_json(text, str(method), bool(all), int(node_limit)))
+    try:
+        answer = _quasistep.solve_ucp_json(text, str(method), bool(all), node_limit)
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}" if path else str(e)) from None
+    return _json.loads(answer)

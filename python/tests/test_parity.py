@@ -71,7 +71,7 @@ def test_rollout_worlds_do_not_depend_on_threads_or_batch_size():
     rng = np.random.default_rng(3)
     n, T = 37, 25
     q0 = np.tile(scene.initial_state(), (n, 1))
-    q0[:, scene.dof_names.index("finger_y") if "finger_y" in scene.dof_names else -1] += rng.uniform(-0.002, 0.002, n)
+    q0[:, scene.dof_names.index("pusher_y")] += rng.uniform(-0.002, 0.002, n)
     commands = rng.uniform(-0.1, 0.1, size=(n, T, len(scene.command_names)))
     a, sa = quasistep.rollout(scene, q0, commands, threads=1)
     b, sb = quasistep.rollout(scene, q0, commands, threads=2)

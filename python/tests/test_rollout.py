@@ -40,8 +40,8 @@ def test_a_failed_world_stops_and_the_others_go_on(gripper):
         state, st = gripper.step(state, squeeze()[1, l])
         assert st == S.solved
     after, st = gripper.step(state, squeeze()[1, 10])
-    assert st == S.infeasible and after.step == 10 and after.q.tolist() == state.q.tolist()
-    assert "no solution" in gripper.last_step_detail() or gripper.last_step_detail()
+    assert st == S.infeasible and after == state
+    assert "no solution" in gripper.last_step_detail()
 
 
 def test_shapes_and_defaults(gripper):
@@ -61,14 +61,23 @@ def test_shapes_and_defaults(gripper):
     a, _ = quasistep.rollout(gripper, steps=10, h=0.005)
     b, _ = quasistep.rollout(gripper, steps=10)
     assert a[0, -1, 4] != b[0, -1, 4]
-    # Inputs of any float layout or dtype are converted.
-    c = np.zeros((3, 9, 2), dtype=np.float32)[:, :, :1]
-    with pytest.raises(ValueError, match="n_commands = 3"):
-        quasistep.rollout(gripper, commands=c)
-    q = np.asfortranarray(np.tile(gripper.initial_state(), (2, 1)))
-    s1, _ = quasistep.rollout(gripper, q0=q, steps=5)
-    s2, _ = quasistep.rollout(gripper, q0=np.ascontiguousarray(q), steps=5)
-    np.testing.assert_array_equal(s1, s2)
+    # Inputs of any layout, alignment or float dtype give the same numbers as float64 C arrays.
+    rng = np.random.default_rng(5)
+    c64 = rng.uniform(-0.02, 0.02, size=(3, 9, 3)).astype(np.float32).astype(np.float64)
+    expected, _ = quasistep.rollout(gripper, commands=c64)
+    wide = np.zeros((3, 9, 6), dtype=np.float32)
+    wide[:, :, ::2] = c64
+    raw = np.zeros(c64.nbytes + 1, dtype=np.uint8)
+    misaligned = np.frombuffer(raw.data, dtype=np.float64, count=c64.size, offset=1).reshape(c64.shape)
+    misaligned.flags.writeable or None
+    for c in (wide[:, :, ::2], np.asfortranarray(c64), c64.tolist()):
+        got, _ = quasistep.rollout(gripper, commands=c)
+        np.testing.assert_array_equal(got, expected)
+    buffer = bytearray(c64.nbytes + 1)
+    m = np.frombuffer(buffer, dtype=np.float64, count=c64.size, offset=1).reshape(c64.shape)
+    m[...] = c64
+    got, _ = quasistep.rollout(gripper, commands=m)
+    np.testing.assert_array_equal(got, expected)
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -81,12 +90,18 @@ def test_shapes_and_defaults(gripper):
     (dict(q0=np.zeros((2, 5)), commands=np.zeros((3, 5, 3))), r"3 worlds and q0 2"),
     (dict(commands=np.zeros((5, 3)), steps=4), r"5 steps and steps = 4"),
     (dict(commands=np.full((1, 2, 3), np.inf)), r"commands\[0, 0, 0\] is not finite"),
-    (dict(steps=-1), r"steps must be >= 0"),
+    (dict(steps=-1), r"steps must be in 0..2147483646, got -1"),
     (dict(steps=2.5), r"steps must be an integer"),
     (dict(h=0.0), r"h must be a finite number > 0"),
     (dict(h=float("nan")), r"h must be a finite number > 0"),
-    (dict(threads=-2), r"threads must be >= 0"),
-    (dict(commands=[["a", "b", "c"]]), r"."),
+    (dict(threads=-2), r"threads must be in 0..\d+, got -2"),
+    (dict(commands=[["a", "b", "c"]]), r"commands must be an array of numbers"),
+    (dict(steps=2**31), r"steps must be in 0..2147483646"),
+    (dict(threads=2**70), r"threads must be in 0"),
+    (dict(threads="2"), r"threads must be an integer"),
+    (dict(h="0.1"), r"h must be a number"),
+    (dict(q0=[]), r"q0 has shape \(0,\)"),
+    (dict(commands=np.zeros((0, 5, 3))), r"no world"),
 ])
 def test_bad_rollout_input_raises_value_error(gripper, kwargs, message):
     with pytest.raises(ValueError, match=message) as e:
@@ -180,3 +195,74 @@ def test_a_scene_without_a_step_size_needs_h():
     assert status == S.solved and state.t == 0.025
     states, status = quasistep.rollout(scene, commands=np.zeros((3, 2)), h=0.025)
     assert states.shape == (1, 4, 5) and status[0] == S.solved
+
+
+def test_rollout_continues_from_states_as_step_does():
+    """A State carries the stepper's memory (the Anitescu impedance reference) and its time:
+    a rollout from it continues exactly as Scene.step would."""
+    scene = quasistep.load(example("anitescu_grasp"))
+    state = scene.state()
+    for _ in range(30):
+        state, _ = scene.step(state)
+    c = np.tile([0.0, 0.0, 0.1], (10, 1))
+    expected = state
+    for l in range(10):
+        expected, _ = scene.step(expected, c[l])
+    states, status = quasistep.rollout(scene, q0=state, commands=c)
+    assert status[0] == S.solved and states[0, -1].tolist() == expected.q.tolist()
+    states, _ = quasistep.rollout(scene, q0=[state, state], commands=np.stack([c, c]))
+    assert states[1, -1].tolist() == expected.q.tolist()
+    # The scene's schedules from the State's own time, as `run` goes on from step 30.
+    full, _ = quasistep.rollout(scene)
+    rest, _ = quasistep.rollout(scene, q0=state, steps=scene.steps - 30)
+    np.testing.assert_array_equal(rest[0], full[0, 30:])
+    # A bare q starts afresh: a different reference, so different numbers.
+    fresh, _ = quasistep.rollout(scene, q0=state.q, commands=c)
+    assert fresh[0, -1].tolist() != expected.q.tolist()
+    with pytest.raises(ValueError, match="must hold States"):
+        quasistep.rollout(scene, q0=[state, 3])
+    other = quasistep.load(example("halm_posa_push")).state()
+    with pytest.raises(ValueError, match="does not fit the scene"):
+        quasistep.rollout(scene, q0=other)
+
+
+def test_one_start_is_shared_by_every_commanded_world(gripper):
+    c = squeeze()
+    for start in (gripper.initial_state(), gripper.state(), [gripper.state()]):
+        states, status = quasistep.rollout(gripper, q0=start, commands=c)
+        assert states.shape == (2, 41, 5) and status.tolist() == [S.solved, S.infeasible]
+
+
+def test_huge_step_counts_are_refused_not_truncated():
+    drop = quasistep.load(example("anitescu_drop"))  # no commanded joint: zero-size commands
+    assert drop.command_names == []
+    for T in (2**31 - 1, 2**32, 2**32 + 3):
+        with pytest.raises(ValueError, match="at most 2147483646"):
+            quasistep.rollout(drop, commands=np.zeros((1, T, 0)))
+    states, _ = quasistep.rollout(drop, commands=np.zeros((1, 3, 0)))
+    assert states.shape == (1, 4, drop.nq)
+
+
+def test_a_scene_without_a_step_count_needs_steps():
+    import json
+    from test_scene import PUSH
+    doc = json.loads(PUSH)
+    del doc["step"]
+    scene = quasistep.load(json.dumps(doc))
+    with pytest.raises(ValueError, match="no step.steps"):
+        quasistep.rollout(scene, h=0.025)
+    states, _ = quasistep.rollout(scene, steps=3, h=0.025)
+    assert states.shape == (1, 4, 5)
+
+
+def test_more_threads_than_useful_are_capped_not_fatal():
+    """The CLI's cap on --threads holds here too: huge counts neither crash nor warn."""
+    import subprocess
+    import sys
+    program = ("import quasistep\n"
+               "r = quasistep.mc(samples=20, seed=1, threads=10**7)\n"
+               "s, st = quasistep.rollout('examples/mpc_push.json', threads=10**7)\n"
+               "print(r.n, int(st[0]))\n")
+    r = subprocess.run([sys.executable, "-c", program], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "20 0\n" and "Warning" not in r.stderr

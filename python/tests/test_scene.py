@@ -80,24 +80,40 @@ def test_messages_are_one_line():
 
 
 def test_state_is_a_value():
+    import copy
+    import pickle
     s = quasistep.load(example("anitescu_grasp"))
     a = s.state()
     assert a.step == 0 and a.t == 0.0 and a.q.tolist() == s.initial_state().tolist()
     assert a.memory.size > 0  # the Anitescu step carries its impedance reference
-    b = a.copy()
-    b.q = b.q + 1.0
-    assert a.q[0] == 0.0 and b.q[0] == 1.0
+    b, _ = s.step(a, [0.1, -0.1, 0.0])
+    assert a.step == 0 and b.step == 1 and a != b  # the given State is not changed
+    for c in (b.copy(), copy.copy(b), copy.deepcopy(b), pickle.loads(pickle.dumps(b))):
+        assert c == b and c is not b
+        assert s.step(c)[0] == s.step(b)[0]  # the memory travels with it
+    q = b.q
+    q[0] = 5.0  # q is a copy
+    assert b.q[0] != 5.0
+    with pytest.raises(AttributeError):
+        b.q = np.zeros(5)  # a State at another q is Scene.state(q)
     assert np.asarray(b).tolist() == b.q.tolist()
-    with pytest.raises(ValueError, match="shape"):
-        b.q = np.zeros(3)
-    with pytest.raises(ValueError, match="not finite"):
-        b.q = np.full(5, np.nan)
+    assert np.asarray(b, dtype=np.float32).dtype == np.float32
     c = s.state([0.0, 0.05, -0.06, 0.06, 0.02])  # memory started at that q
-    assert c.q[2] == -0.06
+    assert c.q[2] == -0.06 and c.memory[0] == -0.06
     with pytest.raises(ValueError, match="nq = 5"):
         s.state([1.0, 2.0])
     with pytest.raises(ValueError, match=r"state\[1\] \(cylinder.y\) is not finite"):
         s.state([0.0, np.inf, 0, 0, 0])
+
+
+def test_load_edge_cases():
+    assert quasistep.load("\ufeff" + PUSH).nq == 5  # a BOM
+    assert quasistep.load("\f\n" + PUSH).nq == 5
+    for bad, message in [("", "empty path"), ("a\0b", "NUL"), ("   ", "empty path")]:
+        with pytest.raises(ValueError, match=message):
+            quasistep.load(bad)
+    with pytest.raises(TypeError):
+        quasistep.load(PUSH.encode())
 
 
 def test_version_and_status_names():

@@ -145,6 +145,32 @@ TEST(Rollout, EveryStepMarksAFailedPairsLaterStepsNotRunAndItsStatesNaN) {
   for (int k = 0; k < m.n_q(); ++k) EXPECT_TRUE(test::same_bits(out.state(1, 2)[k], out.next[1].q[k]));
 }
 
+TEST(Rollout, TrajectoryOutReceivesEveryStateInsteadOfTheResult) {
+  const Scene s = load("mpc_push.json");
+  const Model& m = *s.model;
+  const int n = 37, steps = 12, nq = m.n_q();
+  Batch b = varied_pairs(m, n, steps);
+  b.actions[(5 * steps + 4) * m.n_a] = std::numeric_limits<double>::infinity();  // pair 5 fails at step 5
+  Rollout kept(s.model), given(s.model);
+  const std::vector<double> reference =
+      kept.propagate(b.states, b.actions, m.step.h, steps, RolloutRecord::every_step).trajectory;
+  std::vector<double> out(reference.size(), 7.0);  // overwritten, NaN where the result has NaN
+  const RolloutResult& r = given.propagate(b.states, b.actions, m.step.h, steps, RolloutRecord::every_step, out);
+  EXPECT_TRUE(r.trajectory.empty());
+  EXPECT_EQ(r.step_status.size(), static_cast<std::size_t>(n) * steps);
+  ASSERT_EQ(out.size(), static_cast<std::size_t>(n) * (steps + 1) * nq);
+  for (std::size_t k = 0; k < out.size(); ++k) EXPECT_TRUE(test::same_bits(out[k], reference[k])) << k;
+  EXPECT_TRUE(std::isnan(out[(5 * static_cast<std::size_t>(steps + 1) + 6) * nq]));
+  // The wrong size, or a final_state call, is refused.
+  std::vector<double> small(out.size() - 1);
+  EXPECT_NE(error_of([&] { given.propagate(b.states, b.actions, m.step.h, steps, RolloutRecord::every_step, small); })
+                .find("trajectory_out has"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { given.propagate(b.states, b.actions, m.step.h, steps, RolloutRecord::final_state, out); })
+                .find("it is for RolloutRecord::every_step"),
+            std::string::npos);
+}
+
 TEST(Rollout, ASceneWithoutAStepSectionStillRunsInLanes) {
   // The rollout's h is the batch's step size before its engine chooses a path: a scene with
   // no step.h (h = 0 in the Model) still takes the lane kernel, with the numbers of a scene
@@ -221,6 +247,9 @@ TEST(Rollout, BadInputIsRefused) {
   EXPECT_NE(error_of([&] { r.propagate(states, actions, 0.0, 5); }).find("h must be"), std::string::npos);
   EXPECT_NE(error_of([&] { r.propagate(states, actions, std::nan(""), 5); }).find("h must be"), std::string::npos);
   EXPECT_NE(error_of([&] { r.propagate(states, {}, m.step.h, -1); }).find("steps must be >= 0"), std::string::npos);
+  EXPECT_NE(error_of([&] { r.propagate(states, {}, m.step.h, std::numeric_limits<int>::max()); })
+                .find("steps must be < 2147483647"),
+            std::string::npos);
   EXPECT_NE(error_of([&] { r.propagate({}, {}, m.step.h, 5); }).find("no states"), std::string::npos);
   std::vector<State> bad = states;
   bad[1].q.resize(3);
