@@ -1,0 +1,143 @@
+"""`quasistep render` and `run --html` pages in a real browser (headless Chromium): every
+example draws without a JavaScript error; the slider moves the bodies where the trajectory
+says; every impulse of the forces file is drawn; long replays stay small and fast; a
+screenshot is not blank; and bad input is refused with one line."""
+import glob
+import math
+import os
+import re
+
+import pytest
+
+from conftest import ROOT, cli, example, page_data, screenshot, selftest
+
+EXAMPLES = sorted(os.path.basename(f)[:-5] for f in glob.glob(os.path.join(ROOT, "examples", "*.json")))
+
+
+def read_rows(path):
+    header, rows = None, []
+    for line in open(path):
+        if line.startswith("#"):
+            continue
+        cells = line.rstrip("\n").split(",")
+        if header is None:
+            header = cells
+        else:
+            rows.append(cells)
+    return header, rows
+
+
+def pose_of(transform):
+    m = re.fullmatch(r"translate\(([^ ]+) ([^)]+)\) rotate\(([^)]+)\)", transform)
+    assert m, transform
+    return float(m.group(1)), float(m.group(2)), math.radians(float(m.group(3)))
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_every_example_renders_as_a_preview(tmp, name):
+    page = tmp / f"{name}.html"
+    r = cli("render", example(name), "--out", page)
+    assert "1 frame" in r.stderr
+    report, console = selftest(page)
+    assert report["errors"] == [] and not [l for l in console if "Uncaught" in l], console
+    assert report["frames"] == 1
+    assert report["first"], "no body was drawn"
+
+
+@pytest.mark.parametrize("name, body", [("anitescu_grasp", "cylinder"), ("halm_posa_push", "disk"),
+                                        ("halm_posa_peg", "peg"), ("ecp_desk", "desk")])
+def test_replays_move_the_bodies_as_the_trajectory_says(tmp, name, body):
+    traj, forces, page = tmp / "t.csv", tmp / "f.csv", tmp / "r.html"
+    cli("run", example(name), "--out", traj, "--forces", forces, "--html", page)
+    report, console = selftest(page)
+    assert report["errors"] == [], report["errors"]
+    header, rows = read_rows(traj)
+    assert report["frames"] == len(rows)
+    assert report["first_label"].startswith("step 0 / ")
+    assert report["last_label"].startswith(f"step {len(rows) - 1} / {len(rows) - 1}")
+    if name == "ecp_desk":
+        # From above, the hull's outline moves as the body's x, y do.
+        assert report["first"][body] != report["last"][body]
+        return
+    x, y, theta = header.index(f"{body}.x"), header.index(f"{body}.y"), header.index(f"{body}.theta") \
+        if f"{body}.theta" in header else None
+    for key, row in (("first", rows[0]), ("last", rows[-1])):
+        px, py, pt = pose_of(report[key][body])
+        assert px == pytest.approx(float(row[x]), abs=1e-6) and py == pytest.approx(float(row[y]), abs=1e-6)
+        if theta is not None:
+            assert pt == pytest.approx(float(row[theta]), abs=1e-5)
+    assert report["first"][body] != report["last"][body]
+    # Every impulse of the forces file is drawn, once, in its step's frame.
+    _, force_rows = read_rows(forces)
+    assert report["contact_marks"] == sum(1 for r in force_rows if r[5] != "")
+
+
+def test_render_from_files_draws_what_run_html_draws(tmp):
+    traj, forces, a, b = tmp / "t.csv", tmp / "f.csv", tmp / "a.html", tmp / "b.html"
+    cli("run", example("halm_posa_peg"), "--out", traj, "--forces", forces, "--html", a)
+    cli("render", example("halm_posa_peg"), "--traj", traj, "--forces", forces, "--out", b)
+    da, db = page_data(a), page_data(b)
+    for key in ("frames", "poses", "contacts", "penetrations", "impulse_scale", "bounds", "t0", "h"):
+        assert da[key] == db[key], key
+    assert da["penetrations"]["data"], "the peg's run overlaps a little: gaps below zero are marked"
+
+
+def test_a_long_replay_is_small_and_draws_fast(tmp):
+    page = tmp / "long.html"
+    cli("run", example("anitescu_grasp"), "--steps", "10000", "--html", page)
+    assert os.path.getsize(page) < 2_000_000
+    report, _ = selftest(page)
+    assert report["frames"] == 10001 and report["errors"] == []
+    assert report["ms_per_frame"] < 16, report["ms_per_frame"]
+
+
+def test_a_stopped_run_says_where(tmp):
+    page = tmp / "stop.html"
+    r = cli("run", example("pang_tedrake_gripper"), "--commands", os.path.join(ROOT, "tests", "browser", "squeeze.csv"),
+            "--html", page, check=False)
+    assert r.returncode == 2
+    data = page_data(page)
+    assert data["stopped"].startswith("step 11 ") and data["frames"] == 11
+    report, _ = selftest(page)
+    assert report["errors"] == []
+
+
+def test_the_page_is_not_blank(tmp):
+    page, png = tmp / "grasp.html", tmp / "grasp.png"
+    cli("run", example("anitescu_grasp"), "--forces", tmp / "f.csv", "--html", page)
+    width, height, rows = screenshot(page, png, fragment="#frame=45")
+    colours = {}
+    for row in rows:
+        for p in row:
+            colours[p] = colours.get(p, 0) + 1
+    background = max(colours, key=colours.get)
+    drawn = sum(n for c, n in colours.items() if c != background)
+    assert drawn > 0.05 * width * height, f"only {drawn} of {width * height} pixels differ from the background"
+    # The cylinder's blue and the impulse arrows' orange are on the page.
+    assert any(abs(c[0] - 0x8f) < 12 and abs(c[1] - 0xb8) < 12 and abs(c[2] - 0xe8) < 12 for c in colours)
+    assert any(abs(c[0] - 0xd3) < 16 and abs(c[1] - 0x54) < 16 and c[2] < 40 for c in colours)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["render", "examples/anitescu_grasp.json", "--traj", "TRAJ_OF_PUSH", "--out", "OUT"],
+     r"column 3 must be the scene's DOF cylinder.x"),
+    (["render", "examples/anitescu_grasp.json", "--forces", "F", "--out", "OUT"], r"--forces needs --traj"),
+    (["render", "examples/anitescu_grasp.json", "--traj", "missing.csv", "--out", "OUT"], r"missing.csv: cannot open"),
+    (["render", "examples/anitescu_grasp.json", "--traj", "BROKEN", "--out", "OUT"], r"line 4: x_l \"abc\" is not a finite number"),
+    (["render", "examples/anitescu_grasp.json", "--traj", "TRAJ", "--forces", "TRAJ", "--out", "OUT"],
+     r"the header must be step,t,slot"),
+    (["render", "examples/anitescu_grasp.json"], r"--out is required"),
+])
+def test_bad_input_is_refused_with_one_line(tmp, args, message):
+    cli("run", example("anitescu_grasp"), "--out", tmp / "traj.csv", "--steps", "5")
+    cli("run", example("halm_posa_push"), "--out", tmp / "push.csv", "--steps", "5")
+    lines = open(tmp / "traj.csv").read().splitlines()
+    lines[3] = lines[3].replace(lines[3].split(",")[4], "abc", 1)
+    (tmp / "broken.csv").write_text("\n".join(lines) + "\n")
+    subst = {"TRAJ_OF_PUSH": tmp / "push.csv", "OUT": tmp / "out.html", "F": tmp / "traj.csv",
+             "TRAJ": tmp / "traj.csv", "BROKEN": tmp / "broken.csv"}
+    r = cli(*[subst.get(a, a) for a in args], check=False)
+    assert r.returncode != 0
+    assert re.search(message, r.stderr), r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not os.path.exists(tmp / "out.html")
