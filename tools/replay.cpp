@@ -19,7 +19,7 @@
 #include "quasistep/core/contacts.hpp"
 #include "quasistep/core/formulations/formulation_table.hpp"
 #include "quasistep/core/kinematics.hpp"
-#include "tools/replay_page.hpp"
+#include "tools/replay_assets.hpp"
 #include "tools/output_file.hpp"
 
 namespace qs::io {
@@ -437,13 +437,9 @@ void read_forces_csv(std::istream& in, const std::string& name, const Model& m, 
   if (!header) throw ReplayError(name + ": no header (an empty file, or not a forces CSV)");
 }
 
-void write_replay_html(const Scene& scene, const ReplayInput& r, const std::string& provenance, std::ostream& out) {
+std::string replay_data_json(const Scene& scene, const ReplayInput& r) {
   const Model& m = *scene.model;
   nlohmann::ordered_json d;
-  const std::string title = (m.name.empty() ? scene.source : m.name) + " \u2014 quasistep replay";
-  d["title"] = title;
-  d["provenance"] = provenance + (scene.description.empty() ? std::string() : "  \u00b7  " + scene.description) +
-                    "  \u00b7  frames: " + r.frames_from;
   d["world"] = std::string(to_string(m.world.type));
   d["gravity"] = m.world.gravity;
   d["frames"] = r.rows();
@@ -465,13 +461,43 @@ void write_replay_html(const Scene& scene, const ReplayInput& r, const std::stri
   // Inside a <script> element, "</" would end it early.
   std::string data = d.dump();
   for (std::size_t at = data.find("</"); at != std::string::npos; at = data.find("</", at + 3)) data.replace(at, 2, "<\\/");
-  // The template's two markers, found in the template itself (what fills one cannot be
-  // taken for the other).
-  const std::string_view page = kReplayPage, title_key = "{{QS_TITLE}}", data_key = "{{QS_DATA}}";
-  const std::size_t at_title = page.find(title_key), at_data = page.find(data_key);
-  out << page.substr(0, at_title) << html_escape(title)
-      << page.substr(at_title + title_key.size(), at_data - at_title - title_key.size()) << data
-      << page.substr(at_data + data_key.size());
+  return data;
+}
+
+void write_replay_style_and_script(std::ostream& out) {
+  out << "<style>\n" << kReplayStyle << "</style>\n<script>\n" << kReplayScript << "</script>\n";
+}
+
+void write_replay_html(const Scene& scene, const ReplayInput& r, const std::string& provenance, std::ostream& out) {
+  const Model& m = *scene.model;
+  const std::string title = (m.name.empty() ? scene.source : m.name) + " \u2014 quasistep replay";
+  out << "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      << "<title>" << html_escape(title) << "</title>\n"
+      << "<!-- A replay page of quasistep (`quasistep render`, `quasistep run --html`): self-contained, it loads "
+         "nothing from the network or from other files. -->\n"
+      << "<style>\nbody { font: 14px/1.4 system-ui, sans-serif; margin: 16px; color: #222; background: #fff; }\n"
+      << "h1 { font-size: 18px; margin: 0 0 4px; }\n"
+      << ".meta { color: #555; font-size: 12px; margin: 0 0 8px; word-break: break-all; }\n</style>\n";
+  write_replay_style_and_script(out);
+  out << "</head>\n<body>\n<h1>" << html_escape(title) << "</h1>\n<p class=\"meta\">" << html_escape(provenance)
+      << (scene.description.empty() ? std::string() : "  \u00b7  " + html_escape(scene.description))
+      << "  \u00b7  frames: " << html_escape(r.frames_from) << "</p>\n"
+      << "<div id=\"replay\"></div>\n<pre id=\"qs-selftest\" hidden></pre>\n"
+      << "<script id=\"qs-data\" type=\"application/json\">" << replay_data_json(scene, r) << "</script>\n"
+      << "<script>\n\"use strict\";\n(function () {\n"
+      << "  var errors = [];\n"
+      << "  window.addEventListener(\"error\", function (e) { errors.push(String(e.message || e)); });\n"
+      << "  var D = JSON.parse(document.getElementById(\"qs-data\").textContent);\n"
+      << "  // #frame=N opens the page at row N (a link to a moment of the run).\n"
+      << "  var at = /^#frame=(\\d+)$/.exec(location.hash);\n"
+      << "  var replay = qsReplay(document.getElementById(\"replay\"), D, { frame: at ? Number(at[1]) : 0 });\n"
+      << "  // The test suite opens the page with #selftest and reads the report from the DOM.\n"
+      << "  if (location.hash === \"#selftest\") {\n"
+      << "    var report = replay.selftest();\n"
+      << "    report.errors = errors;\n"
+      << "    document.getElementById(\"qs-selftest\").textContent = JSON.stringify(report);\n"
+      << "  }\n})();\n</script>\n</body>\n</html>\n";
 }
 
 }  // namespace qs::io

@@ -58,6 +58,12 @@ void read_forces_csv(std::istream& in, const std::string& name, const Model& m, 
 /// The page. `provenance` is shown under the title (the scene and what produced the rows).
 void write_replay_html(const Scene& scene, const ReplayInput& replay, const std::string& provenance, std::ostream& out);
 
+/// For pages that hold replays (the Monte Carlo report): the widget's <style> and <script>
+/// (once per page: the script defines qsReplay(root, data, options)), and one replay's data
+/// as JSON, safe inside a <script> element.
+void write_replay_style_and_script(std::ostream& out);
+std::string replay_data_json(const Scene& scene, const ReplayInput& replay);
+
 /// The largest replay written: rows x bodies (the page stores 3 floats per body and row).
 inline constexpr long kMaxReplayBodyRows = 20'000'000;
 

@@ -141,3 +141,13 @@ def test_bad_input_is_refused_with_one_line(tmp, args, message):
     assert re.search(message, r.stderr), r.stderr
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert not os.path.exists(tmp / "out.html")
+
+
+def test_strokes_are_pixels_not_metres(tmp):
+    """Every stroke width is set in the view's units (a pixel is a few tenths of a mm):
+    a point finger is a small dot, not a ring a metre thick."""
+    page, png = tmp / "push.html", tmp / "push.png"
+    cli("run", example("halm_posa_push"), "--html", page)
+    width, height, rows = screenshot(page, png, size=(1000, 800), fragment="#frame=200")
+    brown = sum(1 for row in rows for c in row if abs(c[0] - 0xa5) < 20 and abs(c[1] - 0x60) < 20 and abs(c[2] - 0x1d) < 20)
+    assert 0 < brown < 0.002 * width * height, brown

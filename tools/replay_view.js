@@ -1,66 +1,9 @@
-<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{QS_TITLE}}</title>
-<!-- The replay page of `quasistep render` / `quasistep run --html` (tools/replay.cpp fills
-     the data below; this file is its template). Self-contained: no network, no other file. -->
-<style>
-  body { font: 14px/1.4 system-ui, sans-serif; margin: 16px; color: #222; background: #fff; }
-  h1 { font-size: 18px; margin: 0 0 4px; }
-  .meta { color: #555; font-size: 12px; margin: 0 0 8px; word-break: break-all; }
-  .stopped { color: #a00; font-weight: 600; }
-  #views { display: flex; flex-wrap: wrap; gap: 12px; }
-  .view { border: 1px solid #ccc; background: #fbfbfb; }
-  .view-title { font-size: 12px; color: #444; margin: 2px 0; }
-  #controls { display: flex; align-items: center; gap: 8px; margin: 8px 0; }
-  #controls button { min-width: 44px; }
-  #slider { flex: 1; max-width: 720px; }
-  #label { font-variant-numeric: tabular-nums; min-width: 220px; }
-  #legend { font-size: 12px; color: #333; }
-  #legend svg { vertical-align: middle; }
-  .fixed path, .fixed circle, .fixed polygon { fill: #b9b9b9; stroke: #666; }
-  .free path, .free circle, .free polygon { fill: #8fb8e8; stroke: #2d5f9a; }
-  .linked path, .linked circle, .linked polygon { fill: #f2b97c; stroke: #a5601d; }
-  .halfplane { fill: #d9d4c7; stroke: #7d776a; }
-  .point-shape { fill: #a5601d; }
-  .rail { stroke: #999; stroke-dasharray: 4 3; fill: none; }
-  .carriage { fill: #fff; stroke: #777; }
-  .axis-x { stroke: #c0392b; } .axis-y { stroke: #27ae60; } .axis-z { stroke: #2980b9; }
-  .gravity { stroke: #555; fill: #555; }
-  .contact { fill: #111; }
-  .normal { stroke: #111; }
-  .cone { stroke: #8e44ad; fill: #8e44ad; fill-opacity: 0.08; }
-  .impulse { stroke: #d35400; fill: #d35400; }
-  .penetration { fill: none; stroke: #e00; }
-  .hull { fill: #8fb8e8; fill-opacity: 0.75; stroke: #2d5f9a; }
-  .footprint { fill: #2d5f9a; }
-  .plane { stroke: #7d776a; }
-  .ecp { fill: #d35400; }
-  text { font: 11px system-ui, sans-serif; fill: #333; }
-</style>
-</head>
-<body>
-<h1 id="title"></h1>
-<p class="meta" id="meta"></p>
-<div id="views"></div>
-<div id="controls">
-  <button id="play" title="play / pause (space)">Play</button>
-  <button id="back" title="one step back (left arrow)">&#9664;</button>
-  <button id="fwd" title="one step on (right arrow)">&#9654;</button>
-  <input id="slider" type="range" min="0" max="0" value="0" step="1" aria-label="step">
-  <span id="label"></span>
-</div>
-<div id="legend"></div>
-<pre id="qs-selftest" hidden></pre>
-<script id="qs-data" type="application/json">{{QS_DATA}}</script>
-<script>
 "use strict";
-(function () {
-  var errors = [];
-  window.addEventListener("error", function (e) { errors.push(String(e.message || e)); });
-  var D = JSON.parse(document.getElementById("qs-data").textContent);
+// The replay widget of quasistep's pages (tools/replay.cpp fills its data): qsReplay(root, D)
+// draws the data D of one run inside the element root, with its own controls, and returns
+// { frames, show(f), draw(f), selftest() }. A page may hold several (the Monte Carlo report).
+function qsReplay(root, D, options) {
+  options = options || {};
   var NS = "http://www.w3.org/2000/svg";
 
   function decode(b64, type) {
@@ -80,14 +23,17 @@
 
   var F = D.frames, times = D.t ? decode(D.t) : null;
   function timeOf(f) { return times ? times[f] : D.t0 + f * D.h; }
-  document.getElementById("title").textContent = D.title;
-  document.getElementById("meta").textContent = D.provenance;
-  if (D.stopped) {
-    var p = document.createElement("p");
-    p.className = "stopped";
-    p.textContent = "The run stopped: " + D.stopped;
-    document.getElementById("meta").after(p);
+  function div(cls, parent) {
+    var e = document.createElement("div");
+    e.className = cls;
+    parent.appendChild(e);
+    return e;
   }
+  root.classList.add("qs-replay");
+  if (D.stopped) div("stopped", root).textContent = "The run stopped: " + D.stopped;
+  var viewsDiv = div("views", root);
+  var controls = F > 1 ? div("controls", root) : null;
+  var legend = div("legend", root);
 
   // A view: an SVG whose user units are metres with y (or z) up, over box [x0, x1] x [y0, y1].
   function makeView(title, box, width) {
@@ -101,7 +47,7 @@
     var svg = el("svg", { "class": "view", width: width, height: height,
       viewBox: box[0] + " " + (-box[3]) + " " + w + " " + h, preserveAspectRatio: "xMidYMid meet" });
     wrap.appendChild(svg);
-    document.getElementById("views").appendChild(wrap);
+    viewsDiv.appendChild(wrap);
     var g = el("g", { transform: "scale(1,-1)" }, svg);  // y up
     return { svg: svg, g: g, size: Math.max(w, h), box: box, px: Math.max(w / width, h / height) };
   }
@@ -152,8 +98,7 @@
   }
 
   var draw;  // draw(frame): the world at row `frame`
-  var width = Math.min(900, Math.max(480, window.innerWidth - 60));
-  var legend = document.getElementById("legend");
+  var width = options.width || Math.min(900, Math.max(480, (root.clientWidth || window.innerWidth) - 20));
 
   if (D.world !== "body_on_plane") {
     // ---- planar worlds: vertical (from the side) and tabletop (from above) ----
@@ -193,7 +138,7 @@
       b.shapes.forEach(function (s) {
         if (s.type === "half_plane") return;
         if (s.type === "disk") el("circle", { cx: s.points[0][0], cy: s.points[0][1], r: s.radius, "stroke-width": lw }, g);
-        else if (s.type === "point") el("circle", { "class": "point-shape", cx: s.points[0][0], cy: s.points[0][1], r: 3 * lw }, g);
+        else if (s.type === "point") el("circle", { "class": "point-shape", cx: s.points[0][0], cy: s.points[0][1], r: 3 * lw, "stroke-width": lw }, g);
         else if (s.type === "polygon") el("polygon", { points: s.points.map(function (q) { return q[0] + "," + q[1]; }).join(" "),
           "stroke-width": lw }, g);
         else if (s.type === "segment" || s.type === "capsule") {
@@ -364,17 +309,15 @@
         "an arrow a quarter of the view high is " + (D.force_scale > 0 ? D.force_scale.toPrecision(3) : "0") + " N s</div>" : "");
   }
 
-  // ---- controls ----
-  var slider = document.getElementById("slider"), label = document.getElementById("label");
-  var playBtn = document.getElementById("play"), frame = 0, timer = null;
-  slider.max = String(F - 1);
+  // ---- controls (none for a single frame: a picture of the scene) ----
+  var frame = 0, timer = null, slider = null, label = null, playBtn = null;
   function show(f) {
     frame = Math.max(0, Math.min(F - 1, f | 0));
-    slider.value = String(frame);
+    if (slider) slider.value = String(frame);
     draw(frame);
-    label.textContent = "step " + frame + " / " + (F - 1) + "   t = " + fmt(timeOf(frame), 4) + " s";
+    if (label) label.textContent = "step " + frame + " / " + (F - 1) + "   t = " + fmt(timeOf(frame), 4) + " s";
   }
-  function stop() { if (timer) { clearInterval(timer); timer = null; } playBtn.textContent = "Play"; }
+  function stop() { if (timer) { clearInterval(timer); timer = null; } if (playBtn) playBtn.textContent = "Play"; }
   function play() {
     if (frame >= F - 1) show(0);
     playBtn.textContent = "Pause";
@@ -384,38 +327,59 @@
       show(frame + stride);
     }, 1000 / 30);
   }
-  playBtn.addEventListener("click", function () { if (timer) stop(); else play(); });
-  document.getElementById("back").addEventListener("click", function () { stop(); show(frame - 1); });
-  document.getElementById("fwd").addEventListener("click", function () { stop(); show(frame + 1); });
-  slider.addEventListener("input", function () { stop(); show(Number(slider.value)); });
-  document.addEventListener("keydown", function (e) {
-    if (e.key === " ") { e.preventDefault(); if (timer) stop(); else play(); }
-    else if (e.key === "ArrowLeft") { stop(); show(frame - 1); }
-    else if (e.key === "ArrowRight") { stop(); show(frame + 1); }
-  });
-  // #frame=N opens the page at row N (a link to a moment of the run).
-  var at = /^#frame=(\d+)$/.exec(location.hash);
-  show(at ? Number(at[1]) : 0);
+  if (controls) {
+    function button(text, title) {
+      var b = document.createElement("button");
+      b.textContent = text;
+      b.title = title;
+      controls.appendChild(b);
+      return b;
+    }
+    playBtn = button("Play", "play / pause (space)");
+    var back = button("\u25c0", "one step back (left arrow)"), fwd = button("\u25b6", "one step on (right arrow)");
+    slider = document.createElement("input");
+    slider.type = "range"; slider.min = "0"; slider.max = String(F - 1); slider.step = "1"; slider.value = "0";
+    slider.className = "slider";
+    slider.setAttribute("aria-label", "step");
+    controls.appendChild(slider);
+    label = document.createElement("span");
+    label.className = "label";
+    controls.appendChild(label);
+    playBtn.addEventListener("click", function () { if (timer) stop(); else play(); });
+    back.addEventListener("click", function () { stop(); show(frame - 1); });
+    fwd.addEventListener("click", function () { stop(); show(frame + 1); });
+    slider.addEventListener("input", function () { stop(); show(Number(slider.value)); });
+    root.tabIndex = 0;  // keys act on the replay that has the focus
+    root.addEventListener("keydown", function (e) {
+      if (e.key === " ") { e.preventDefault(); if (timer) stop(); else play(); }
+      else if (e.key === "ArrowLeft") { stop(); show(frame - 1); }
+      else if (e.key === "ArrowRight") { stop(); show(frame + 1); }
+    });
+  }
+  show(options.frame || 0);
 
-  // ---- self-test (the test suite opens the page with #selftest) ----
-  // Moves the slider as a user would, reads the bodies' transforms back from the DOM and
-  // times the drawing of frames; the result is written into <pre id="qs-selftest">.
-  if (location.hash === "#selftest") {
+  // The self-test of the test suite: moves the slider as a user would, reads the bodies'
+  // transforms back from the DOM and times the drawing of frames.
+  function selftest() {
     var report = { frames: F, world: D.world };
     function transforms() {
       var out = {};
-      document.querySelectorAll("[data-body]").forEach(function (g) {
+      root.querySelectorAll("[data-body]").forEach(function (g) {
         out[g.getAttribute("data-body")] = g.getAttribute("transform") || g.getAttribute("d");
       });
       return out;
     }
-    function moveSlider(v) { slider.value = String(v); slider.dispatchEvent(new Event("input")); }
+    function moveSlider(v) {
+      if (!slider) { show(v); return; }
+      slider.value = String(v);
+      slider.dispatchEvent(new Event("input"));
+    }
     moveSlider(0);
     report.first = transforms();
-    report.first_label = label.textContent;
+    report.first_label = label ? label.textContent : "";
     moveSlider(F - 1);
     report.last = transforms();
-    report.last_label = label.textContent;
+    report.last_label = label ? label.textContent : "";
     var marks = 0;
     for (var f = 0; f < F; ++f) marks += draw(f);
     report.contact_marks = marks;
@@ -423,11 +387,7 @@
     for (var k = 0; k < n; ++k) draw(Math.floor(k * (F - 1) / Math.max(1, n - 1)));
     report.ms_per_frame = (performance.now() - t0) / n;
     show(0);
-    report.errors = errors;
-    var pre = document.getElementById("qs-selftest");
-    pre.textContent = JSON.stringify(report);
+    return report;
   }
-})();
-</script>
-</body>
-</html>
+  return { frames: F, show: show, draw: draw, selftest: selftest };
+}
