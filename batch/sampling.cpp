@@ -127,6 +127,16 @@ WorldBatch sample_batch(const Scene& scene, std::uint64_t seed, long first_sampl
   return b;
 }
 
+SampleWorld sample_world(const Scene& scene, std::uint64_t seed, long sample) {
+  const Model& m = *scene.model;
+  const WorldBatch b = sample_batch(scene, seed, sample, 1);
+  SampleWorld w{initial_state(m), WorldParams(m)};
+  b.load_state(0, w.start);
+  for (int k = 0; k < b.varied_count(); ++k)
+    if (!is_start_parameter(m, b.varied(k))) w.params.set(m, b.varied(k), b.param_value(k)[0]);
+  return w;
+}
+
 void fill_samples(WorldBatch& b, const Scene& scene, std::uint64_t seed, long first_sample) {
   if (first_sample < 0)
     throw BatchError("sampling: first sample " + std::to_string(first_sample) + " must be >= 0");

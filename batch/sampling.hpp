@@ -49,6 +49,16 @@ double draw(const Distribution& d, std::uint64_t seed, long sample, int paramete
 /// the batch refuses.
 WorldBatch sample_batch(const Scene& scene, std::uint64_t seed, long first_sample, int count);
 
+/// One sample of a study as a single world: its start State and its WorldParams (the
+/// sampled values of every uncertain parameter). Stepping `start` with `params` by the
+/// scene's Stepper reproduces the sample's run in a Monte Carlo study, bitwise (the batch
+/// engine's lanes step each world as the Stepper does): a report replays a sample this way.
+struct SampleWorld {
+  State start;
+  WorldParams params;
+};
+SampleWorld sample_world(const Scene& scene, std::uint64_t seed, long sample);
+
 /// Refills a batch made by sample_batch (same scene) with samples first_sample ..
 /// first_sample + size() - 1 and resets it: a Monte Carlo run reuses one batch for every
 /// chunk. Throws BatchError for first_sample < 0 or a batch that varies other parameters.

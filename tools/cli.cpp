@@ -651,7 +651,10 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
       ->check(fits<std::uint64_t>())
       ->check(kNonNegative);  // "-1" would otherwise wrap to 2^64 - 1
   mc->add_option("--out", mc_opt.out, "Sample CSV: the study's provenance, then one row per sample");
-  mc->add_option("--report", mc_opt.report, "Self-contained HTML report (inline SVG)");
+  mc->add_option("--report", mc_opt.report,
+                 "Self-contained HTML report: the scene, replays of samples, plots of the outcomes");
+  mc->add_option("--report-axes", mc_opt.report_axes,
+                 "The report's scatter plot: two uncertain parameters A,B (paths or 1-based numbers; default 1,2)");
   mc->add_option("--shard", mc_opt.shard, "Run the K-th of M disjoint slices of the samples, K/M with 0 <= K < M");
   mc->add_option("--trajectories", mc_opt.trajectories, "Object paths kept for the report (default 8)")
       ->check(CLI::Range(0, 1000));
@@ -663,8 +666,15 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
       app.add_subcommand("mc-merge", "Merge the sample CSVs of a sharded study; prints the summary of the whole study");
   mc_merge->add_option("files", merge_files, "Sample CSVs written by quasistep mc --shard K/M --out")->required();
   mc_merge->add_option("--report", merge_report, "Self-contained HTML report of the merged study");
+  std::string merge_scene, merge_axes;
+  mc_merge->add_option("--scene", merge_scene,
+                       "The study's scene: the report draws it and replays samples (they are run again)");
+  mc_merge->add_option("--report-axes", merge_axes, "The report's scatter plot: two uncertain parameters A,B");
   add_common(*mc_merge, common);
 
+  // The command as typed, for the provenance of reports.
+  std::string command_line = "quasistep";
+  for (int i = 1; i < argc; ++i) command_line += std::string(" ") + argv[i];
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -696,6 +706,9 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
     if (*export_miqp) return cmd_export_miqp(export_opt, out, err);
     if (*mc) {
       mc_opt.threads = common.threads;
+      mc_opt.command_line = command_line;
+      if (!mc_opt.report_axes.empty() && mc_opt.report.empty())
+        throw InputError("--report-axes " + mc_opt.report_axes + ": needs --report");
       // The progress bar only on a terminal: a log file gets the summary, not carriage returns.
       mc_opt.progress = &err == &std::cerr && isatty(STDERR_FILENO);
       if (mc_opt.samples < 1)
@@ -714,7 +727,11 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
     }
     if (*mc_merge) {
       try {
-        return run_mc_merge(merge_files, merge_report, out, err);
+        if ((!merge_axes.empty() || !merge_scene.empty()) && merge_report.empty())
+          throw InputError(std::string(merge_axes.empty() ? "--scene" : "--report-axes") + ": needs --report");
+        std::optional<Scene> scene;
+        if (!merge_scene.empty()) scene.emplace(load(merge_scene));
+        return run_mc_merge(merge_files, merge_report, scene ? &*scene : nullptr, merge_axes, command_line, out, err);
       } catch (const std::runtime_error& e) {
         throw InputError(e.what());
       }

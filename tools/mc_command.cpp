@@ -4,12 +4,14 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <iomanip>
 #include <sstream>
 #include <stdexcept>
 
 #include "quasistep/batch/world_batch.hpp"
+#include "quasistep/version.hpp"
 #include "tools/mc_csv.hpp"
 #include "tools/mc_report.hpp"
 #include "tools/output_file.hpp"
@@ -70,6 +72,35 @@ class ProgressBar {
   std::ostream& err_;
   std::chrono::steady_clock::time_point t0_, last_{};
 };
+
+}  // namespace
+
+namespace {
+
+/// Now, in UTC (ISO 8601), for the report's provenance.
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return text;
+}
+
+/// Keeps the first `limit` records of a stream (the report's scatter plot and replays).
+void keep_first(McRecords& kept, const McRecords& chunk, long limit) {
+  const int np = chunk.parameter_count;
+  kept.parameter_count = np;
+  for (long i = 0; i < chunk.size() && kept.size() < limit; ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    kept.sample.push_back(chunk.sample[u]);
+    kept.values.insert(kept.values.end(), chunk.values.begin() + i * np, chunk.values.begin() + (i + 1) * np);
+    kept.outcome.push_back(chunk.outcome[u]);
+    kept.final_pose.push_back(chunk.final_pose[u]);
+    kept.failed_step.push_back(chunk.failed_step[u]);
+    kept.status.push_back(chunk.status[u]);
+  }
+}
 
 }  // namespace
 
@@ -137,9 +168,14 @@ int run_mc(const Scene& scene, const McCommandOptions& o, std::ostream& out, std
                             io::provenance_line(scene.source, scene.hash, std::to_string(o.seed),
                                                 std::string(to_string(scene.model->world.type)), study.model),
                             csv->stream());
+  // The report's axes are checked before the study runs.
+  const std::array<int, 2> axes =
+      report && !o.report_axes.empty() ? io::parse_report_axes(o.report_axes, study) : std::array<int, 2>{0, 1};
+  McRecords kept;  // the first samples, for the report
   mo.records_sink = [&](const McRecords& chunk) {
     add_to_summary(summary, chunk);
     if (csv) io::write_mc_csv_rows(chunk, csv->stream());
+    if (report) keep_first(kept, chunk, io::kReportScatterSamples);
   };
   const McRun run = run_monte_carlo(scene, mo);
   finish_summary(summary);
@@ -150,8 +186,25 @@ int run_mc(const Scene& scene, const McCommandOptions& o, std::ostream& out, std
   // With an output on standard output the summary goes to stderr, out of its way.
   print_mc_summary(run.study, summary, outputs.uses_standard_output() ? err : out);
 
-  const std::string title = scene.model->name.empty() ? scene.source : scene.model->name;
-  if (report) io::write_mc_report(run.study, summary, run.trajectories, title, report->stream());
+  if (report) {
+    io::McReportInput in;
+    in.study = &run.study;
+    in.summary = &summary;
+    in.records = &kept;
+    in.records_of = run.count;
+    in.trajectories = &run.trajectories;
+    in.scene = &scene;
+    in.success = scene.success ? &*scene.success : nullptr;
+    in.replays = io::replay_samples(scene, run.study, kept);
+    in.title = (scene.model->name.empty() ? scene.source : scene.model->name) + ": Monte Carlo study";
+    in.version = std::string(kVersion);
+    in.date = utc_now();
+    in.command_line = o.command_line;
+    in.scene_path = o.scene.empty() ? scene.source : o.scene;
+    in.description = scene.description;
+    in.axes = axes;
+    io::write_mc_report(in, report->stream());
+  }
   outputs.commit();
   err << "mc: samples ";
   if (run.count > 0) err << run.first << ".." << run.first + run.count - 1;
@@ -165,7 +218,8 @@ int run_mc(const Scene& scene, const McCommandOptions& o, std::ostream& out, std
   return 0;
 }
 
-int run_mc_merge(const std::vector<std::string>& files, const std::string& report, std::ostream& out,
+int run_mc_merge(const std::vector<std::string>& files, const std::string& report, const Scene* scene,
+                 const std::string& report_axes, const std::string& command_line, std::ostream& out,
                  std::ostream& err) {
   io::OutputSet outputs(out, files);
   io::Output* out_report = outputs.add("--report", report);
@@ -179,10 +233,33 @@ int run_mc_merge(const std::vector<std::string>& files, const std::string& repor
   const McRecords records = io::merge_mc_shards(shards, study);
   const McSummary summary = summarize(study, records);
   print_mc_summary(study, summary, outputs.uses_standard_output() ? err : out);
+  if (scene && scene->hash != study.scene_hash)
+    throw std::runtime_error("--scene " + scene->source + " is not the study's scene (its hash is " + scene->hash +
+                             ", the study's " + study.scene_hash + ")");
   if (out_report) {
+    const std::array<int, 2> axes =
+        report_axes.empty() ? std::array<int, 2>{0, 1} : io::parse_report_axes(report_axes, study);
     outputs.open();
-    io::write_mc_report(study, summary, {}, "merged study " + study.scene_hash + " (seed " + std::to_string(study.seed) + ")",
-                        out_report->stream());
+    io::McReportInput in;
+    in.study = &study;
+    in.summary = &summary;
+    McRecords kept;  // the first samples, for the scatter plot and the replays
+    keep_first(kept, records, io::kReportScatterSamples);
+    in.records = &kept;
+    in.records_of = records.size();
+    in.scene = scene;
+    in.success = scene && scene->success ? &*scene->success : nullptr;
+    if (scene) in.replays = io::replay_samples(*scene, study, kept);
+    else in.no_replays = "No replays: merged shard CSVs carry no trajectories (mc-merge --scene SCENE runs the chosen samples again).";
+    in.title = scene ? (scene->model->name.empty() ? scene->source : scene->model->name) + ": merged Monte Carlo study"
+                     : "merged study " + study.scene_hash + " (seed " + std::to_string(study.seed) + ")";
+    in.version = std::string(kVersion);
+    in.date = utc_now();
+    in.command_line = command_line;
+    in.scene_path = scene ? scene->source : std::string();
+    in.description = scene ? scene->description : std::string();
+    in.axes = axes;
+    io::write_mc_report(in, out_report->stream());
     outputs.commit();
     if (out_report->kind() != io::OutputKind::standard_output) err << "mc-merge: report written to " << report << "\n";
   }

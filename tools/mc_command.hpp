@@ -24,6 +24,8 @@ struct McCommandOptions {
   int threads = 0;
   int trajectories = 8;
   bool progress = false;    // a progress bar on err (the CLI sets it when stderr is a terminal)
+  std::string report_axes;  // the report's scatter plot: "A,B" (default: the first two parameters)
+  std::string command_line; // the report's provenance
 };
 
 /// The summary table (stdout of both commands).
@@ -33,7 +35,9 @@ void print_mc_summary(const McStudy& study, const McSummary& summary, std::ostre
 int run_mc(const Scene& scene, const McCommandOptions& o, std::ostream& out, std::ostream& err);
 
 /// Throws io::McCsvError / std::runtime_error with a one-line message on bad input.
-int run_mc_merge(const std::vector<std::string>& files, const std::string& report, std::ostream& out,
+/// `scene` (may be null): the study's scene, for the report's picture and replays.
+int run_mc_merge(const std::vector<std::string>& files, const std::string& report, const Scene* scene,
+                 const std::string& report_axes, const std::string& command_line, std::ostream& out,
                  std::ostream& err);
 
 }  // namespace qs::cli

@@ -168,8 +168,11 @@ void planar_data(const Model& m, const ReplayInput& r, nlohmann::ordered_json& d
   for (const Body& b : m.bodies)
     d["bodies"].push_back({{"name", b.name}, {"kind", std::string(to_string(b.kind))}, {"shapes", shapes_json(m, b)}});
   d["slots"] = nlohmann::ordered_json::array();
-  for (const ContactSlot& s : m.slots)
-    d["slots"].push_back({{"pair", m.pair_name(s.pair)}, {"mu", m.pairs[static_cast<std::size_t>(s.pair)].friction}});
+  for (const ContactSlot& s : m.slots) {
+    const auto pair = static_cast<std::size_t>(s.pair);
+    const double mu = pair < r.pair_friction.size() ? r.pair_friction[pair] : m.pairs[pair].friction;
+    d["slots"].push_back({{"pair", m.pair_name(s.pair)}, {"mu", mu}});
+  }
 
   // Poses of the bodies that move (a fixed body's pose is stored once), at every row; the
   // box every shape covers; each joint's range over the rows (its rail).

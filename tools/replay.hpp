@@ -39,6 +39,7 @@ struct ReplayInput {
   std::vector<Impulse> impulses;
   bool has_forces = false;
   bool scaled_by_k = false;  // Halm & Posa's impulses, known up to the factor k
+  std::vector<double> pair_friction;  // each pair's mu when a world's differ from the scene's (friction cones)
   std::string stopped;       // the run's "stopped: ..." line, or ""
   std::string frames_from;   // where the rows come from, for the page's header
   int rows() const { return static_cast<int>(t.size()); }

@@ -238,10 +238,10 @@ function qsReplay(root, D, options) {
                  (barN > 0 ? barN.toPrecision(3) : "0") + " " + D.impulse_unit);
       items.push('<svg width="20" height="12"><path d="M2 11L10 1L18 11Z" fill="#8e44ad" fill-opacity="0.15" stroke="#8e44ad"/></svg> friction cone (mu of the pair)');
       items.push('<svg width="20" height="12"><line x1="10" y1="11" x2="10" y2="2" stroke="#111"/></svg> contact normal, at the step\'s linearisation point');
-    } else {
+    } else if (F > 1) {
       items.push("no forces file: contacts are not shown (quasistep run --forces, then render --forces)");
     }
-    items.push('<svg width="16" height="16"><circle cx="8" cy="8" r="6" fill="none" stroke="#e00" stroke-width="1.5"/></svg> a gap below zero (penetration) at this state');
+    if (F > 1 || (D.penetrations && D.penetrations.data)) items.push('<svg width="16" height="16"><circle cx="8" cy="8" r="6" fill="none" stroke="#e00" stroke-width="1.5"/></svg> a gap below zero (penetration) at this state');
     legend.innerHTML = items.map(function (s) { return "<div>" + s + "</div>"; }).join("");
   } else {
     // ---- one rigid body on a plane (Xie & Chakraborty 2021): from above and from the side ----

@@ -17,8 +17,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "quasistep/batch/monte_carlo.hpp"
 #include "quasistep/batch/world_batch.hpp"
+#include "quasistep/core/kinematics.hpp"
 #include "quasistep/core/scene.hpp"
+#include "quasistep/core/stepper.hpp"
 #include "tests/support/bitwise.hpp"
 #include "tests/support/batch_error.hpp"
 #include "tests/support/distributions.hpp"
@@ -227,6 +230,39 @@ TEST(Sampling, ReaderRefusesNormalForBoundedParameter) {
   j["uncertainty"] = json::parse(
       R"({"parameters": [{"parameter": "pairs.ground/cylinder.friction", "distribution": "normal", "mean": 0.5, "stddev": 0.1}]})");
   EXPECT_THROW((void)parse_scene(j.dump()), SceneError);
+}
+
+}  // namespace
+}  // namespace qs
+
+namespace qs {
+namespace {
+
+/// sample_world: a study's sample stepped alone by the scene's Stepper ends bitwise where
+/// the Monte Carlo run left it (the report's replays rely on it).
+TEST(Sampling, ASampleWorldStepsAsTheStudyRanIt) {
+  for (const char* example : {"mc_grasp.json", "mc_push.json", "mc_grasp_miqp.json"}) {
+    const Scene scene = load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/examples/" + example);
+    const Model& m = *scene.model;
+    McOptions o;
+    o.samples = 40;
+    o.seed = 7;
+    o.threads = 1;
+    const McRun run = run_monte_carlo(scene, o);
+    const int object = scene.success->body;
+    for (long i : {0L, 13L, 39L}) {
+      SampleWorld w = sample_world(scene, 7, i);
+      const auto stepper = make_stepper(m);
+      for (int l = 1; l <= m.step.steps; ++l)
+        if (stepper->step(m, w.params, w.start) != Status::solved) break;
+      std::vector<Pose2<double>> pose(m.bodies.size()), frame(m.joints.size());
+      forward_kinematics(m, w.params, w.start.q.data(), pose.data(), frame.data());
+      const Pose2<double>& p = pose[static_cast<std::size_t>(object)];
+      const auto& expected = run.records.final_pose[static_cast<std::size_t>(i)];
+      EXPECT_TRUE(test::same_bits(p.translation.x, expected[0])) << example << " sample " << i;
+      EXPECT_TRUE(test::same_bits(p.translation.y, expected[1])) << example << " sample " << i;
+    }
+  }
 }
 
 }  // namespace
