@@ -313,11 +313,11 @@ int cmd_render(const RenderOptions& opt, std::ostream& out, std::ostream& err) {
       replay = io::initial_replay(m);
     } else {
       std::ifstream in = open(opt.traj);
-      replay = io::read_trajectory_csv(in, opt.traj, m);
+      replay = io::read_trajectory_csv(in, opt.traj, scene);
     }
     if (!opt.forces.empty()) {
       std::ifstream in = open(opt.forces);
-      io::read_forces_csv(in, opt.forces, m, replay);
+      io::read_forces_csv(in, opt.forces, scene, replay);
     }
   } catch (const io::ReplayError& e) {
     throw InputError(e.what());
@@ -365,6 +365,11 @@ int cmd_run(const RunOptions& opt, std::ostream& out, std::ostream& err) {
   io::Output* traj = outputs.add("--out", opt.out);
   io::Output* forces = outputs.add("--forces", opt.forces);
   io::Output* html = outputs.add("--html", opt.html);
+  if (html && (static_cast<double>(steps) + 1) * static_cast<double>(std::max<std::size_t>(m.bodies.size(), 1)) >
+                  static_cast<double>(io::kMaxReplayBodyRows))
+    throw InputError("--html: " + std::to_string(steps) + " steps of " + std::to_string(m.bodies.size()) +
+                     " bodies is more than one replay draws (steps x bodies <= " + std::to_string(io::kMaxReplayBodyRows) +
+                     "); replay part of the run with render --traj");
   outputs.open();
   // The replay page is written at the end from the rows and impulses kept here.
   std::optional<io::ReplayInput> replay;
@@ -674,7 +679,13 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
 
   // The command as typed, for the provenance of reports.
   std::string command_line = "quasistep";
-  for (int i = 1; i < argc; ++i) command_line += std::string(" ") + argv[i];
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool plain = !a.empty() && a.find_first_of(" \t'\"\\$`") == std::string::npos;
+    std::string quoted = "'";
+    for (char c : a) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    command_line += " " + (plain ? a : quoted + "'");
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -7,6 +7,8 @@
 #include <istream>
 #include <ostream>
 
+#include "tools/csv_cells.hpp"
+
 namespace qs::io {
 namespace {
 
@@ -23,14 +25,6 @@ std::vector<std::string> split_commas(const std::string& line) {
     if (comma == std::string::npos) return fields;
     at = comma + 1;
   }
-}
-
-/// A finite double, the whole cell (a leading '+' allowed, which from_chars is not).
-bool parse_finite(const std::string& cell, double& v) {
-  const char* first = cell.data() + (!cell.empty() && cell[0] == '+' ? 1 : 0);
-  const char* last = cell.data() + cell.size();
-  const auto r = std::from_chars(first, last, v);
-  return first != last && r.ec == std::errc() && r.ptr == last && std::isfinite(v);
 }
 
 std::string expected_header(std::span<const std::string> names) {

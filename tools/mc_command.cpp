@@ -231,14 +231,15 @@ int run_mc_merge(const std::vector<std::string>& files, const std::string& repor
   }
   McStudy study;
   const McRecords records = io::merge_mc_shards(shards, study);
-  const McSummary summary = summarize(study, records);
-  print_mc_summary(study, summary, outputs.uses_standard_output() ? err : out);
+  // The report's inputs are checked before anything is printed.
   if (scene && scene->hash != study.scene_hash)
     throw std::runtime_error("--scene " + scene->source + " is not the study's scene (its hash is " + scene->hash +
                              ", the study's " + study.scene_hash + ")");
+  const std::array<int, 2> axes =
+      report_axes.empty() ? std::array<int, 2>{0, 1} : io::parse_report_axes(report_axes, study);
+  const McSummary summary = summarize(study, records);
+  print_mc_summary(study, summary, outputs.uses_standard_output() ? err : out);
   if (out_report) {
-    const std::array<int, 2> axes =
-        report_axes.empty() ? std::array<int, 2>{0, 1} : io::parse_report_axes(report_axes, study);
     outputs.open();
     io::McReportInput in;
     in.study = &study;

@@ -11,6 +11,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "tools/csv_cells.hpp"
 
 namespace qs::io {
 namespace {
@@ -44,15 +45,11 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
-bool parse_double(const std::string& s, double& v) {
-  const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
-  return r.ec == std::errc() && r.ptr == s.data() + s.size() && std::isfinite(v);
-}
+bool parse_double(const std::string& s, double& v) { return parse_finite(s, v); }
 
 template <class Int>
 bool parse_int(const std::string& s, Int& v) {
-  const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
-  return r.ec == std::errc() && r.ptr == s.data() + s.size();
+  return parse_integer(s, v);
 }
 
 /// The goal region from a criterion text "... at [x, y, theta] +- [dx, dy, dtheta]" (the

@@ -7,6 +7,7 @@
 #include <iomanip>
 #include <limits>
 #include <locale>
+#include <numbers>
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
@@ -35,21 +36,7 @@ constexpr const char* kStyle =
     ".note{color:#555}\n"
     ".replay-box{max-width:680px}\n";
 
-std::string escape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (const char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+std::string escape(std::string_view s) { return html_escape(s); }
 
 /// The classic locale: a global locale with ',' decimals must not reach SVG numbers.
 std::ostringstream number_stream() {
@@ -266,8 +253,8 @@ void write_scene_and_replays(std::ostream& out, const McReportInput& in) {
     return;
   }
   out << "<p class=\"note\">A few samples of each outcome, run again one at a time from their sampled values "
-         "(bitwise the study's runs), with each step's contact impulses. The shapes are drawn as the scene gives "
-         "them; friction cones use each sample's friction.</p>\n";
+         "(bitwise the study's runs), with each step's contact impulses; each is drawn with its own values "
+         "(sizes, poses of fixed bodies, friction cones).</p>\n";
   const McStudy& st = *in.study;
   for (const McReplay& r : in.replays) {
     out << "<h3>sample " << r.sample << ": <span style=\"color:" << colour(r.outcome) << "\">"
@@ -288,15 +275,25 @@ void write_success_over_time(std::ostream& out, const McReportInput& in) {
   const SuccessCriterion& cr = *in.success;
   const bool lifted = cr.kind == SuccessCriterion::Kind::lifted;
   out << "<h2>" << (lifted ? "Lift over time" : "Distance to the goal over time") << "</h2>\n";
-  // Each replay's quantity per row: the rise above the start (lifted) or the distance to the
-  // goal's centre in the plane (goal region).
+  // Each replay's quantity per row: the rise above the start (lifted), or the goal distance
+  // of the criterion: the largest of |x - x_goal| / tol_x, |y - y_goal| / tol_y and
+  // |theta - theta_goal| / tol_theta (theta modulo 2 pi), at most 1 inside the goal region.
+  const auto goal_distance = [&cr](const std::array<double, 3>& p) {
+    double d = 0;
+    for (int k = 0; k < 3; ++k) {
+      double e = p[static_cast<std::size_t>(k)] - cr.center[static_cast<std::size_t>(k)];
+      if (k == 2) e = std::remainder(e, 2 * std::numbers::pi);
+      d = std::max(d, std::abs(e) / cr.tolerance[static_cast<std::size_t>(k)]);
+    }
+    return d;
+  };
   std::vector<std::vector<std::pair<double, double>>> series;
-  double t1 = 0, lo = 0, hi = lifted ? cr.height : std::min(cr.tolerance[0], cr.tolerance[1]);
+  double t1 = 0, lo = 0, hi = lifted ? cr.height : 1.0;
   for (const McReplay& r : in.replays) {
     std::vector<std::pair<double, double>> s;
     for (std::size_t k = 0; k < r.object.size() && k < r.replay.t.size(); ++k) {
       const auto& p = r.object[k];
-      const double v = lifted ? p[1] - r.object[0][1] : std::hypot(p[0] - cr.center[0], p[1] - cr.center[1]);
+      const double v = lifted ? p[1] - r.object[0][1] : goal_distance(p);
       if (!std::isfinite(v)) continue;
       s.emplace_back(r.replay.t[k], v);
       t1 = std::max(t1, r.replay.t[k]);
@@ -311,7 +308,8 @@ void write_success_over_time(std::ostream& out, const McReportInput& in) {
   c.x1 = t1 > 0 ? t1 : 1;
   std::tie(c.y0, c.y1) = padded_range(lo, hi);
   open_chart(out, c, "success-over-time", lifted ? "lift of the object over time" : "distance to the goal over time");
-  write_axes(out, c, "t (s)", lifted ? "rise of " + in.study->object + " (m)" : "distance of " + in.study->object + " to the goal centre (m)");
+  write_axes(out, c, "t (s)",
+             lifted ? "rise of " + in.study->object + " (m)" : "goal distance of " + in.study->object + " (tolerances)");
   if (lifted) {
     // The criterion: at least `height` from when it is reached until hold_until.
     out << "<line x1=\"" << px(c.left) << "\" y1=\"" << px(c.Y(cr.height)) << "\" x2=\"" << px(c.left + c.width)
@@ -323,14 +321,13 @@ void write_success_over_time(std::ostream& out, const McReportInput& in) {
         << "<text x=\"" << px(c.X(cr.hold_until) - 4) << "\" y=\"" << px(c.top + 12)
         << "\" text-anchor=\"end\">held until " << num(cr.hold_until) << " s</text>\n";
   } else {
-    // The goal region's inner radius in the plane (the smaller half-width): inside it the
-    // object is within the region's x and y tolerances.
-    const double r = std::min(cr.tolerance[0], cr.tolerance[1]);
-    out << "<rect x=\"" << px(c.left) << "\" y=\"" << px(c.Y(std::min(r, c.y1))) << "\" width=\"" << px(c.width)
-        << "\" height=\"" << px(std::max(0.0, c.Y(std::max(0.0, c.y0)) - c.Y(std::min(r, c.y1))))
+    // Inside the goal region: every coordinate within its tolerance (goal distance <= 1).
+    out << "<rect x=\"" << px(c.left) << "\" y=\"" << px(c.Y(std::min(1.0, c.y1))) << "\" width=\"" << px(c.width)
+        << "\" height=\"" << px(std::max(0.0, c.Y(std::max(0.0, c.y0)) - c.Y(std::min(1.0, c.y1))))
         << "\" fill=\"#2e7d32\" fill-opacity=\"0.12\" data-mark=\"goal\"/>\n"
-        << "<text x=\"" << px(c.left + 4) << "\" y=\"" << px(c.Y(std::min(r, c.y1)) - 4) << "\">goal: within "
-        << num(r) << " m</text>\n";
+        << "<text x=\"" << px(c.left + 4) << "\" y=\"" << px(c.Y(std::min(1.0, c.y1)) - 4)
+        << "\">in the goal region: x, y and theta within tolerance [" << num(cr.tolerance[0]) << " m, "
+        << num(cr.tolerance[1]) << " m, " << num(cr.tolerance[2]) << " rad]</text>\n";
   }
   for (std::size_t i = 0; i < series.size(); ++i) {
     out << "<g data-series=\"" << in.replays[i].sample << "\"><title>sample " << in.replays[i].sample << ": "
@@ -347,7 +344,12 @@ void write_success_over_time(std::ostream& out, const McReportInput& in) {
 
 void write_scatter(std::ostream& out, const McReportInput& in) {
   const McStudy& st = *in.study;
-  if (!in.records || st.parameters.size() < 2) return;
+  if (!in.records) return;
+  if (st.parameters.size() < 2) {
+    out << "<h2>Outcome by parameter</h2>\n<p class=\"note\">The study has one uncertain parameter: its success "
+           "per bin is below.</p>\n";
+    return;
+  }
   const McRecords& r = *in.records;
   const int a = in.axes[0], b = in.axes[1], np = r.parameter_count;
   if (a < 0 || b < 0 || a >= np || b >= np) return;
@@ -673,7 +675,7 @@ std::vector<McReplay> replay_samples(const Scene& scene, const McStudy& study, c
     rp.frames_from = "sample " + std::to_string(r.sample);
     rp.has_forces = true;
     rp.scaled_by_k = stepper->impulses_scaled_by_k();
-    rp.pair_friction = w.params.pair_friction;
+    rp.params = w.params;
     std::vector<Pose2<double>> pose(m.bodies.size()), frame(m.joints.size());
     const auto keep = [&](const State& s) {
       rp.t.push_back(s.t);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -11,7 +10,9 @@
 #include <limits>
 #include <numbers>
 #include <ostream>
+#include <set>
 #include <sstream>
+#include <utility>
 
 #include <Eigen/Geometry>
 #include <nlohmann/json.hpp>
@@ -20,6 +21,7 @@
 #include "quasistep/core/formulations/formulation_table.hpp"
 #include "quasistep/core/kinematics.hpp"
 #include "tools/replay_assets.hpp"
+#include "tools/csv_cells.hpp"
 #include "tools/output_file.hpp"
 
 namespace qs::io {
@@ -49,27 +51,39 @@ std::string trimmed(std::string s) {
   return s.substr(a);
 }
 
-// A number cell: finite, the whole cell; empty is NaN when allowed.
+// A number cell: finite, the whole cell, within float range (the page stores float32);
+// empty is NaN when allowed.
 double number(const std::string& cell, bool empty_ok, const std::string& name, long line, const std::string& column) {
   if (cell.empty()) {
     if (empty_ok) return kNaN;
     fail(name, line, column + " is empty");
   }
-  errno = 0;
-  char* end = nullptr;
-  const double v = std::strtod(cell.c_str(), &end);
-  if (end != cell.c_str() + cell.size() || errno == ERANGE || !std::isfinite(v))
-    fail(name, line, column + " \"" + printable(cell) + "\" is not a finite number");
+  double v = 0;
+  if (!parse_finite(cell, v)) fail(name, line, column + " \"" + printable(cell) + "\" is not a finite number");
+  if (std::abs(v) > std::numeric_limits<float>::max())
+    fail(name, line, column + " " + printable(cell) + " is beyond the range a replay draws (|v| <= 3.4e38)");
   return v;
 }
 
 long integer(const std::string& cell, const std::string& name, long line, const std::string& column) {
-  errno = 0;
-  char* end = nullptr;
-  const long v = std::strtol(cell.c_str(), &end, 10);
-  if (cell.empty() || end != cell.c_str() + cell.size() || errno == ERANGE)
-    fail(name, line, column + " \"" + printable(cell) + "\" is not an integer");
+  long v = 0;
+  if (!parse_integer(cell, v)) fail(name, line, column + " \"" + printable(cell) + "\" is not an integer");
   return v;
+}
+
+// The scene_hash of a provenance line ("# quasistep ... scene_hash=H ..."), or "".
+std::string scene_hash_of(const std::string& line) {
+  const std::size_t at = line.find(" scene_hash=");
+  if (line.rfind("# quasistep ", 0) != 0 || at == std::string::npos) return "";
+  const std::size_t from = at + 12, to = line.find(' ', from);
+  return line.substr(from, to == std::string::npos ? std::string::npos : to - from);
+}
+
+// A file written for another scene (its provenance names another scene hash) is refused.
+void check_scene(const std::string& line, const std::string& name, long n, const Scene& scene) {
+  const std::string hash = scene_hash_of(line);
+  if (!hash.empty() && hash != scene.hash)
+    fail(name, n, "written for another scene (scene_hash " + printable(hash) + "; this scene's is " + scene.hash + ")");
 }
 
 // Reads one line into `line` (without its end), counting; false at the end of the input.
@@ -108,24 +122,11 @@ std::string base64(const void* data, std::size_t bytes) {
 std::string floats(const std::vector<float>& v) { return base64(v.data(), v.size() * sizeof(float)); }
 std::string ints(const std::vector<std::int32_t>& v) { return base64(v.data(), v.size() * sizeof(std::int32_t)); }
 
-std::string html_escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 nlohmann::ordered_json xy(const Vec2<double>& p) { return nlohmann::ordered_json::array({p.x, p.y}); }
 
-// A body's shapes for the page, in its frame.
-nlohmann::ordered_json shapes_json(const Model& m, const Body& b) {
+// A body's shapes for the page, in its frame, at its size (`scale`: 1 as the scene gives it).
+nlohmann::ordered_json shapes_json(const Model& m, const Body& b, double scale) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (int si : b.shapes) {
     const Shape& s = m.shapes[static_cast<std::size_t>(si)];
@@ -136,9 +137,9 @@ nlohmann::ordered_json shapes_json(const Model& m, const Body& b) {
       case ShapeCore::polygon: j["type"] = "polygon"; break;
       case ShapeCore::half_plane: j["type"] = "half_plane"; break;
     }
-    j["radius"] = s.radius;
+    j["radius"] = scale * s.radius;
     j["points"] = nlohmann::ordered_json::array();
-    for (const Vec2<double>& p : s.points) j["points"].push_back(xy(p));
+    for (const Vec2<double>& p : s.points) j["points"].push_back(xy(scale * p));
     if (s.core == ShapeCore::half_plane) j["normal"] = xy(s.normal);
     out.push_back(j);
   }
@@ -164,15 +165,19 @@ nlohmann::ordered_json padded(std::array<double, 4> box, double least) {
 void planar_data(const Model& m, const ReplayInput& r, nlohmann::ordered_json& d) {
   const int rows = r.rows(), nb = static_cast<int>(m.bodies.size()), nj = static_cast<int>(m.joints.size());
   const int nq = m.n_q();
+  // A world's own values (a sample's), or the scene's.
+  const WorldParams params = r.params ? *r.params : WorldParams(m);
+  const auto scale = [&](int b) { return params.scaled ? params.body_scale[static_cast<std::size_t>(b)] : 1.0; };
   d["bodies"] = nlohmann::ordered_json::array();
-  for (const Body& b : m.bodies)
-    d["bodies"].push_back({{"name", b.name}, {"kind", std::string(to_string(b.kind))}, {"shapes", shapes_json(m, b)}});
-  d["slots"] = nlohmann::ordered_json::array();
-  for (const ContactSlot& s : m.slots) {
-    const auto pair = static_cast<std::size_t>(s.pair);
-    const double mu = pair < r.pair_friction.size() ? r.pair_friction[pair] : m.pairs[pair].friction;
-    d["slots"].push_back({{"pair", m.pair_name(s.pair)}, {"mu", mu}});
+  for (int b = 0; b < nb; ++b) {
+    const Body& body = m.bodies[static_cast<std::size_t>(b)];
+    d["bodies"].push_back(
+        {{"name", body.name}, {"kind", std::string(to_string(body.kind))}, {"shapes", shapes_json(m, body, scale(b))}});
   }
+  if (m.n_slots() > 65535) throw ReplayError("a replay draws at most 65535 contact slots; the scene has " + std::to_string(m.n_slots()));
+  d["slots"] = nlohmann::ordered_json::array();
+  for (const ContactSlot& s : m.slots)
+    d["slots"].push_back({{"pair", m.pair_name(s.pair)}, {"mu", params.pair_friction[static_cast<std::size_t>(s.pair)]}});
 
   // Poses of the bodies that move (a fixed body's pose is stored once), at every row; the
   // box every shape covers; each joint's range over the rows (its rail).
@@ -187,17 +192,18 @@ void planar_data(const Model& m, const ReplayInput& r, nlohmann::ordered_json& d
   std::vector<std::array<double, 2>> range(static_cast<std::size_t>(nj), {0.0, 0.0});
   for (int k = 0; k < rows; ++k) {
     const double* q = r.q.data() + static_cast<std::size_t>(k) * nq;
-    forward_kinematics(m, q, body_pose.data(), joint_frame.data());
+    forward_kinematics(m, params, q, body_pose.data(), joint_frame.data());
     for (int b = 0; b < nb; ++b) {
       const Pose2<double>& p = body_pose[static_cast<std::size_t>(b)];
       grow(box, p.translation.x, p.translation.y);
       for (int si : m.bodies[static_cast<std::size_t>(b)].shapes) {
         const Shape& s = m.shapes[static_cast<std::size_t>(si)];
         if (s.core == ShapeCore::half_plane) continue;
+        const double k = scale(b);
         for (const Vec2<double>& v : s.points) {
-          const Vec2<double> w = p.apply(v);
-          grow(box, w.x - s.radius, w.y - s.radius);
-          grow(box, w.x + s.radius, w.y + s.radius);
+          const Vec2<double> w = p.apply(k * v);
+          grow(box, w.x - k * s.radius, w.y - k * s.radius);
+          grow(box, w.x + k * s.radius, w.y + k * s.radius);
         }
       }
       if (k == 0) d["bodies"][static_cast<std::size_t>(b)]["pose"] = {p.translation.x, p.translation.y, p.angle()};
@@ -249,7 +255,7 @@ void planar_data(const Model& m, const ReplayInput& r, nlohmann::ordered_json& d
     c_offsets[static_cast<std::size_t>(k)] = static_cast<std::int32_t>(contact_slot.size());
     p_offsets[static_cast<std::size_t>(k)] = static_cast<std::int32_t>(penetrations.size() / 3);
     if (m.n_slots() == 0) continue;
-    ws.evaluate(m, r.q.data() + static_cast<std::size_t>(k) * nq);
+    ws.evaluate(m, params, r.q.data() + static_cast<std::size_t>(k) * nq);
     for (int i = 0; i < m.n_slots(); ++i) {
       const ContactFrame<double>& f = ws.frame[static_cast<std::size_t>(i)];
       if (f.phi < kPenetrationMark) {
@@ -259,7 +265,7 @@ void planar_data(const Model& m, const ReplayInput& r, nlohmann::ordered_json& d
     }
     if (k == 0) continue;
     // Step k's impulses, drawn at row k - 1's frames (where the step was linearised).
-    ws.evaluate(m, r.q.data() + static_cast<std::size_t>(k - 1) * nq);
+    ws.evaluate(m, params, r.q.data() + static_cast<std::size_t>(k - 1) * nq);
     for (; next < impulses.size() && impulses[next].step <= k; ++next) {
       const ReplayInput::Impulse& im = impulses[next];
       if (im.step != k || !std::isfinite(im.normal) || !std::isfinite(im.tangent)) continue;
@@ -348,6 +354,22 @@ void body_on_plane_data(const Model& m, const ReplayInput& r, nlohmann::ordered_
 
 }  // namespace
 
+std::string html_escape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (const char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
 ReplayInput initial_replay(const Model& m) {
   ReplayInput r;
   const State s = initial_state(m);
@@ -357,7 +379,8 @@ ReplayInput initial_replay(const Model& m) {
   return r;
 }
 
-ReplayInput read_trajectory_csv(std::istream& in, const std::string& name, const Model& m) {
+ReplayInput read_trajectory_csv(std::istream& in, const std::string& name, const Scene& scene) {
+  const Model& m = *scene.model;
   ReplayInput r;
   r.frames_from = name;
   std::string line;
@@ -368,6 +391,7 @@ ReplayInput read_trajectory_csv(std::istream& in, const std::string& name, const
     if (line.empty()) continue;
     if (line[0] == '#') {
       if (line.rfind("# stopped: ", 0) == 0) r.stopped = line.substr(11);
+      check_scene(line, name, n, scene);
       continue;
     }
     if (header.empty()) {
@@ -403,13 +427,19 @@ ReplayInput read_trajectory_csv(std::istream& in, const std::string& name, const
   return r;
 }
 
-void read_forces_csv(std::istream& in, const std::string& name, const Model& m, ReplayInput& r) {
+void read_forces_csv(std::istream& in, const std::string& name, const Scene& scene, ReplayInput& r) {
+  const Model& m = *scene.model;
   std::string line;
   long n = 0;
   bool header = false;
   r.has_forces = true;
+  std::set<std::pair<long, long>> seen;  // (step, slot): each once
   while (next_line(in, line, n)) {
-    if (line.empty() || line[0] == '#') continue;
+    if (line.empty()) continue;
+    if (line[0] == '#') {
+      check_scene(line, name, n, scene);
+      continue;
+    }
     const std::vector<std::string> cells = split(line);
     if (!header) {
       const std::string plain = "step,t,slot,pair,phi,normal_impulse,tangent_impulse,status";
@@ -422,6 +452,8 @@ void read_forces_csv(std::istream& in, const std::string& name, const Model& m, 
     if (cells.size() != 8) fail(name, n, "has " + std::to_string(cells.size()) + " cells; the header has 8");
     ReplayInput::Impulse im;
     const long step = integer(cells[0], name, n, "step");
+    // The failed step of a run that stopped (its rows have no impulses) is not drawn.
+    if (cells[7] != "solved" && step == r.rows() && !r.stopped.empty()) continue;
     if (step < 1 || step >= r.rows())
       fail(name, n, "step " + std::to_string(step) + " is not a step of the trajectory (1.." + std::to_string(r.rows() - 1) +
                         "): the forces of another run?");
@@ -431,6 +463,9 @@ void read_forces_csv(std::istream& in, const std::string& name, const Model& m, 
     if (cells[3] != m.pair_name(m.slots[static_cast<std::size_t>(slot)].pair))
       fail(name, n, "slot " + std::to_string(slot) + " belongs to pair " + m.pair_name(m.slots[static_cast<std::size_t>(slot)].pair) +
                         ", not " + printable(cells[3]) + ": the forces of another scene?");
+    if (!seen.insert({step, slot}).second)
+      fail(name, n, "step " + std::to_string(step) + ", slot " + std::to_string(slot) + " appears twice");
+    if (cells[7] != "solved") continue;  // a failed step's slots carry no impulse
     im.step = static_cast<int>(step);
     im.slot = static_cast<int>(slot);
     im.normal = number(cells[5], true, name, n, "normal impulse");
@@ -461,9 +496,15 @@ std::string replay_data_json(const Scene& scene, const ReplayInput& r) {
   d["has_forces"] = r.has_forces;
   if (m.world.type == WorldType::body_on_plane) body_on_plane_data(m, r, d);
   else planar_data(m, r, d);
-  // Inside a <script> element, "</" would end it early.
-  std::string data = d.dump();
-  for (std::size_t at = data.find("</"); at != std::string::npos; at = data.find("</", at + 3)) data.replace(at, 2, "<\\/");
+  // Inside a <script> element "</script" would end it and "<!--" would start a comment
+  // that swallows the page: no '<' at all (it occurs only inside JSON strings).
+  const std::string json = d.dump();
+  std::string data;
+  data.reserve(json.size());
+  for (const char c : json) {
+    if (c == '<') data += "\\u003c";
+    else data += c;
+  }
   return data;
 }
 

@@ -8,11 +8,14 @@
 #pragma once
 
 #include <iosfwd>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "quasistep/core/scene.hpp"
+#include "quasistep/core/world_params.hpp"
 
 namespace qs::io {
 
@@ -39,7 +42,9 @@ struct ReplayInput {
   std::vector<Impulse> impulses;
   bool has_forces = false;
   bool scaled_by_k = false;  // Halm & Posa's impulses, known up to the factor k
-  std::vector<double> pair_friction;  // each pair's mu when a world's differ from the scene's (friction cones)
+  /// One world's values when they differ from the scene's (a Monte Carlo sample): its
+  /// friction (the cones), body sizes and fixed bodies' poses are drawn.
+  std::optional<WorldParams> params;
   std::string stopped;       // the run's "stopped: ..." line, or ""
   std::string frames_from;   // where the rows come from, for the page's header
   int rows() const { return static_cast<int>(t.size()); }
@@ -50,11 +55,12 @@ ReplayInput initial_replay(const Model& m);
 
 /// Reads `run --out` output of this scene: the header must name its DOFs in order; row k
 /// must be step k. `name` names the file in errors.
-ReplayInput read_trajectory_csv(std::istream& in, const std::string& name, const Model& m);
+/// A file whose provenance line names another scene hash is refused.
+ReplayInput read_trajectory_csv(std::istream& in, const std::string& name, const Scene& scene);
 
 /// Adds `run --forces` output of the same run: steps within the trajectory, slots and pair
 /// names of this scene.
-void read_forces_csv(std::istream& in, const std::string& name, const Model& m, ReplayInput& replay);
+void read_forces_csv(std::istream& in, const std::string& name, const Scene& scene, ReplayInput& replay);
 
 /// The page. `provenance` is shown under the title (the scene and what produced the rows).
 void write_replay_html(const Scene& scene, const ReplayInput& replay, const std::string& provenance, std::ostream& out);
@@ -64,6 +70,9 @@ void write_replay_html(const Scene& scene, const ReplayInput& replay, const std:
 /// as JSON, safe inside a <script> element.
 void write_replay_style_and_script(std::ostream& out);
 std::string replay_data_json(const Scene& scene, const ReplayInput& replay);
+
+/// Text for HTML: & < > " ' as entities (the replay page and the Monte Carlo report).
+std::string html_escape(std::string_view text);
 
 /// The largest replay written: rows x bodies (the page stores 3 floats per body and row).
 inline constexpr long kMaxReplayBodyRows = 20'000'000;

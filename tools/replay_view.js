@@ -125,7 +125,7 @@ function qsReplay(root, D, options) {
     var rails = D.joints.map(function (j) {
       var g = el("g", { "class": "joint", "data-joint": j.name }, view.g);
       if (j.type === "prismatic") {
-        el("line", { "class": "rail", x1: j.axis[0] * j.range[0], y1: j.axis[1] * j.range[0],
+        el("line", { "class": "rail", "stroke-dasharray": 4 * lw + " " + 3 * lw, x1: j.axis[0] * j.range[0], y1: j.axis[1] * j.range[0],
           x2: j.axis[0] * j.range[1], y2: j.axis[1] * j.range[1], "stroke-width": lw }, g);
       } else {
         el("circle", { "class": "rail", cx: 0, cy: 0, r: 6 * lw, "stroke-width": lw }, g);
@@ -192,6 +192,15 @@ function qsReplay(root, D, options) {
       return "translate(" + b.pose[0] + " " + b.pose[1] + ") rotate(" + b.pose[2] * DEG + ")";
     });
     place.forEach(function (p, b) { groups[b].setAttribute("transform", p); });
+    // A half-plane moves with its body (a ground may be posed or tilted).
+    var planes = [];
+    D.bodies.forEach(function (b, bi) {
+      b.shapes.forEach(function (s) {
+        if (!s.group) return;
+        s.group.setAttribute("transform", place[bi]);
+        if (moving.indexOf(bi) >= 0) planes.push(s);
+      });
+    });
     var origin = D.joints.map(function (j) {
       return " translate(" + j.origin[0] + " " + j.origin[1] + ") rotate(" + j.origin[2] * DEG + ")";
     });
@@ -202,6 +211,7 @@ function qsReplay(root, D, options) {
         place[b] = "translate(" + poses[o] + " " + poses[o + 1] + ") rotate(" + poses[o + 2] * DEG + ")";
         groups[b].setAttribute("transform", place[b]);
       }
+      for (var h = 0; h < planes.length; ++h) planes[h].group.setAttribute("transform", place[planes[h].body]);
       for (var j = 0; j < J; ++j) {
         var parent = D.joints[j].parent;
         rails[j].setAttribute("transform", (parent >= 0 ? place[parent] : "") + origin[j]);
@@ -233,8 +243,8 @@ function qsReplay(root, D, options) {
     var items = [];
     if (D.has_forces) {
       var barPx = 60, barN = D.impulse_scale > 0 ? barPx * view.px / scale : 0;
-      items.push('<svg width="70" height="12"><line x1="2" y1="6" x2="62" y2="6" stroke="#d35400" stroke-width="2"/>' +
-                 '<polygon points="68,6 60,2 60,10" fill="#d35400"/></svg> impulse of the step: this arrow is ' +
+      items.push('<svg width="70" height="12"><line x1="2" y1="6" x2="56" y2="6" stroke="#d35400" stroke-width="2"/>' +
+                 '<polygon points="62,6 54,2 54,10" fill="#d35400"/></svg> impulse of the step: this arrow is ' +
                  (barN > 0 ? barN.toPrecision(3) : "0") + " " + D.impulse_unit);
       items.push('<svg width="20" height="12"><path d="M2 11L10 1L18 11Z" fill="#8e44ad" fill-opacity="0.15" stroke="#8e44ad"/></svg> friction cone (mu of the pair)');
       items.push('<svg width="20" height="12"><line x1="10" y1="11" x2="10" y2="2" stroke="#111"/></svg> contact normal, at the step\'s linearisation point');
@@ -382,7 +392,10 @@ function qsReplay(root, D, options) {
     report.last_label = label ? label.textContent : "";
     var marks = 0;
     for (var f = 0; f < F; ++f) marks += draw(f);
+    report.halfplanes = Array.prototype.map.call(root.querySelectorAll(".halfplane-group"),
+                                                 function (g) { return g.getAttribute("transform"); });
     report.contact_marks = marks;
+    report.penetration_marks = D.penetrations ? decode(D.penetrations.offsets, "i32")[F] || 0 : 0;
     var n = Math.min(F, 1000), t0 = performance.now();
     for (var k = 0; k < n; ++k) draw(Math.floor(k * (F - 1) / Math.max(1, n - 1)));
     report.ms_per_frame = (performance.now() - t0) / n;

@@ -30,6 +30,20 @@ def cli(*args, check=True):
     return r
 
 
+def read_csv(path):
+    """(header, rows as lists of cells) of a CSV the CLI wrote; '#' lines skipped."""
+    header, rows = None, []
+    for line in open(path):
+        if line.startswith("#"):
+            continue
+        cells = line.rstrip("\n").split(",")
+        if header is None:
+            header = cells
+        else:
+            rows.append(cells)
+    return header, rows
+
+
 def page_data(path):
     """The JSON a page carries (its <script id="qs-data">)."""
     with open(path, encoding="utf-8") as f:

@@ -4,24 +4,17 @@ end where the study's samples ended; every plot has its marks (one point per sam
 line per replay, the criterion, a bar and an interval per bin, a path per kept sample) and
 axes with ticks; the scatter's axes are chosen with --report-axes; merged shards replay
 samples only with --scene."""
+import json
 import re
 
 import pytest
 
-from conftest import cli, example, selftest
+from conftest import cli, example, read_csv, selftest
 
 
 def rows_of(csv):
-    header, rows = None, []
-    for line in open(csv):
-        if line.startswith("#"):
-            continue
-        cells = line.rstrip("\n").split(",")
-        if header is None:
-            header = cells
-        else:
-            rows.append(dict(zip(header, cells)))
-    return header, rows
+    header, rows = read_csv(csv)
+    return header, [dict(zip(header, r)) for r in rows]
 
 
 def expected_replays(rows, per_outcome=2):
@@ -91,5 +84,28 @@ def test_merged_shards_replay_samples_only_with_the_scene(tmp):
     report, _ = selftest(full)
     assert report["errors"] == [] and report["replays"] > 1 and report["series"] == report["replays"] - 1
     r = cli("mc-merge", a, b, "--report", tmp / "x.html", "--scene", example("mc_grasp"), check=False)
-    assert r.returncode == 1 and "is not the study's scene" in r.stderr
+    assert r.returncode == 1 and "is not the study's scene" in r.stderr and r.stdout == ""
     assert not (tmp / "x.html").exists()
+    r = cli("mc-merge", a, b, "--report", tmp / "x.html", "--report-axes", "1,9", check=False)
+    assert r.returncode == 1 and "not an uncertain parameter" in r.stderr and r.stdout == ""
+
+
+def test_replays_draw_each_samples_own_sizes(tmp):
+    """A study that shrinks the cylinder (scale 0.8 to 1, about its centre: it never
+    overlaps the table or the fingers): each replay draws the sample's own cylinder, so no
+    contact is marked as a penetration, and the radii drawn are the samples'."""
+    study = json.load(open(example("mc_grasp")))
+    study["uncertainty"]["parameters"].append(
+        {"parameter": "bodies.cylinder.scale", "distribution": "uniform", "low": 0.8, "high": 1.0})
+    scene = tmp / "scaled.json"
+    scene.write_text(json.dumps(study))
+    page = tmp / "r.html"
+    cli("mc", scene, "--samples", "200", "--seed", "3", "--report", page)
+    report, _ = selftest(page)
+    assert report["errors"] == [] and report["replays"] > 2
+    assert [r["penetration_marks"] for r in report["replay_reports"]] == [0] * report["replays"]
+    html = open(page).read()
+    data = [json.loads(d) for d in re.findall(r'class="qs-replay-data">(.*?)</script>', html, re.S)]
+    radii = [next(s["radius"] for b in d["bodies"] if b["name"] == "cylinder" for s in b["shapes"]) for d in data]
+    assert radii[0] == 0.05  # the scene's picture
+    assert all(0.04 <= r < 0.05 for r in radii[1:]) and len(set(radii[1:])) == len(radii) - 1

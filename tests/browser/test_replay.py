@@ -3,28 +3,16 @@ example draws without a JavaScript error; the slider moves the bodies where the 
 says; every impulse of the forces file is drawn; long replays stay small and fast; a
 screenshot is not blank; and bad input is refused with one line."""
 import glob
+import json
 import math
 import os
 import re
 
 import pytest
 
-from conftest import ROOT, cli, example, page_data, screenshot, selftest
+from conftest import ROOT, cli, example, page_data, read_csv, screenshot, selftest
 
 EXAMPLES = sorted(os.path.basename(f)[:-5] for f in glob.glob(os.path.join(ROOT, "examples", "*.json")))
-
-
-def read_rows(path):
-    header, rows = None, []
-    for line in open(path):
-        if line.startswith("#"):
-            continue
-        cells = line.rstrip("\n").split(",")
-        if header is None:
-            header = cells
-        else:
-            rows.append(cells)
-    return header, rows
 
 
 def pose_of(transform):
@@ -51,7 +39,7 @@ def test_replays_move_the_bodies_as_the_trajectory_says(tmp, name, body):
     cli("run", example(name), "--out", traj, "--forces", forces, "--html", page)
     report, console = selftest(page)
     assert report["errors"] == [], report["errors"]
-    header, rows = read_rows(traj)
+    header, rows = read_csv(traj)
     assert report["frames"] == len(rows)
     assert report["first_label"].startswith("step 0 / ")
     assert report["last_label"].startswith(f"step {len(rows) - 1} / {len(rows) - 1}")
@@ -68,8 +56,17 @@ def test_replays_move_the_bodies_as_the_trajectory_says(tmp, name, body):
             assert pt == pytest.approx(float(row[theta]), abs=1e-5)
     assert report["first"][body] != report["last"][body]
     # Every impulse of the forces file is drawn, once, in its step's frame.
-    _, force_rows = read_rows(forces)
+    _, force_rows = read_csv(forces)
     assert report["contact_marks"] == sum(1 for r in force_rows if r[5] != "")
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_render_reads_what_run_writes(tmp, name):
+    """Every example's own trajectory and forces files (subnormal impulses included) render."""
+    traj, forces, page = tmp / "t.csv", tmp / "f.csv", tmp / "r.html"
+    cli("run", example(name), "--out", traj, "--forces", forces, "--steps", "60")
+    r = cli("render", example(name), "--traj", traj, "--forces", forces, "--out", page)
+    assert "61 frames" in r.stderr
 
 
 def test_render_from_files_draws_what_run_html_draws(tmp):
@@ -100,6 +97,54 @@ def test_a_stopped_run_says_where(tmp):
     assert data["stopped"].startswith("step 11 ") and data["frames"] == 11
     report, _ = selftest(page)
     assert report["errors"] == []
+    # The same run's files render too (the failed step's forces rows carry no impulse).
+    traj, forces, again = tmp / "t.csv", tmp / "f.csv", tmp / "again.html"
+    cli("run", example("pang_tedrake_gripper"), "--commands", os.path.join(ROOT, "tests", "browser", "squeeze.csv"),
+        "--out", traj, "--forces", forces, check=False)
+    cli("render", example("pang_tedrake_gripper"), "--traj", traj, "--forces", forces, "--out", again)
+    assert page_data(again)["contacts"] == data["contacts"]
+
+
+def test_text_from_files_cannot_break_the_page(tmp):
+    traj, page = tmp / "t.csv", tmp / "r.html"
+    cli("run", example("anitescu_grasp"), "--out", traj, "--steps", "5")
+    with open(traj, "a") as f:
+        f.write("# stopped: <!--<script> </script> \"quoted\" \u00e9\n")
+    cli("render", example("anitescu_grasp"), "--traj", traj, "--out", page)
+    assert "<!--<script>" not in open(page).read()
+    report, _ = selftest(page)
+    assert report["errors"] == [] and report["frames"] == 6
+
+
+def test_a_posed_half_plane_is_drawn_where_it_is(tmp):
+    scene = tmp / "tilted.json"
+    scene.write_text(json.dumps({
+        "format": 1, "world": {"type": "vertical"}, "model": {"formulation": "trinkle_lcp"},
+        "step": {"h": 0.01, "steps": 5},
+        "bodies": [{"name": "ground", "kind": "fixed", "pose": [0.1, -0.05, 0.3], "shapes": [{"type": "half_plane", "normal": [0, 1]}]},
+                   {"name": "box", "kind": "free", "mass": 1, "pose": [0, 0.2, 0],
+                    "shapes": [{"type": "box", "size": [0.1, 0.1]}]}],
+        "contacts": {"friction": 0.5, "pairs": [{"bodies": ["ground", "box"]}]}}))
+    page = tmp / "tilted.html"
+    cli("render", scene, "--out", page)
+    report, _ = selftest(page)
+    assert report["errors"] == []
+    x, y, theta = pose_of(report["halfplanes"][0])
+    assert (x, y) == (0.1, -0.05) and theta == pytest.approx(0.3)
+
+
+def test_a_run_too_long_to_replay_is_refused_before_it_runs(tmp):
+    r = cli("run", example("anitescu_grasp"), "--steps", "100000000", "--html", tmp / "x.html", check=False)
+    assert r.returncode == 1 and "more than one replay draws" in r.stderr
+    assert not (tmp / "x.html").exists()
+
+
+def test_files_of_another_scene_are_refused(tmp):
+    traj, page = tmp / "t.csv", tmp / "r.html"
+    cli("run", example("mc_grasp"), "--out", traj, "--steps", "3")
+    r = cli("render", example("pang_tedrake_grasp"), "--traj", traj, "--out", page, check=False)
+    assert r.returncode == 1 and "written for another scene" in r.stderr
+    assert not page.exists()
 
 
 def test_the_page_is_not_blank(tmp):
@@ -131,6 +176,9 @@ def test_the_page_is_not_blank(tmp):
 def test_bad_input_is_refused_with_one_line(tmp, args, message):
     cli("run", example("anitescu_grasp"), "--out", tmp / "traj.csv", "--steps", "5")
     cli("run", example("halm_posa_push"), "--out", tmp / "push.csv", "--steps", "5")
+    # Without its provenance line (a hand-made file), so that its columns are what is checked.
+    push = [l for l in open(tmp / "push.csv").read().splitlines() if not l.startswith("#")]
+    (tmp / "push.csv").write_text("\n".join(push) + "\n")
     lines = open(tmp / "traj.csv").read().splitlines()
     lines[3] = lines[3].replace(lines[3].split(",")[4], "abc", 1)
     (tmp / "broken.csv").write_text("\n".join(lines) + "\n")
