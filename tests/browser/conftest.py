@@ -7,41 +7,18 @@ import json
 import os
 import re
 import subprocess
+import sys
 import zlib
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CLI = os.environ.get("QUASISTEP_CLI", os.path.join(ROOT, "build", "tools", "quasistep"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "support"))
+from cli_helpers import CLI, ROOT, example, read_csv, run_cli as cli  # noqa: E402,F401
+
 CHROMIUM = os.environ.get("CHROMIUM", "chromium")
 # As root Chromium needs --no-sandbox; no GPU in CI; no first-run chatter.
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-dev-shm-usage",
          "--enable-logging=stderr", "--v=0"]
-
-
-def example(name):
-    return os.path.join(ROOT, "examples", name + ".json")
-
-
-def cli(*args, check=True):
-    r = subprocess.run([CLI, *map(str, args)], cwd=ROOT, capture_output=True, text=True)
-    if check and r.returncode != 0:
-        raise AssertionError(f"quasistep {' '.join(map(str, args))} exited {r.returncode}: {r.stderr}")
-    return r
-
-
-def read_csv(path):
-    """(header, rows as lists of cells) of a CSV the CLI wrote; '#' lines skipped."""
-    header, rows = None, []
-    for line in open(path):
-        if line.startswith("#"):
-            continue
-        cells = line.rstrip("\n").split(",")
-        if header is None:
-            header = cells
-        else:
-            rows.append(cells)
-    return header, rows
 
 
 def page_data(path):
