@@ -381,8 +381,7 @@ int cmd_run(const RunOptions& opt, std::ostream& out, std::ostream& err) {
   }
   const auto keep_row = [&](const State& st, const std::vector<double>& values, std::size_t n_extra) {
     if (!replay) return;
-    replay->t.push_back(st.t);
-    replay->q.insert(replay->q.end(), st.q.data(), st.q.data() + st.q.size());
+    io::add_row(*replay, st);
     replay->extra_names = stepper ? stepper->extra_columns() : std::vector<std::string>{};
     for (std::size_t i = 0; i < n_extra; ++i)
       replay->extra.push_back(i < values.size() ? values[i] : std::numeric_limits<double>::quiet_NaN());
@@ -424,10 +423,7 @@ int cmd_run(const RunOptions& opt, std::ostream& out, std::ostream& err) {
     const Status st = stepper->step(m, params, s);
     const StepReport& rep = stepper->report();
     if (forces) write_force_rows(m, *stepper, l, t0 + m.step.h, st, forces->stream());
-    if (replay && st == Status::solved)
-      for (int i = 0; i < m.n_slots(); ++i)
-        if (stepper->active()[i])
-          replay->impulses.push_back({l, i, stepper->normal_impulse()[i], stepper->tangent_impulse()[i]});
+    if (replay && st == Status::solved) io::add_impulses(*replay, m, *stepper, l);
     if (st != Status::solved) {
       failed_step = l;
       failure = st;

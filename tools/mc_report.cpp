@@ -678,8 +678,7 @@ std::vector<McReplay> replay_samples(const Scene& scene, const McStudy& study, c
     rp.params = w.params;
     std::vector<Pose2<double>> pose(m.bodies.size()), frame(m.joints.size());
     const auto keep = [&](const State& s) {
-      rp.t.push_back(s.t);
-      rp.q.insert(rp.q.end(), s.q.data(), s.q.data() + s.q.size());
+      add_row(rp, s);
       forward_kinematics(m, w.params, s.q.data(), pose.data(), frame.data());
       const Pose2<double>& p = pose[static_cast<std::size_t>(object)];
       r.object.push_back({p.translation.x, p.translation.y, p.angle()});
@@ -692,8 +691,7 @@ std::vector<McReplay> replay_samples(const Scene& scene, const McStudy& study, c
         rp.stopped = "step " + std::to_string(l) + ": " + std::string(to_string(st));
         break;
       }
-      for (int k = 0; k < m.n_slots(); ++k)
-        if (stepper->active()[k]) rp.impulses.push_back({l, k, stepper->normal_impulse()[k], stepper->tangent_impulse()[k]});
+      add_impulses(rp, m, *stepper, l);
       keep(s);
     }
     out.push_back(std::move(r));

@@ -370,6 +370,16 @@ std::string html_escape(std::string_view s) {
   return out;
 }
 
+void add_row(ReplayInput& replay, const State& state) {
+  replay.t.push_back(state.t);
+  replay.q.insert(replay.q.end(), state.q.data(), state.q.data() + state.q.size());
+}
+
+void add_impulses(ReplayInput& replay, const Model& m, const Stepper& stepper, int step) {
+  for (int i = 0; i < m.n_slots(); ++i)
+    if (stepper.active()[i]) replay.impulses.push_back({step, i, stepper.normal_impulse()[i], stepper.tangent_impulse()[i]});
+}
+
 ReplayInput initial_replay(const Model& m) {
   ReplayInput r;
   const State s = initial_state(m);

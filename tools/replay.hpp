@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "quasistep/core/scene.hpp"
+#include "quasistep/core/stepper.hpp"
 #include "quasistep/core/world_params.hpp"
 
 namespace qs::io {
@@ -49,6 +50,11 @@ struct ReplayInput {
   std::string frames_from;   // where the rows come from, for the page's header
   int rows() const { return static_cast<int>(t.size()); }
 };
+
+/// Appends a state as the next row (its t and q).
+void add_row(ReplayInput& replay, const State& state);
+/// Appends the impulses of step `step` that `stepper` just solved: one per active slot.
+void add_impulses(ReplayInput& replay, const Model& m, const Stepper& stepper, int step);
 
 /// One row: the scene's initial state (a preview of the scene).
 ReplayInput initial_replay(const Model& m);
