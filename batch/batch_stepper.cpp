@@ -361,7 +361,9 @@ BatchStepper::BatchStepper(const WorldBatch& batch, BatchOptions options) {
 
 BatchStepper::~BatchStepper() = default;
 
-void BatchStepper::step(WorldBatch& b, const BatchCommands& commands) {
+void BatchStepper::step(WorldBatch& b, const BatchCommands& commands) { step(b, commands, AfterStep{}); }
+
+void BatchStepper::step(WorldBatch& b, const BatchCommands& commands, const AfterStep& after) {
   if (b.model_ptr() != impl_->base) throw BatchError("batch: the stepper was built for another model");
   if (commands.velocity && commands.stride < b.size())
     throw BatchError("batch: commands stride " + std::to_string(commands.stride) + " is less than the " +
@@ -377,12 +379,13 @@ void BatchStepper::step(WorldBatch& b, const BatchCommands& commands) {
           for (int g = groups.begin(); g != groups.end(); ++g) {
             if (im.lane_path) {
               im.step_group(b, ws, g, commands);
-              continue;
+            } else {
+              // Padding worlds exist for the lane kernels; the per-world path skips them.
+              const int end = std::min((g + 1) * width, real);
+              for (int w = g * width; w < end; ++w) im.step_world(b, ws, w, commands);
             }
-            // Padding worlds exist for the lane kernels; the per-world path skips them.
-            const int end = std::min((g + 1) * width, real);
-            for (int w = g * width; w < end; ++w) im.step_world(b, ws, w, commands);
           }
+          if (after) after(groups.begin() * width, std::min(groups.end() * width, real));
         },
         im.partitioner);
   });

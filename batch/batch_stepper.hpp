@@ -29,6 +29,7 @@
 // the batch, so a world continues the same whichever thread's stepper takes its next step.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -68,6 +69,12 @@ class BatchStepper {
   /// One step of h = batch.step_size() (the scene's step.h unless set) for every world that
   /// has not failed.
   void step(WorldBatch& batch, const BatchCommands& commands = {});
+  /// The same step; then `after(begin, end)` is called for each range of worlds [begin, end)
+  /// (real worlds only, whole lane groups) by the thread that stepped it, right after, while
+  /// the worlds are in its cache: concurrently for disjoint ranges, each world once. A Monte
+  /// Carlo study judges its worlds this way, in parallel, with no shared state.
+  using AfterStep = std::function<void(int begin, int end)>;
+  void step(WorldBatch& batch, const BatchCommands& commands, const AfterStep& after);
   /// `steps` steps (the model's step count by default, when steps < 0).
   void run(WorldBatch& batch, int steps = -1, const BatchCommands& commands = {});
   /// Which path steps the worlds, and why, one line (the throughput report's "path").

@@ -1,5 +1,7 @@
 #include "quasistep/batch/monte_carlo.hpp"
 
+#include <tbb/enumerable_thread_specific.h>
+
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -304,7 +306,8 @@ McRun run_monte_carlo(const Scene& scene, const McOptions& o) {
     run.trajectories[i].pose.resize(static_cast<std::size_t>(steps) + 1);
   }
 
-  JudgeWorkspace judge_ws(m);  // the calling thread's scratch for judging
+  // Each thread's scratch for judging, made once per thread at its first use.
+  tbb::enumerable_thread_specific<JudgeWorkspace> judge_ws([&m] { return JudgeWorkspace(m); });
   std::vector<Tracker> trackers;
   const auto t0 = std::chrono::steady_clock::now();
 
@@ -319,19 +322,26 @@ McRun run_monte_carlo(const Scene& scene, const McOptions& o) {
       batch.emplace(sample_batch(scene, o.seed, first, count));
       stepper.emplace(*batch, BatchOptions{.threads = o.threads});
       run.path = stepper->path();
+      // Judging needs only the parameters that move or size a body (the object's pose
+      // components that are not DOFs, the touch test's kinematics): not friction, masses
+      // or gains, which would be set for every world after every step for nothing.
       model_params.clear();
-      for (int k = 0; k < batch->varied_count(); ++k)
-        if (!is_start_parameter(m, batch->varied(k))) model_params.push_back(k);
+      for (int k = 0; k < batch->varied_count(); ++k) {
+        const ParameterRef& r = batch->varied(k);
+        const bool geometry = r.kind == ParameterRef::Kind::body_scale || r.kind == ParameterRef::Kind::body_pose_x ||
+                              r.kind == ParameterRef::Kind::body_pose_y || r.kind == ParameterRef::Kind::body_pose_theta;
+        if (geometry && !is_start_parameter(m, r)) model_params.push_back(k);
+      }
     } else {
       fill_samples(*batch, scene, o.seed, first);
     }
     trackers.assign(static_cast<std::size_t>(count), Tracker{});
     WorldBatch& b = *batch;
 
-    // Judges world w after `step` steps (0: the start), on the calling thread: judging is
-    // about 1% of a step, less than sending the batch engine's workers to another arena.
-    JudgeWorkspace& ws = judge_ws;
-    const auto judge = [&](int w, int step) {
+    // Judges world w after `step` steps (0: the start) on the thread that stepped it, right
+    // after its step (BatchStepper::step's AfterStep): worlds are judged in parallel, each
+    // by one thread, writing only its own tracker and path.
+    const auto judge = [&](JudgeWorkspace& ws, int w, int step) {
       Tracker& tr = trackers[static_cast<std::size_t>(w)];
       // world_failed_step is the steps the world completed: later states were never reached.
       if (b.failed(w) && step > b.world_failed_step()[w]) return;
@@ -360,13 +370,16 @@ McRun run_monte_carlo(const Scene& scene, const McOptions& o) {
       }
     };
     const auto judge_all = [&](int step) {
-      for (int w = 0; w < count; ++w) judge(w, step);
+      JudgeWorkspace& ws = judge_ws.local();
+      for (int w = 0; w < count; ++w) judge(ws, w, step);
     };
 
     judge_all(0);
     for (int l = 1; l <= steps; ++l) {
-      stepper->step(b);
-      judge_all(l);
+      stepper->step(b, {}, [&](int begin, int end) {
+        JudgeWorkspace& ws = judge_ws.local();  // one look-up per range, not per world
+        for (int w = begin; w < end; ++w) judge(ws, w, l);
+      });
       // Within a chunk, progress counts steps (a slow model's chunk can take minutes).
       if (o.progress && l < steps) o.progress(done + static_cast<long>(count) * l / steps, run.count);
     }

@@ -211,7 +211,9 @@ int run_mc(const Scene& scene, const McCommandOptions& o, std::ostream& out, std
   else err << "none";  // a shard of more slices than samples
   err << " (shard " << mo.shard << "/" << mo.shards
       << ") in " << fixed(run.seconds, 3) << " s, "
-      << fixed(run.seconds > 0 ? static_cast<double>(run.count) / run.seconds : 0.0, 0) << " samples/s; " << run.path
+      << fixed(run.seconds > 0 ? static_cast<double>(run.count) / run.seconds : 0.0, 0) << " samples/s, "
+      << fixed(run.seconds > 0 ? static_cast<double>(run.count) * scene.model->step.steps / run.seconds : 0.0, 0)
+      << " world-steps/s; " << run.path
       << "\n";
   if (csv && csv->kind() != io::OutputKind::standard_output) err << "mc: samples written to " << o.out << "\n";
   if (report && report->kind() != io::OutputKind::standard_output) err << "mc: report written to " << o.report << "\n";
