@@ -28,9 +28,13 @@
 #include "quasistep/kernels/lane.hpp"
 #include "quasistep/version.hpp"
 #include "tools/commands_csv.hpp"
+#include "tools/mpi_session.hpp"
 #include "tools/replay.hpp"
 #include "tools/lcp_command.hpp"
 #include "tools/mc_command.hpp"
+#ifdef QUASISTEP_HAVE_MPI
+#include "tools/mc_mpi.hpp"
+#endif
 #include "tools/mc_csv.hpp"
 #include "tools/default_study.hpp"
 #include "tools/miqp_export.hpp"
@@ -560,6 +564,21 @@ std::string version_text() {
 
 }  // namespace
 
+/// `mc` under an MPI launcher with several ranks: rank 0 runs its chunks, gathers the others'
+/// and writes every output; the other ranks only run their chunks (tools/mc_mpi.hpp).
+int run_mc_over_ranks(const Scene& scene, McCommandOptions o, std::ostream& out, std::ostream& err) {
+#ifdef QUASISTEP_HAVE_MPI
+  o.progress = false;
+  if (mpi_rank() == 0) return run_mc(scene, o, out, err, run_monte_carlo_over_ranks);
+  McOptions mo = mc_options(o);
+  if (mo.shards != 1) return kOk;  // rank 0 refuses it and ends the run
+  run_monte_carlo_chunks_for_rank0(scene, mo);
+  return kOk;
+#else
+  return run_mc(scene, o, out, err);
+#endif
+}
+
 int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   CLI::App app{"quasistep: batched planar quasistatic contact simulation"};
   app.set_version_flag("--version", version_text());
@@ -725,6 +744,7 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
                                                : load(mc_opt.scene);
       if (mc_opt.scene.empty()) mc_opt.scene = scene.source;
       try {
+        if (mpi_size() > 1) return run_mc_over_ranks(scene, mc_opt, out, err);
         return run_mc(scene, mc_opt, out, err);
       } catch (const BatchError& e) {
         throw InputError(mc_opt.scene + ": " + e.what());

@@ -143,13 +143,19 @@ void print_mc_summary(const McStudy& st, const McSummary& s, std::ostream& out) 
   }
 }
 
-int run_mc(const Scene& scene, const McCommandOptions& o, std::ostream& out, std::ostream& err) {
+McOptions mc_options(const McCommandOptions& o) {
   McOptions mo;
   mo.samples = o.samples;
   mo.seed = o.seed;
   std::tie(mo.shard, mo.shards) = parse_shard(o.shard);
   mo.threads = o.threads;
   mo.trajectories = o.trajectories;
+  return mo;
+}
+
+int run_mc(const Scene& scene, const McCommandOptions& o, std::ostream& out, std::ostream& err,
+           const McRunner& runner) {
+  McOptions mo = mc_options(o);
   ProgressBar bar(err);
   if (o.progress) mo.progress = [&bar](long done, long total) { bar.update(done, total); };
   // The outputs are checked and opened first: a path that cannot be written fails before the
@@ -177,7 +183,7 @@ int run_mc(const Scene& scene, const McCommandOptions& o, std::ostream& out, std
     if (csv) io::write_mc_csv_rows(chunk, csv->stream());
     if (report) keep_first(kept, chunk, io::kReportScatterSamples);
   };
-  const McRun run = run_monte_carlo(scene, mo);
+  const McRun run = runner ? runner(scene, mo) : run_monte_carlo(scene, mo);
   finish_summary(summary);
   // Which study this was, on stderr with the run's other lines (stdout is the study's result,
   // the same for merged shards): the scene's path and description.

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -31,8 +32,15 @@ struct McCommandOptions {
 /// The summary table (stdout of both commands).
 void print_mc_summary(const McStudy& study, const McSummary& summary, std::ostream& out);
 
+/// What runs a study's samples for run_mc, handing their records to records_sink chunk by
+/// chunk in sample order: run_monte_carlo in one process, or the MPI ranks' runner.
+using McRunner = std::function<McRun(const Scene&, const McOptions&)>;
+
 /// Throws BatchError / std::runtime_error with a one-line message on bad input.
-int run_mc(const Scene& scene, const McCommandOptions& o, std::ostream& out, std::ostream& err);
+int run_mc(const Scene& scene, const McCommandOptions& o, std::ostream& out, std::ostream& err,
+           const McRunner& runner = {});
+/// The McOptions of a command's options (samples, seed, shard, threads, paths kept).
+McOptions mc_options(const McCommandOptions& o);
 
 /// Throws io::McCsvError / std::runtime_error with a one-line message on bad input.
 /// `scene` (may be null): the study's scene, for the report's picture and replays.

@@ -4,11 +4,25 @@
 #include <iostream>
 
 #include "tools/cli.hpp"
+#include "tools/mpi_session.hpp"
 #include "tools/output_file.hpp"
 
 int main(int argc, char** argv) {
   qs::io::install_interrupt_cleanup();
-  int code = qs::cli::main(argc, argv, std::cout, std::cerr);
+  // MPI only when an MPI launcher started the program (docs/cluster.md).
+  qs::cli::MpiSession mpi(&argc, &argv);
+  int code = 0;
+  if (qs::cli::mpi_rank() > 0 && !(argc > 1 && std::strcmp(argv[1], "mc") == 0)) {
+    code = 0;  // one rank runs a command other than mc: rank 0 (its outputs are written once)
+  } else {
+    code = qs::cli::main(argc, argv, std::cout, std::cerr);
+  }
+  // A failure on one rank ends them all (the others may wait for it), with its message.
+  if (code != 0) {
+    std::cout.flush();
+    std::cerr.flush();
+    qs::cli::mpi_abort_all(code);
+  }
   // What went to standard output is part of the answer: a write that failed (a full disk,
   // /dev/full, a closed pipe) fails the command rather than losing the answer silently.
   errno = 0;
