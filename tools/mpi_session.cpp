@@ -38,6 +38,28 @@ MpiSession::~MpiSession() {
 int mpi_rank() { return g_rank; }
 int mpi_size() { return g_size; }
 
+double mpi_sum(double value) {
+#ifdef QUASISTEP_HAVE_MPI
+  if (g_started && g_size > 1) {
+    double total = 0;
+    MPI_Allreduce(&value, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    return total;
+  }
+#endif
+  return value;
+}
+
+double mpi_max(double value) {
+#ifdef QUASISTEP_HAVE_MPI
+  if (g_started && g_size > 1) {
+    double most = 0;
+    MPI_Allreduce(&value, &most, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return most;
+  }
+#endif
+  return value;
+}
+
 void mpi_abort_all([[maybe_unused]] int code) {
 #ifdef QUASISTEP_HAVE_MPI
   if (g_started && g_size > 1) MPI_Abort(MPI_COMM_WORLD, code);

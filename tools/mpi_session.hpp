@@ -24,6 +24,10 @@ class MpiSession {
 int mpi_rank();
 int mpi_size();
 
+/// The sum and the largest of a value over the ranks (the value itself without MPI).
+double mpi_sum(double value);
+double mpi_max(double value);
+
 /// Ends every rank of the run with `code` (MPI_Abort), after a failure on this one: the
 /// other ranks may be waiting for it. Returns without MPI (or with one rank).
 void mpi_abort_all(int code);

@@ -12,8 +12,9 @@ int main(int argc, char** argv) {
   // MPI only when an MPI launcher started the program (docs/cluster.md).
   qs::cli::MpiSession mpi(&argc, &argv);
   int code = 0;
-  if (qs::cli::mpi_rank() > 0 && !(argc > 1 && std::strcmp(argv[1], "mc") == 0)) {
-    code = 0;  // one rank runs a command other than mc: rank 0 (its outputs are written once)
+  const bool all_ranks = argc > 1 && (std::strcmp(argv[1], "mc") == 0 || std::strcmp(argv[1], "throughput") == 0);
+  if (qs::cli::mpi_rank() > 0 && !all_ranks) {
+    code = 0;  // a command other than mc and throughput runs on rank 0 (its outputs are written once)
   } else {
     code = qs::cli::main(argc, argv, std::cout, std::cerr);
   }

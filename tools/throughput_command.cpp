@@ -7,6 +7,7 @@
 #include "quasistep/batch/batch_stepper.hpp"
 #include "quasistep/batch/world_batch.hpp"
 #include "tools/cli.hpp"
+#include "tools/mpi_session.hpp"
 
 namespace qs::cli {
 
@@ -25,13 +26,21 @@ int run_throughput(const Scene& scene, const ThroughputOptions& o, std::ostream&
 
   long world_steps = 0;
   for (int w = 0; w < batch.size(); ++w) world_steps += batch.world_step()[w];
+  // Under an MPI launcher every rank steps these worlds: the report (rank 0's) gives the
+  // ranks' world-steps and rates summed, and the slowest rank's time (docs/cluster.md).
+  const int ranks = mpi_size();
+  const double rate = mpi_sum(seconds > 0 ? static_cast<double>(world_steps) / seconds : 0.0);
+  const double all_steps = mpi_sum(static_cast<double>(world_steps)), slowest = mpi_max(seconds);
+  if (mpi_rank() > 0) return kOk;
   out << "throughput: " << batch.size() << " worlds x " << steps << " steps of " << to_string(m.formulation)
       << " (" << (m.name.empty() ? o.scene : m.name) << ")\n";
   out << "  path          " << stepper.path() << "\n";
-  out << "  threads       " << (o.threads > 0 ? std::to_string(o.threads) : std::string("all")) << "\n";
-  out << "  time          " << std::setprecision(4) << seconds << " s\n";
-  out << "  world-steps   " << world_steps << " (" << std::setprecision(4)
-      << (seconds > 0 ? static_cast<double>(world_steps) / seconds : 0.0) << " per second)\n";
+  out << "  threads       " << (o.threads > 0 ? std::to_string(o.threads) : std::string("all"))
+      << (ranks > 1 ? " per rank" : "") << "\n";
+  if (ranks > 1) out << "  ranks         " << ranks << " MPI ranks, each stepping the worlds; rates summed\n";
+  out << "  time          " << std::setprecision(4) << slowest << " s\n";
+  out << "  world-steps   " << std::setprecision(15) << all_steps << " (" << std::setprecision(4) << rate
+      << " per second)\n";
   if (stepper.lanes()) out << "  fallbacks     " << stepper.fallback_count() << " world-steps finished by the scalar fallback\n";
   const int failed = batch.failed_count();
   out << "  failed        " << failed << " of " << batch.size() << " worlds\n";

@@ -30,6 +30,15 @@ if "$mpirun" --oversubscribe -np 2 "$quasistep" "${args[@]}" --shard 0/2 >shard.
   exit 1
 fi
 grep -q "drop --shard" shard.err || { echo "no cause for --shard: $(cat shard.err)" >&2; exit 1; }
+# throughput: every rank steps the worlds; rank 0 reports them summed, with the same hash.
+tp=(throughput "$scene" --worlds 64 --steps 10 --threads 1 --hash)
+"$quasistep" "${tp[@]}" >tp1.txt
+"$mpirun" --oversubscribe -np 2 "$quasistep" "${tp[@]}" >tp2.txt
+grep -q "world-steps   640 (" tp1.txt && grep -q "world-steps   1280 (" tp2.txt ||
+  { echo "throughput over 2 ranks does not sum the world-steps: $(cat tp2.txt)" >&2; exit 1; }
+[ "$(grep hash tp1.txt)" = "$(grep hash tp2.txt)" ] || { echo "throughput's hash differs over ranks" >&2; exit 1; }
+[ "$(grep -c '^throughput:' tp2.txt)" = 1 ] || { echo "more than one rank reported" >&2; exit 1; }
+
 # A rank killed by the system: the launcher ends the run with a non-zero exit and rank 0's
 # output, still a temporary file, is removed (nothing is left looking complete).
 slow=(mc "$(dirname "$scene")/mc_grasp_miqp.json" --samples 40000 --seed 987654321 --threads 1 --out killed.csv)
