@@ -49,6 +49,12 @@ McRecords unpack(const std::vector<double>& buf, int np) {
 
 long chunk_count(const McOptions& o) { return (o.samples + o.chunk - 1) / o.chunk; }
 
+// One tag for every chunk: a rank sends its chunks in sample order with MPI_Ssend, which
+// returns only when rank 0 has taken the message, so each rank has at most one chunk in
+// flight and rank 0's receive from that rank is always the chunk it expects (chunk numbers
+// as tags could pass MPI_TAG_UB, only 32767 by the standard, in a long study).
+constexpr int kChunkTag = 1;
+
 // Chunk c of the study: shard c of as many shards as chunks (contiguous, in sample order).
 McRun run_chunk(const Scene& scene, const McOptions& o, long c) {
   McOptions oc = o;
@@ -64,7 +70,7 @@ McRun run_chunk(const Scene& scene, const McOptions& o, long c) {
 
 McRun run_monte_carlo_over_ranks(const Scene& scene, const McOptions& o) {
   if (o.shards != 1) throw std::runtime_error("--shard: a study over MPI ranks splits its samples by itself; drop --shard");
-  if (chunk_count(o) > 2147483647L) throw std::runtime_error("mc over MPI: too many chunks");
+  if (chunk_count(o) > 2147483647L) throw std::runtime_error("mc over MPI: more than 2^31 chunks of samples");
   const int ranks = mpi_size();
   const long chunks = chunk_count(o);
   const int np = static_cast<int>(scene.uncertainty.size());
@@ -84,11 +90,11 @@ McRun run_monte_carlo_over_ranks(const Scene& scene, const McOptions& o) {
       if (o.records_sink) o.records_sink(part.records);
     } else {
       MPI_Status st;
-      MPI_Probe(owner, static_cast<int>(c), MPI_COMM_WORLD, &st);
+      MPI_Probe(owner, kChunkTag, MPI_COMM_WORLD, &st);
       int n = 0;
       MPI_Get_count(&st, MPI_DOUBLE, &n);
       buf.resize(static_cast<std::size_t>(n));
-      MPI_Recv(buf.data(), n, MPI_DOUBLE, owner, static_cast<int>(c), MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Recv(buf.data(), n, MPI_DOUBLE, owner, kChunkTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       if (o.records_sink) o.records_sink(unpack(buf, np));
     }
     if (o.progress) o.progress(std::min(o.samples, (c + 1) * o.chunk), o.samples);
@@ -103,7 +109,7 @@ void run_monte_carlo_chunks_for_rank0(const Scene& scene, const McOptions& o) {
   for (long c = rank; c < chunk_count(o); c += ranks) {
     const std::vector<double> buf = pack(run_chunk(scene, o, c).records);
     // Blocks until rank 0 takes it: each rank holds at most one chunk's records.
-    MPI_Ssend(buf.data(), static_cast<int>(buf.size()), MPI_DOUBLE, 0, static_cast<int>(c), MPI_COMM_WORLD);
+    MPI_Ssend(buf.data(), static_cast<int>(buf.size()), MPI_DOUBLE, 0, kChunkTag, MPI_COMM_WORLD);
   }
 }
 
