@@ -38,27 +38,24 @@ MpiSession::~MpiSession() {
 int mpi_rank() { return g_rank; }
 int mpi_size() { return g_size; }
 
-double mpi_sum(double value) {
+namespace {
+
+// The value reduced over the ranks by `op` (the value itself without MPI or with one rank).
+double reduce([[maybe_unused]] double value, [[maybe_unused]] bool sum) {
 #ifdef QUASISTEP_HAVE_MPI
   if (g_started && g_size > 1) {
-    double total = 0;
-    MPI_Allreduce(&value, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    return total;
+    double out = 0;
+    MPI_Allreduce(&value, &out, 1, MPI_DOUBLE, sum ? MPI_SUM : MPI_MAX, MPI_COMM_WORLD);
+    return out;
   }
 #endif
   return value;
 }
 
-double mpi_max(double value) {
-#ifdef QUASISTEP_HAVE_MPI
-  if (g_started && g_size > 1) {
-    double most = 0;
-    MPI_Allreduce(&value, &most, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return most;
-  }
-#endif
-  return value;
-}
+}  // namespace
+
+double mpi_sum(double value) { return reduce(value, true); }
+double mpi_max(double value) { return reduce(value, false); }
 
 void mpi_abort_all([[maybe_unused]] int code) {
 #ifdef QUASISTEP_HAVE_MPI
