@@ -8,7 +8,7 @@
 
 namespace qs::cli {
 namespace {
-bool g_started = false;
+[[maybe_unused]] bool g_started = false;  // read only when the build has MPI
 int g_rank = 0, g_size = 1;
 }  // namespace
 
