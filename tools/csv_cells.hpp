@@ -6,10 +6,23 @@
 
 #include <charconv>
 #include <cmath>
+#include <sstream>
 #include <string>
 #include <system_error>
+#include <vector>
 
 namespace qs::io {
+
+/// The fields of a line between `sep`s, as written (a trailing separator gives a last,
+/// empty field).
+inline std::vector<std::string> split_fields(const std::string& line, char sep = ',') {
+  std::vector<std::string> out;
+  std::string field;
+  std::istringstream in(line);
+  while (std::getline(in, field, sep)) out.push_back(field);
+  if (!line.empty() && line.back() == sep) out.emplace_back();
+  return out;
+}
 
 /// A finite double spelling the whole cell; a leading '+' is allowed (from_chars is not).
 inline bool parse_finite(const std::string& cell, double& v) {

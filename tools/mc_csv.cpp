@@ -36,14 +36,6 @@ std::string distribution_text(const Distribution& d) {
   return "unknown";
 }
 
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::string cur;
-  std::istringstream in(s);
-  while (std::getline(in, cur, sep)) out.push_back(cur);
-  if (!s.empty() && s.back() == sep) out.emplace_back();
-  return out;
-}
 
 bool parse_double(const std::string& s, double& v) { return parse_finite(s, v); }
 
@@ -58,7 +50,7 @@ bool parse_goal(const std::string& text, std::array<double, 3>& center, std::arr
   const auto read3 = [&](std::size_t open, std::array<double, 3>& v) -> std::size_t {
     const std::size_t close = text.find(']', open);
     if (open == std::string::npos || close == std::string::npos) return std::string::npos;
-    const auto parts = split(text.substr(open + 1, close - open - 1), ',');
+    const auto parts = split_fields(text.substr(open + 1, close - open - 1), ',');
     if (parts.size() != 3) return std::string::npos;
     for (int k = 0; k < 3; ++k) {
       std::string p = parts[k];
@@ -163,7 +155,7 @@ McShard read_mc_csv(std::istream& in, const std::string& name) {
   if (!parse_int(header["samples"], st.samples) || st.samples < 1)
     throw McCsvError(name + ": header samples \"" + header["samples"] + "\" is not a positive integer");
   {
-    const auto parts = split(header["shard"], '/');
+    const auto parts = split_fields(header["shard"], '/');
     if (parts.size() != 2 || !parse_int(parts[0], sh.shard) || !parse_int(parts[1], st.shards) || st.shards < 1 ||
         sh.shard < 0 || sh.shard >= st.shards)
       throw McCsvError(name + ": header shard \"" + header["shard"] + "\" is not K/M with 0 <= K < M");
@@ -184,7 +176,7 @@ McShard read_mc_csv(std::istream& in, const std::string& name) {
       throw McCsvError(name + ": header success \"" + s + "\" does not give the goal region as \"at [x, y, theta] +- [dx, dy, dtheta]\"");
   }
   for (const std::string& pl : parameter_lines) {
-    const auto words = split(pl, ' ');
+    const auto words = split_fields(pl, ' ');
     const auto bad = [&] { return McCsvError(name + ": header parameter \"" + pl + "\" is not PATH DISTRIBUTION key=value..."); };
     if (words.size() < 2) throw bad();
     Distribution d;
@@ -237,7 +229,7 @@ McShard read_mc_csv(std::istream& in, const std::string& name) {
   while (std::getline(in, line)) {
     ++line_no;
     if (line.empty()) throw fail("empty line");
-    const auto f = split(line, ',');
+    const auto f = split_fields(line, ',');
     if (static_cast<int>(f.size()) != np + 7)
       throw fail("expected " + std::to_string(np + 7) + " fields, got " + std::to_string(f.size()));
     long sample = 0;

@@ -35,14 +35,6 @@ constexpr double kPenetrationMark = -1e-9;  // m
   throw ReplayError(name + ": line " + std::to_string(line) + ": " + what);
 }
 
-std::vector<std::string> split(const std::string& line) {
-  std::vector<std::string> cells;
-  std::string cell;
-  std::istringstream s(line);
-  while (std::getline(s, cell, ',')) cells.push_back(cell);
-  if (!line.empty() && line.back() == ',') cells.emplace_back();
-  return cells;
-}
 
 std::string trimmed(std::string s) {
   while (!s.empty() && (s.back() == '\r' || s.back() == ' ')) s.pop_back();
@@ -405,7 +397,7 @@ ReplayInput read_trajectory_csv(std::istream& in, const std::string& name, const
       continue;
     }
     if (header.empty()) {
-      header = split(line);
+      header = split_fields(line);
       if (header.size() < 2 || header[0] != "step" || header[1] != "t")
         fail(name, n, "the header must start with step,t (a trajectory CSV of quasistep run --out)");
       for (int i = 0; i < nq; ++i) {
@@ -419,7 +411,7 @@ ReplayInput read_trajectory_csv(std::istream& in, const std::string& name, const
       r.extra_names.assign(header.begin() + 2 + nq, header.end());
       continue;
     }
-    const std::vector<std::string> cells = split(line);
+    const std::vector<std::string> cells = split_fields(line);
     if (cells.size() != header.size())
       fail(name, n, "has " + std::to_string(cells.size()) + " cells; the header has " + std::to_string(header.size()));
     const long step = integer(cells[0], name, n, "step");
@@ -450,7 +442,7 @@ void read_forces_csv(std::istream& in, const std::string& name, const Scene& sce
       check_scene(line, name, n, scene);
       continue;
     }
-    const std::vector<std::string> cells = split(line);
+    const std::vector<std::string> cells = split_fields(line);
     if (!header) {
       const std::string plain = "step,t,slot,pair,phi,normal_impulse,tangent_impulse,status";
       const std::string k = "step,t,slot,pair,phi,normal_impulse_times_k,tangent_impulse_times_k,status";
