@@ -19,6 +19,15 @@ install(FILES ${PROJECT_SOURCE_DIR}/include/quasistep/quasistep.hpp ${QS_BUILD_I
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/quasistep)
 
 install(EXPORT quasistep-targets NAMESPACE quasistep:: DESTINATION ${QS_PACKAGE_DIR})
+
+# The OMPL adapter, when built: quasistep::ompl (libompl and its headers by their absolute
+# paths on this machine), in its own export set that the package includes when present.
+if(QS_HAVE_OMPL)
+  install(TARGETS quasistep_ompl EXPORT quasistep-ompl-targets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/planning/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/quasistep/planning
+          FILES_MATCHING PATTERN "*.hpp")
+  install(EXPORT quasistep-ompl-targets NAMESPACE quasistep:: DESTINATION ${QS_PACKAGE_DIR})
+endif()
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/quasistep-config.cmake.in
                               ${PROJECT_BINARY_DIR}/quasistep-config.cmake INSTALL_DESTINATION ${QS_PACKAGE_DIR})
 # 0.x: a minor version may change the API, so 0.2 accepts 0.2.y only.

@@ -58,6 +58,41 @@ struct SuccessCriterion {
   std::array<double, 3> tolerance{};  // goal_region: half-widths, > 0
 };
 
+/// The scene's `plan` section (docs/scene-format.md, "plan"): the problem `quasistep plan` and
+/// the OMPL adapter (planning/, docs/planning.md) solve. Checked when the scene is read: the
+/// initial state lies within the bounds and outside every keep-out box.
+struct PlanSpec {
+  /// Per DOF (n_q, DOF order): the lowest and highest value a planned state may take. A free
+  /// body's theta without bounds in the file is unbounded (-inf, +inf): the planner treats it
+  /// as an angle.
+  std::vector<std::array<double, 2>> bounds;
+  /// Per velocity-commanded joint (command_names order): the velocities a control may take.
+  std::vector<std::array<double, 2>> control_bounds;
+  int min_control_steps = 1;   // steps a sampled control is held, at least
+  int max_control_steps = 10;  // ... and at most
+  /// The weight, in the planner's distances, of every component but the goal body's pose
+  /// (which weighs 1): low, so that a tree spreads over where the object goes.
+  double other_weight = 0.3;
+  /// The goal region: a free body's pose within `tolerance` of `center` (theta modulo 2 pi),
+  /// the test of a goal_region success criterion (in_goal_region).
+  int goal_body = -1;
+  std::array<double, 3> goal_center{};     // x, y, theta
+  std::array<double, 3> goal_tolerance{};  // half-widths, > 0
+  /// A region a body's origin may not enter: the box [x_min, x_max] x [y_min, y_max] grown by
+  /// `margin` on every side (a disk of radius r keeps its whole shape out with margin r).
+  struct KeepOut {
+    int body = -1;
+    std::array<double, 4> box{};  // x_min, y_min, x_max, y_max (m)
+    double margin = 0.0;          // m
+  };
+  std::vector<KeepOut> keep_out;
+};
+
+/// Whether a body origin at (x, y) lies in a keep-out region (its box grown by its margin).
+inline bool plan_keep_out_hit(const PlanSpec::KeepOut& k, double x, double y) {
+  return x >= k.box[0] - k.margin && x <= k.box[2] + k.margin && y >= k.box[1] - k.margin && y <= k.box[3] + k.margin;
+}
+
 /// A parsed scene: the Model and the study sections that later layers use.
 struct Scene {
   std::shared_ptr<const Model> model;
@@ -68,6 +103,7 @@ struct Scene {
   std::vector<std::vector<std::pair<ParameterRef, double>>> overrides;
   std::vector<UncertainParameter> uncertainty;
   std::optional<SuccessCriterion> success;
+  std::optional<PlanSpec> plan;
 };
 
 /// Parse and compile a scene from text; `source` names it in messages.

@@ -39,6 +39,7 @@
 #include "tools/default_study.hpp"
 #include "tools/miqp_export.hpp"
 #include "tools/output_file.hpp"
+#include "tools/plan_command.hpp"
 #include "tools/throughput_command.hpp"
 #include "quasistep/batch/world_batch.hpp"
 #include "tools/ucp_command.hpp"
@@ -160,6 +161,16 @@ void print_summary(const Scene& scene, std::ostream& out) {
   if (!scene.overrides.empty()) out << "  overrides " << scene.overrides.size() << " worlds\n";
   if (!scene.uncertainty.empty()) out << "  uncertain " << scene.uncertainty.size() << " parameters\n";
   if (scene.success) out << "  success   " << (scene.success->kind == SuccessCriterion::Kind::lifted ? "lifted" : "goal_region") << "\n";
+  if (scene.plan) {
+    // The planning problem of `quasistep plan` (docs/planning.md).
+    const PlanSpec& p = *scene.plan;
+    const std::array<double, 3>& c = p.goal_center;
+    out << "  plan      goal: " << m.bodies[static_cast<std::size_t>(p.goal_body)].name << " within ("
+        << format_number(p.goal_tolerance[0]) << ", " << format_number(p.goal_tolerance[1]) << ", "
+        << format_number(p.goal_tolerance[2]) << ") of (" << format_number(c[0]) << ", " << format_number(c[1]) << ", "
+        << format_number(c[2]) << "); controls held " << p.min_control_steps << " to " << p.max_control_steps
+        << " steps; " << p.keep_out.size() << " keep-out " << (p.keep_out.size() == 1 ? "region" : "regions") << "\n";
+  }
 }
 
 /// The contact slots at the initial state, one line each.
@@ -680,6 +691,31 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
       ->check(CLI::Range(0, 1000));
   add_common(*mc, common);
 
+  PlanCommandOptions plan_opt;
+  CLI::App* plan = app.add_subcommand(
+      "plan", "Plan to the scene's plan.goal with an OMPL planner; writes the controls as a command file");
+  plan->add_option("scene", plan_opt.scene, "Scene file with a plan section")->required();
+  plan->add_option("--out", plan_opt.out, "Command CSV of the plan (quasistep run SCENE --commands replays it); - for standard output")
+      ->required();
+  plan->add_option("--planner", plan_opt.planner, "rrt | sst | kpiece (default rrt)")
+      ->check(CLI::IsMember({"rrt", "sst", "kpiece"}));
+  plan->add_option("--time", plan_opt.time, "Wall-time limit of the search in seconds (default 10)")
+      ->check(kPositive)
+      ->check(CLI::Range(0.0, 1e6));
+  plan->add_option("--max-propagations", plan_opt.max_propagations,
+                   "Stop after this many steps have been stepped (deterministic for a seed; default: no limit)")
+      ->check(fits<long>())
+      ->check(kPositive);
+  plan->add_option("--seed", plan_opt.seed, "Seed of the planner's random numbers (default 1)")
+      ->check(fits<std::uint64_t>())
+      ->check(kNonNegative);
+  plan->add_option("--sampler", plan_opt.sampler,
+                   "RRT's control sampling: batched (K controls stepped together, the closest kept; default) or "
+                   "single (OMPL's, one control)")
+      ->check(CLI::IsMember({"batched", "single"}));
+  plan->add_option("--controls", plan_opt.controls, "K of the batched sampler (default 32)")->check(CLI::Range(1, 4096));
+  add_common(*plan, common);
+
   std::vector<std::string> merge_files;
   std::string merge_report;
   CLI::App* mc_merge =
@@ -762,6 +798,21 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
       } catch (const std::runtime_error& e) {
         throw InputError(e.what());
       }
+    }
+    if (*plan) {
+      const Scene scene = load(plan_opt.scene);
+#ifdef QUASISTEP_HAVE_OMPL
+      plan_opt.threads = common.threads;
+      try {
+        return run_plan(scene, plan_opt, out, err);
+      } catch (const BatchError& e) {
+        throw InputError(plan_opt.scene + ": " + e.what());
+      } catch (const std::runtime_error& e) {
+        throw InputError(e.what());
+      }
+#else
+      throw InputError("plan: this build has no OMPL planner (install Debian's libompl-dev, then configure and build again)");
+#endif
     }
     if (*throughput) {
       tp_opt.threads = common.threads;

@@ -44,6 +44,24 @@ TEST_F(CliTest, ValidateAcceptsTheGripperAndSummarisesIt) {
   EXPECT_TRUE(r.err.empty());
 }
 
+TEST_F(CliTest, ValidateSummarisesAPlanSection) {
+  const Result r = run({"validate", std::string(QUASISTEP_SOURCE_DIR) + "/examples/plan_push.json"});
+  EXPECT_EQ(r.code, kOk) << r.err;
+  EXPECT_NE(r.out.find("  plan      goal: puck within (0.02, 0.02, 3.15) of (0.3, 0.1, 0); controls held 2 to 16 "
+                       "steps; 1 keep-out region\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(run({"validate", kGripper}).out.find("  plan "), std::string::npos);
+}
+
+#ifndef QUASISTEP_HAVE_OMPL
+TEST_F(CliTest, PlanWithoutOmplSaysSo) {
+  const Result r = run({"plan", std::string(QUASISTEP_SOURCE_DIR) + "/examples/plan_push.json", "--out", path("p.csv")});
+  EXPECT_EQ(r.code, kInputError);
+  EXPECT_NE(r.err.find("this build has no OMPL planner"), std::string::npos) << r.err;
+}
+#endif
+
 TEST_F(CliTest, ValidateContactsListsEverySlot) {
   const Result r = run({"validate", kGripper, "--contacts"});
   EXPECT_EQ(r.code, kOk);
@@ -105,7 +123,11 @@ TEST_F(CliTest, ThreadsIsAcceptedByEverySubcommand) {
            {"export-miqp", src + "/examples/pang_tedrake_grasp.json", "--step", "1", "--out", path("x.lp")},
            {"throughput", kGripper, "--worlds", "4", "--steps", "2"},
            {"mc", "--samples", "4", "--out", csv},
-           {"mc-merge", csv}}) {
+           {"mc-merge", csv},
+#ifdef QUASISTEP_HAVE_OMPL
+           {"plan", src + "/examples/plan_pivot.json", "--out", path("p.csv"), "--max-propagations", "200000", "--time", "600"},
+#endif
+       }) {
     for (const char* threads : {"1", "2"}) {
       std::vector<std::string> a = args;
       a.insert(a.end(), {"--threads", threads});
