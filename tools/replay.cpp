@@ -154,7 +154,8 @@ nlohmann::ordered_json padded(std::array<double, 4> box, double least) {
   return nlohmann::ordered_json::array({cx - 0.5 * w, cx + 0.5 * w, cy - 0.5 * h, cy + 0.5 * h});
 }
 
-void planar_data(const Model& m, const ReplayInput& r, nlohmann::ordered_json& d) {
+void planar_data(const Scene& scene, const ReplayInput& r, nlohmann::ordered_json& d) {
+  const Model& m = *scene.model;
   const int rows = r.rows(), nb = static_cast<int>(m.bodies.size()), nj = static_cast<int>(m.joints.size());
   const int nq = m.n_q();
   // A world's own values (a sample's), or the scene's.
@@ -214,6 +215,26 @@ void planar_data(const Model& m, const ReplayInput& r, nlohmann::ordered_json& d
     }
   }
   grow(box, 0.0, 0.0);  // the world frame is always in view
+  // The plan section's regions (docs/scene-format.md, "plan"): each keep-out box as grown by its
+  // margin, the goal region of the goal body's x and y; in view.
+  if (scene.plan) {
+    const PlanSpec& plan = *scene.plan;
+    nlohmann::ordered_json regions = nlohmann::ordered_json::array();
+    for (const PlanSpec::KeepOut& k : plan.keep_out)
+      regions.push_back({{"kind", "keep_out"},
+                         {"body", m.bodies[static_cast<std::size_t>(k.body)].name},
+                         {"box", {k.box[0] - k.margin, k.box[1] - k.margin, k.box[2] + k.margin, k.box[3] + k.margin}}});
+    const std::array<double, 3>& c = plan.goal_center;
+    const std::array<double, 3>& t = plan.goal_tolerance;
+    regions.push_back({{"kind", "goal"},
+                       {"body", m.bodies[static_cast<std::size_t>(plan.goal_body)].name},
+                       {"box", {c[0] - t[0], c[1] - t[1], c[0] + t[0], c[1] + t[1]}}});
+    for (const auto& g : regions) {
+      grow(box, g["box"][0].get<double>(), g["box"][1].get<double>());
+      grow(box, g["box"][2].get<double>(), g["box"][3].get<double>());
+    }
+    d["regions"] = regions;
+  }
   const double extent = std::max(box[1] - box[0], box[3] - box[2]);
   d["bounds"] = padded(box, std::max(0.05, 0.3 * extent));
   d["moving"] = moving;
@@ -497,7 +518,7 @@ std::string replay_data_json(const Scene& scene, const ReplayInput& r) {
   d["stopped"] = r.stopped;
   d["has_forces"] = r.has_forces;
   if (m.world.type == WorldType::body_on_plane) body_on_plane_data(m, r, d);
-  else planar_data(m, r, d);
+  else planar_data(scene, r, d);
   // Inside a <script> element "</script" would end it and "<!--" would start a comment
   // that swallows the page: no '<' at all (it occurs only inside JSON strings).
   const std::string json = d.dump();

@@ -121,6 +121,24 @@ function qsReplay(root, D, options) {
         s.body = bi;
       });
     });
+    // A plan's regions (a scene's plan section): keep-out boxes (grown by their margins) and the
+    // goal region of the goal body's origin, with the path that origin takes over the replay.
+    (D.regions || []).forEach(function (r) {
+      var g = el("g", { "class": "region " + r.kind, "data-body": r.body }, view.g), b = r.box;
+      el("rect", { x: b[0], y: b[1], width: b[2] - b[0], height: b[3] - b[1], "stroke-width": 1.5 * lw,
+        "stroke-dasharray": 5 * lw + " " + 3 * lw }, g);
+      var label = el("text", { x: b[0] + 3 * lw, y: -(b[3] - 12 * lw), transform: "scale(1,-1)",
+        style: "font-size:" + 11 * lw + "px" }, g);
+      label.textContent = (r.kind === "goal" ? "goal: " : "keep out: ") + r.body;
+    });
+    var goalRegion = (D.regions || []).filter(function (r) { return r.kind === "goal"; })[0];
+    if (goalRegion) {
+      var gb = D.bodies.map(function (b) { return b.name; }).indexOf(goalRegion.body), gi = D.moving.indexOf(gb);
+      var trailPoses = decode(D.poses), trail = [];
+      for (var tf = 0; gi >= 0 && tf < D.frames; ++tf)
+        trail.push([trailPoses[(tf * D.moving.length + gi) * 3], trailPoses[(tf * D.moving.length + gi) * 3 + 1]]);
+      if (trail.length > 1) el("path", { "class": "trail", d: pathOf(trail), "stroke-width": 1.2 * lw }, view.g);
+    }
     // Rails of the joints (prismatic: the range the replay covers, dashed).
     var rails = D.joints.map(function (j) {
       var g = el("g", { "class": "joint", "data-joint": j.name }, view.g);
@@ -251,6 +269,9 @@ function qsReplay(root, D, options) {
     } else if (F > 1) {
       items.push("no forces file: contacts are not shown (quasistep run --forces, then render --forces)");
     }
+    if (D.regions) items.push('<svg width="20" height="12"><rect x="1" y="1" width="18" height="10" fill="#e74c3c" fill-opacity="0.12" stroke="#c0392b" stroke-dasharray="4 2"/></svg> keep-out region (the body\'s origin may not enter) \u00b7 ' +
+      '<svg width="20" height="12"><rect x="1" y="1" width="18" height="10" fill="#27ae60" fill-opacity="0.12" stroke="#1e8449" stroke-dasharray="4 2"/></svg> goal region \u00b7 ' +
+      '<svg width="20" height="12"><line x1="1" y1="6" x2="19" y2="6" stroke="#1e8449" stroke-width="1.2"/></svg> the goal body\'s path');
     if (F > 1 || (D.penetrations && D.penetrations.data)) items.push('<svg width="16" height="16"><circle cx="8" cy="8" r="6" fill="none" stroke="#e00" stroke-width="1.5"/></svg> a gap below zero (penetration) at this state');
     legend.innerHTML = items.map(function (s) { return "<div>" + s + "</div>"; }).join("");
   } else {
@@ -395,6 +416,13 @@ function qsReplay(root, D, options) {
     report.halfplanes = Array.prototype.map.call(root.querySelectorAll(".halfplane-group"),
                                                  function (g) { return g.getAttribute("transform"); });
     report.contact_marks = marks;
+    report.regions = Array.prototype.map.call(root.querySelectorAll(".region"), function (g) {
+      var r = g.querySelector("rect");
+      return { kind: g.getAttribute("class").replace("region ", ""), body: g.getAttribute("data-body"),
+               box: ["x", "y", "width", "height"].map(function (a) { return Number(r.getAttribute(a)); }) };
+    });
+    var trailPath = root.querySelector(".trail");
+    report.trail_points = trailPath ? (trailPath.getAttribute("d").match(/[ML]/g) || []).length : 0;
     report.penetration_marks = D.penetrations ? decode(D.penetrations.offsets, "i32")[F] || 0 : 0;
     var n = Math.min(F, 1000), t0 = performance.now();
     for (var k = 0; k < n; ++k) draw(Math.floor(k * (F - 1) / Math.max(1, n - 1)));

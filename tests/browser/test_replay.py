@@ -199,3 +199,24 @@ def test_strokes_are_pixels_not_metres(tmp):
     width, height, rows = screenshot(page, png, size=(1000, 800), fragment="#frame=200")
     brown = sum(1 for row in rows for c in row if abs(c[0] - 0xa5) < 20 and abs(c[1] - 0x60) < 20 and abs(c[2] - 0x1d) < 20)
     assert 0 < brown < 0.002 * width * height, brown
+
+
+def test_a_plan_shows_its_regions_and_the_goal_bodys_path(tmp):
+    # examples/plan_push.json: one keep-out box (grown by its 5 cm margin) and the goal region;
+    # the puck's path has a point per frame. A scene without a plan section has none.
+    commands, page = tmp / "c.csv", tmp / "r.html"
+    with open(commands, "w") as f:
+        f.write("step,pusher_x,pusher_y\n" + "".join(f"{l},0.1,0\n" for l in range(1, 41)))
+    cli("run", example("plan_push"), "--commands", commands, "--html", page)
+    report, console = selftest(page)
+    assert report["errors"] == [], report["errors"]
+    regions = {r["kind"]: r for r in report["regions"]}
+    assert set(regions) == {"keep_out", "goal"} and len(report["regions"]) == 2
+    assert regions["keep_out"]["body"] == "puck" and regions["goal"]["body"] == "puck"
+    assert regions["keep_out"]["box"] == pytest.approx([0.07, -0.09, 0.16, 0.39])
+    assert regions["goal"]["box"] == pytest.approx([0.28, 0.08, 0.04, 0.04])
+    assert report["trail_points"] == 41
+    plain = tmp / "plain.html"
+    cli("render", example("mpc_push"), "--out", plain)
+    report, _ = selftest(plain)
+    assert report["regions"] == [] and report["trail_points"] == 0
