@@ -1,16 +1,22 @@
 // The UCP methods of Pang, Trinkle & Lo 1996 (kernels/ucp.hpp):
 //   DataSet/k          the bilinear algorithm on the paper's data sets 1-3 (target <= 20 us)
 //   DataSet4Proof      the exact method's proof that data set 4 has no solution (<= 1 ms)
-//   Random/method/n_c  sec. 5's random problems (mu in (0, 1), |abar| = 0), 20 instances
-//                      cycled through; counters: solved / settled fractions
-//   Table1/row         Table 1's twenty settings, 5 instances each, run once: how many each
-//                      method solves, how many the exact method settles within its node
-//                      limit, and the node counts (median, max)
+//   Random/method/n_c  the project's first random problems (ucp_random_problem; mu in (0, 1),
+//                      |abar| = 0), 20 instances cycled through; counters: solved / settled
+//                      fractions
+//   Table1/row         Table 1's twenty settings, 5 instances each of the paper's
+//                      construction (ucp_table1_problem), run once: per instance the bilinear
+//                      algorithm's verdict, pairs and best x'y, the exact method's verdict and
+//                      nodes (joints:1, the same with contact-frame finger joints)
+//   LargerDataSet      sec. 5's n_c = 20, |alpha| = 23 study: one X, four load versions
+//   Enumeration        ucp_enumerate_modes' counts at n_c = 8, 20 and 40 (node limit 200000)
 // Problem construction is outside the timed loops; every solve is a full run of the method.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -142,21 +148,53 @@ constexpr Row kTable1[20] = {{3, 1.0, 0},   {10, 1.0, 0},  {10, 2.0, 0},  {15, 1
                              {40, 1.0, 0},  {10, 1.3, 5},  {15, 1.2, 6},  {30, 0.6, 15}, {40, 1.0, 20}};
 constexpr int kPerRow = 5;
 
+/// A per-instance counter's name, NAME_k (snprintf: GCC 12's -Wrestrict misfires on
+/// std::string concatenation here).
+std::string counter(const char* name, int k) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%s_%d", name, k);
+  return buf;
+}
+
+/// Table 1's row `row` (1-based), instance k: the paper's construction (ucp_table1_problem).
+qs::UcpTable1Instance table1_instance(int row, int k, qs::UcpFingerJoints joints) {
+  const Row& r = kTable1[row - 1];
+  qs::UcpTable1Spec spec;
+  spec.n_c = r.n_c;
+  spec.mu_max = r.mu_max;
+  spec.n_abar = r.n_abar;
+  spec.joints = joints;
+  return qs::ucp_table1_problem(spec, 1000 * static_cast<std::uint64_t>(row) + static_cast<std::uint64_t>(k));
+}
+
+/// Table1/row/limit/joints: one row's 5 instances, each solved once by both methods. Per
+/// instance k (counters ending in _k): bil_k 1 when the bilinear algorithm solved it, pairs_k
+/// the (x, y) pairs it found (the paper's "No. of pairs (x, y) found"), best_k the least x'y
+/// it reached (the paper's "Best x'y"), ex_k the exact method's verdict (0 solved,
+/// 1 proven none, 2 node limit), nodes_k its nodes. empty: instances with X or Y empty (the
+/// construction makes both nonempty, so 0). joints 0: fingers on world x-y joints (the
+/// rebuilt table), 1: on contact-frame joints.
 void Table1(benchmark::State& state) {
-  const Row& row = kTable1[state.range(0) - 1];
-  qs::UcpRandomSpec spec{row.n_c, row.mu_max, row.n_abar};
+  const int row_no = static_cast<int>(state.range(0));
+  const Row& row = kTable1[row_no - 1];
   const long node_limit = state.range(1);
-  int bil = 0, ex_solved = 0, ex_infeasible = 0, ex_limit = 0;
+  const auto joints = state.range(2) == 0 ? qs::UcpFingerJoints::world_xy : qs::UcpFingerJoints::contact_frame;
+  int bil = 0, ex_solved = 0, ex_infeasible = 0, ex_limit = 0, empty = 0;
   std::vector<long> nodes;
   double bil_s = 0, ex_s = 0, ex_max_s = 0;
   for (auto _ : state) {
     for (int k = 0; k < kPerRow; ++k) {
       qs::Ucp u;
-      u.build(qs::ucp_random_problem(spec, 1000 * static_cast<std::uint64_t>(state.range(0)) + k));
+      u.build(table1_instance(row_no, k, joints).data);
       qs::UcpBilinear b(u);
       auto t0 = std::chrono::steady_clock::now();
-      bil += b.solve().status == qs::Status::solved;
+      const qs::UcpBilinearResult& br = b.solve();
       bil_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const bool bil_ok = br.status == qs::Status::solved;
+      bil += bil_ok;
+      state.counters[counter("bil", k)] = bil_ok;
+      state.counters[counter("pairs", k)] = br.pairs;
+      state.counters[counter("best", k)] = bil_ok ? 0.0 : br.product;
       qs::UcpExactOptions o;
       o.max_nodes = node_limit;
       qs::UcpExact e(u, o);
@@ -168,6 +206,9 @@ void Table1(benchmark::State& state) {
       ex_solved += r.status == qs::Status::solved;
       ex_infeasible += r.status == qs::Status::infeasible;
       ex_limit += r.status == qs::Status::iteration_limit;
+      empty += r.empty_side != 0 || br.status == qs::Status::infeasible;
+      state.counters[counter("ex", k)] = r.status == qs::Status::solved ? 0 : r.status == qs::Status::infeasible ? 1 : 2;
+      state.counters[counter("nodes", k)] = static_cast<double>(r.stats.nodes);
       nodes.push_back(r.stats.nodes);
     }
   }
@@ -178,13 +219,76 @@ void Table1(benchmark::State& state) {
   state.counters["ex_solved"] = ex_solved;
   state.counters["ex_infeas"] = ex_infeasible;
   state.counters["ex_limit"] = ex_limit;
+  state.counters["empty"] = empty;
   state.counters["nodes_med"] = static_cast<double>(nodes[nodes.size() / 2]);
   state.counters["nodes_max"] = static_cast<double>(nodes.back());
   state.counters["bil_ms"] = 1e3 * bil_s / kPerRow;
   state.counters["ex_ms"] = 1e3 * ex_s / kPerRow;
   state.counters["ex_max_ms"] = 1e3 * ex_max_s;
 }
-BENCHMARK(Table1)->ArgNames({"row", "limit"})->ArgsProduct({benchmark::CreateDenseRange(1, 20, 1), {2000}})
+BENCHMARK(Table1)->ArgNames({"row", "limit", "joints"})
+    ->ArgsProduct({benchmark::CreateDenseRange(1, 20, 1), {2000}, {0, 1}})
     ->Iterations(1)->Unit(benchmark::kMillisecond);
+
+/// Sec. 5's larger data set (n_c = 20, n_theta = 40, |alpha| = 23; the paper's data are not
+/// given): one geometry and motion (seed), four load versions (load seeds: mu, g_obj and g_man
+/// redrawn, X unchanged), as the paper's original and "three versions". Per version v:
+/// bil_v (solved), pairs_v, ex_v (0 solved, 1 proven none, 2 limit), and same_x_v: 1 when the
+/// bilinear algorithm's x equals version 0's (the paper found it identical in all three).
+void LargerDataSet(benchmark::State& state) {
+  qs::UcpTable1Spec spec;
+  spec.n_c = 20;
+  spec.mu_max = 1.0;
+  spec.n_abar = 17;
+  const auto seed = static_cast<std::uint64_t>(state.range(0));
+  for (auto _ : state) {
+    Eigen::VectorXd x0;
+    for (int v = 0; v < 4; ++v) {
+      qs::Ucp u;
+      u.build(qs::ucp_table1_problem(spec, 7000 + seed, 7000 + seed + 100 * static_cast<std::uint64_t>(v)).data);
+      qs::UcpBilinear b(u);
+      const qs::UcpBilinearResult& r = b.solve();
+      const bool ok = r.status == qs::Status::solved;
+      state.counters[counter("bil", v)] = ok;
+      state.counters[counter("pairs", v)] = r.pairs;
+      if (v == 0 && ok) x0 = r.x;
+      if (v > 0) state.counters[counter("same_x", v)] = ok && x0.size() > 0 && (r.x - x0).cwiseAbs().maxCoeff() <= 1e-9;
+      qs::UcpExactOptions o;
+      o.max_nodes = 2000;
+      qs::UcpExact e(u, o);
+      const qs::Status es = e.solve().status;
+      state.counters[counter("ex", v)] = es == qs::Status::solved ? 0 : es == qs::Status::infeasible ? 1 : 2;
+    }
+  }
+}
+BENCHMARK(LargerDataSet)->ArgName("seed")->DenseRange(1, 5)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+/// The enumerative count: sec. 5 quotes Trinkle & Zeng's enumeration testing 1107 (x, y)
+/// pairs at n_c = 8 with |alpha| = 2 n_c and 377,379,369 at n_c = 20. Ours (ucp_enumerate_modes) on 5 such problems of
+/// the construction above: nodes (partial mode assignments), LPs, solution mode
+/// combinations, against the bilinear algorithm's pairs. limit: complete when not reached.
+void Enumeration(benchmark::State& state) {
+  qs::UcpTable1Spec spec;
+  spec.n_c = static_cast<int>(state.range(0));
+  spec.mu_max = 1.0;
+  spec.n_abar = 0;
+  for (auto _ : state) {
+    for (int k = 0; k < kPerRow; ++k) {
+      qs::Ucp u;
+      u.build(qs::ucp_table1_problem(spec, 9000 + static_cast<std::uint64_t>(100 * spec.n_c + k)).data);
+      const qs::UcpEnumerationResult e = qs::ucp_enumerate_modes(u, state.range(1));
+      qs::UcpBilinear b(u);
+      const qs::UcpBilinearResult& r = b.solve();
+      state.counters[counter("complete", k)] = e.status == qs::Status::solved;
+      state.counters[counter("nodes", k)] = static_cast<double>(e.nodes);
+      state.counters[counter("lps", k)] = static_cast<double>(e.lps);
+      state.counters[counter("modes", k)] = static_cast<double>(e.solutions.size());
+      state.counters[counter("bil", k)] = r.status == qs::Status::solved;
+      state.counters[counter("pairs", k)] = r.pairs;
+    }
+  }
+}
+BENCHMARK(Enumeration)->ArgNames({"n_c", "limit"})->Args({8, 200000})->Args({20, 200000})->Args({40, 200000})->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace

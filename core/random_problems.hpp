@@ -2,7 +2,8 @@
 // - the Halm-Posa contact LCP of a disk touched by k point fingers (Halm & Posa 2018,
 //   sec. 6.1: A = I3, B = I_2k), one time step of eqs. (31)-(38): LCP(M(cB), w(h u) + [phi; 0])
 //   with M(cB) of eq. (17). M is copositive (Theorem 1), so Lemke must solve every instance;
-// - the random UCPs of Pang, Trinkle & Lo 1996, sec. 5 (Table 1's settings).
+// - the random UCPs of Pang, Trinkle & Lo 1996, sec. 5: Table 1's construction
+//   (ucp_table1_problem) and the project's earlier variant (ucp_random_problem).
 #pragma once
 
 #include "quasistep/kernels/eigen.hpp"
@@ -82,13 +83,52 @@ struct UcpRandomSpec {
   int n_abar = 0;
 };
 
-/// Sec. 5's recipe: finger i touches an ellipse (semi-axes 1 and 0.6, centre of gravity at
-/// the origin) at a random point, inward normal; its joints 2i and 2i+1 move it along the
-/// normal and the tangent (J_n, J_t are selections, as in data sets 1-4). A random force in
-/// each friction cone gives the loads through eqs. (2)-(3) (so Y is nonempty); a random
-/// q_dot and v_n >= 0 give theta_dot through eq. (4) (so X is nonempty for any alpha); abar
-/// is a random subset of the joints. Whether a complementary pair exists is not known.
-/// Deterministic in (spec, seed).
+/// The project's first random UCPs (the tests' and the Random benchmarks' problems; kept as
+/// they were so that their counts stay comparable): finger i touches an ellipse (semi-axes 1
+/// and 0.6, centre of gravity at the origin) at a random point, inward normal; its joints 2i
+/// and 2i+1 move it along the contact normal and tangent (J_n, J_t are selections, as in data
+/// sets 1-4). A random force in each friction cone gives the loads through eqs. (2)-(3) (so Y
+/// is nonempty); a random q_dot and v_n >= 0 give theta_dot through eq. (4) (so X is nonempty
+/// for any alpha); abar is a random subset of the joints. With selection Jacobians an
+/// effort-controlled tangential joint whose normal joint is velocity-controlled pins its
+/// contact's normal velocity to 0, one linear equation on q_dot each: with |abar| ~ n_c / 2
+/// these problems rarely have a solution. ucp_table1_problem is the paper's Table 1
+/// construction. Deterministic in (spec, seed).
 UcpData ucp_random_problem(const UcpRandomSpec& spec, std::uint64_t seed);
+
+/// The layout of a point finger's two prismatic joints (the paper's generator, Sudarsky's
+/// code, is not given).
+enum class UcpFingerJoints : std::uint8_t {
+  world_xy,       // joint 2i moves finger i along the world x axis, joint 2i+1 along y
+  contact_frame,  // along its contact's normal and tangent (selection J_n, J_t, as data sets 1-4)
+};
+
+struct UcpTable1Spec {
+  int n_c = 3;
+  double mu_max = 1.0;
+  int n_abar = 0;
+  UcpFingerJoints joints = UcpFingerJoints::world_xy;
+};
+
+/// A problem of ucp_table1_problem with the motion and forces it was built from.
+struct UcpTable1Instance {
+  UcpData data;
+  Eigen::VectorXd q_dot;        // n_q: the constructed object velocity
+  Eigen::VectorXd c_n, c_t;     // n_c: the constructed contact forces (eq. (7) holds)
+  Eigen::VectorXd v_n, v_t;     // n_c: the constructed contact velocities (v_n >= 0)
+  Eigen::VectorXd x, y;         // 3 n_c: the witnesses, x in X and y in Y (not complementary)
+};
+
+/// Pang, Trinkle & Lo 1996, sec. 5's construction of Table 1's problems: forces in the
+/// friction cones give g_obj and g_man through eqs. (2)-(3) (Y is nonempty), v_n >= 0 gives
+/// q_dot and theta_dot through eq. (4) (X is nonempty). Every choice the paper leaves open
+/// is listed in random_problems.cpp. `seed` draws the geometry, the motion, tau and alpha;
+/// `load_seed` draws mu and the forces (so g_obj, g_man and mu), so two load seeds give two
+/// problems with the same X and different Y, like the paper's three versions of its
+/// n_c = 20 data set. Deterministic in (spec, seed, load_seed).
+UcpTable1Instance ucp_table1_problem(const UcpTable1Spec& spec, std::uint64_t seed, std::uint64_t load_seed);
+inline UcpTable1Instance ucp_table1_problem(const UcpTable1Spec& spec, std::uint64_t seed) {
+  return ucp_table1_problem(spec, seed, seed);
+}
 
 }  // namespace qs

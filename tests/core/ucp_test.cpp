@@ -411,6 +411,94 @@ TEST(UcpRandom, GeneratorFollowsTable1Settings) {
   EXPECT_EQ(again.tau, d.tau);
 }
 
+// Table 1 of Pang, Trinkle & Lo 1996: (n_c, mu_max, |abar|).
+struct Table1Setting {
+  int n_c;
+  double mu_max;
+  int n_abar;
+};
+constexpr Table1Setting kTable1Settings[20] = {
+    {3, 1.0, 0},   {10, 1.0, 0}, {10, 2.0, 0}, {15, 1.2, 1},  {18, 0.8, 9},  {20, 1.0, 0}, {20, 1.5, 0},
+    {20, 1.2, 0},  {20, 1.0, 10}, {20, 1.0, 10}, {20, 1.0, 0}, {30, 1.0, 0}, {30, 0.5, 15}, {30, 0.6, 15},
+    {40, 1.0, 0},  {40, 1.0, 0}, {10, 1.3, 5}, {15, 1.2, 6},  {30, 0.6, 15}, {40, 1.0, 20}};
+
+TEST(UcpTable1Construction, WitnessesSatisfyXAndYOnEveryRow) {
+  // Sec. 5: "twenty feasible problems", X and Y nonempty by construction. For every row
+  // (the effort-controlled ones included), three seeds and both finger-joint layouts, the
+  // constructed x and y must satisfy X's and Y's constraints as Ucp builds them, and the
+  // constructed motion and forces eqs. (2)-(5) and (7) on the raw data.
+  for (int row = 1; row <= 20; ++row) {
+    const Table1Setting& t = kTable1Settings[row - 1];
+    for (const UcpFingerJoints joints : {UcpFingerJoints::world_xy, UcpFingerJoints::contact_frame}) {
+      for (std::uint64_t seed = 0; seed < 3; ++seed) {
+        UcpTable1Spec spec;
+        spec.n_c = t.n_c;
+        spec.mu_max = t.mu_max;
+        spec.n_abar = t.n_abar;
+        spec.joints = joints;
+        const UcpTable1Instance in = ucp_table1_problem(spec, 1000 * static_cast<std::uint64_t>(row) + seed);
+        const UcpData& d = in.data;
+        const Ucp u = built(d);
+        const std::string where = "row " + std::to_string(row) + " seed " + std::to_string(seed) +
+                                  (joints == UcpFingerJoints::world_xy ? " world_xy" : " contact_frame");
+        ASSERT_EQ(u.n_c(), t.n_c) << where;
+        ASSERT_EQ(u.n_theta(), 2 * t.n_c) << where;
+        ASSERT_EQ(static_cast<int>(u.abar().size()), t.n_abar) << where;
+        ASSERT_EQ(in.x.size(), u.n()) << where;
+        ASSERT_EQ(in.y.size(), u.n()) << where;
+        // X and Y (sec. 2) as the solvers see them.
+        EXPECT_GE(in.x.minCoeff(), 0.0) << where;
+        EXPECT_GE(in.y.minCoeff(), 0.0) << where;
+        EXPECT_LE((u.A_x() * in.x - u.b_x()).cwiseAbs().maxCoeff(), 1e-10 * std::max(1.0, u.x_scale())) << where;
+        EXPECT_LE((u.A_y() * in.y - u.b_y()).cwiseAbs().maxCoeff(), 1e-10 * std::max(1.0, u.y_scale())) << where;
+        // The raw equations: (2) W c + g_obj = 0, (3) J' c = tau - g_man, (4)-(5) v = W' q_dot
+        // - J theta_dot, (6) v_n >= 0, (7) |c_t| <= mu c_n with c_n > 0.
+        const Eigen::MatrixXd WT = d.P.leftCols(3);
+        Eigen::MatrixXd J(2 * t.n_c, 2 * t.n_c);
+        J << d.J_n, d.J_t;
+        Eigen::VectorXd c(2 * t.n_c), v(2 * t.n_c);
+        c << in.c_n, in.c_t;
+        v << in.v_n, in.v_t;
+        EXPECT_LE((WT.transpose() * c + d.g_obj).cwiseAbs().maxCoeff(), 1e-12) << where;
+        EXPECT_LE((J.transpose() * c - (d.tau - d.g_man)).cwiseAbs().maxCoeff(), 1e-12) << where;
+        EXPECT_LE((WT * in.q_dot - J * d.theta_dot - v).cwiseAbs().maxCoeff(), 1e-12) << where;
+        EXPECT_GE(in.v_n.minCoeff(), 0.0) << where;
+        EXPECT_GT(in.c_n.minCoeff(), 0.0) << where;
+        for (int i = 0; i < t.n_c; ++i) {
+          EXPECT_LE(std::abs(in.c_t[i]), d.mu[i] * in.c_n[i]) << where << " contact " << i;
+          EXPECT_LE(d.mu[i], t.mu_max) << where;
+        }
+        // The recovered motion of the witnesses is the constructed one (Proposition 1):
+        // q_dot, the given theta_dot on alpha and the forces.
+        UcpMotion m = u.make_motion();
+        u.recover(in.x, in.y, m);
+        EXPECT_LE((m.q_dot - in.q_dot).cwiseAbs().maxCoeff(), 1e-9) << where;
+        EXPECT_LE((m.theta_dot - d.theta_dot).cwiseAbs().maxCoeff(), 1e-9) << where;
+        EXPECT_LE((m.c_t - in.c_t).cwiseAbs().maxCoeff(), 1e-12) << where;
+      }
+    }
+  }
+}
+
+TEST(UcpTable1Construction, LoadSeedChangesOnlyY) {
+  // The n_c = 20 study's versions (sec. 5): new mu, g_obj and g_man, the same X.
+  UcpTable1Spec spec;
+  spec.n_c = 20;
+  spec.n_abar = 17;
+  const UcpTable1Instance a = ucp_table1_problem(spec, 5, 5), b = ucp_table1_problem(spec, 5, 6);
+  const Ucp ua = built(a.data), ub = built(b.data);
+  EXPECT_EQ(ua.A_x(), ub.A_x());
+  EXPECT_EQ(ua.b_x(), ub.b_x());
+  EXPECT_EQ(a.x, b.x);
+  EXPECT_NE(a.data.mu, b.data.mu);
+  EXPECT_NE(ua.b_y(), ub.b_y());
+  // Deterministic in the seeds.
+  const UcpTable1Instance again = ucp_table1_problem(spec, 5, 6);
+  EXPECT_EQ(again.data.P, b.data.P);
+  EXPECT_EQ(again.data.g_man, b.data.g_man);
+  EXPECT_EQ(again.y, b.y);
+}
+
 TEST(UcpRandom, ExactAndEnumerationAgreeWithBruteForce) {
   // Small random problems: the exact method settles each (never the node limit), and its
   // verdict, the enumeration's and brute force over the 4^n_c modes are the same. The
