@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numbers>
 
@@ -193,32 +194,39 @@ void PlanningSpace::build() {
     for (int k = 0; k < 3; ++k) view_[static_cast<std::size_t>(b.dof[k])] = {components, k, ViewSlot::Kind::se2};
     ++components;
   }
-  // Other DOFs: an unbounded rotation is an SO2; the rest share one real vector.
-  std::vector<int> reals;
+  // Other DOFs: an unbounded rotation is an SO2; the rest share a real vector. A goal body that
+  // is not wholly free keeps its own components, weighing 1 like a free goal body's SE2.
+  const auto of_goal_body = [&](int d) {
+    const Dof& dof = m.dofs[static_cast<std::size_t>(d)];
+    return dof.kind != DofKind::joint && dof.index == plan.goal_body;
+  };
+  std::vector<int> reals[2];  // [0] the others, [1] the goal body's
   for (int d = 0; d < nq; ++d) {
     if (view_[static_cast<std::size_t>(d)].component >= 0) continue;
     const auto& bd = plan.bounds[static_cast<std::size_t>(d)];
     if (!std::isfinite(bd[0]) || !std::isfinite(bd[1])) {
       auto so2 = std::make_shared<ob::SO2StateSpace>();
       so2->setName(m.dofs[static_cast<std::size_t>(d)].name);
-      space->addSubspace(so2, plan.other_weight);
+      space->addSubspace(so2, of_goal_body(d) ? 1.0 : plan.other_weight);
       view_[static_cast<std::size_t>(d)] = {components++, 0, ViewSlot::Kind::so2};
     } else {
-      reals.push_back(d);
+      reals[of_goal_body(d) ? 1 : 0].push_back(d);
     }
   }
-  if (!reals.empty()) {
-    auto rv = std::make_shared<ob::RealVectorStateSpace>(static_cast<unsigned int>(reals.size()));
-    ob::RealVectorBounds bounds(static_cast<unsigned int>(reals.size()));
-    for (std::size_t i = 0; i < reals.size(); ++i) {
-      bounds.setLow(static_cast<unsigned int>(i), plan.bounds[static_cast<std::size_t>(reals[i])][0]);
-      bounds.setHigh(static_cast<unsigned int>(i), plan.bounds[static_cast<std::size_t>(reals[i])][1]);
-      rv->setDimensionName(static_cast<unsigned int>(i), m.dofs[static_cast<std::size_t>(reals[i])].name);
-      view_[static_cast<std::size_t>(reals[i])] = {components, static_cast<int>(i), ViewSlot::Kind::real};
+  for (int goal = 0; goal < 2; ++goal) {
+    const std::vector<int>& dofs = reals[goal];
+    if (dofs.empty()) continue;
+    auto rv = std::make_shared<ob::RealVectorStateSpace>(static_cast<unsigned int>(dofs.size()));
+    ob::RealVectorBounds bounds(static_cast<unsigned int>(dofs.size()));
+    for (std::size_t i = 0; i < dofs.size(); ++i) {
+      bounds.setLow(static_cast<unsigned int>(i), plan.bounds[static_cast<std::size_t>(dofs[i])][0]);
+      bounds.setHigh(static_cast<unsigned int>(i), plan.bounds[static_cast<std::size_t>(dofs[i])][1]);
+      rv->setDimensionName(static_cast<unsigned int>(i), m.dofs[static_cast<std::size_t>(dofs[i])].name);
+      view_[static_cast<std::size_t>(dofs[i])] = {components, static_cast<int>(i), ViewSlot::Kind::real};
     }
     rv->setBounds(bounds);
-    rv->setName("dofs");
-    space->addSubspace(rv, plan.other_weight);
+    rv->setName(goal ? "goal_body" : "dofs");
+    space->addSubspace(rv, goal ? 1.0 : plan.other_weight);
     ++components;
   }
   exact_component_ = components;
@@ -241,7 +249,7 @@ void PlanningSpace::build() {
       [this](const oc::ControlSpace* c) { return std::make_shared<SeededControlSampler>(c, next_seed()); });
 
   si_ = std::make_shared<oc::SpaceInformation>(space_, controls);
-  si_->setStatePropagator(std::make_shared<StepPropagator>(si_.get(), shared_from_this()));
+  si_->setStatePropagator(std::make_shared<StepPropagator>(si_.get(), this));
   si_->setStateValidityChecker(std::make_shared<PlanValidityChecker>(si_.get(), this));
   si_->setPropagationStepSize(m.step.h);
   si_->setMinMaxControlDuration(static_cast<unsigned int>(plan.min_control_steps),
@@ -271,6 +279,10 @@ void PlanningSpace::set_view(ob::State* out, int dof, double q) const {
 void PlanningSpace::to_ompl(const State& s, Status status, ob::State* out) const {
   auto* cs = out->as<ob::CompoundState>();
   const int nq = model().n_q();
+  if (s.q.size() != nq || s.memory.size() != memory_size_)
+    throw PlanningError("a State of " + std::to_string(s.q.size()) + " DOFs and " + std::to_string(s.memory.size()) +
+                        " memory values, where this scene has " + std::to_string(nq) + " and " +
+                        std::to_string(memory_size_));
   for (int d = 0; d < nq; ++d) set_view(out, d, s.q[d]);
   double* e = cs->components[exact_component_]->as<ob::RealVectorStateSpace::StateType>()->values;
   std::copy(s.q.data(), s.q.data() + nq, e);
@@ -325,8 +337,8 @@ bool PlanningSpace::admissible(const double* q) const {
 
 // ---- StepPropagator ------------------------------------------------------------------------
 
-StepPropagator::StepPropagator(oc::SpaceInformation* si, std::shared_ptr<PlanningSpace> space)
-    : oc::StatePropagator(si), space_(std::move(space)), stepper_(make_stepper(space_->model())),
+StepPropagator::StepPropagator(oc::SpaceInformation* si, PlanningSpace* space)
+    : oc::StatePropagator(si), space_(space), stepper_(make_stepper(space_->model())),
       params_(space_->model()) {
   params_.commanded = true;
   params_.command.assign(static_cast<std::size_t>(space_->model().n_a), 0.0);
@@ -456,7 +468,10 @@ unsigned int BatchedDirectedControlSampler::best(oc::Control* control, const oc:
       std::copy(u, u + n_a, actions_.begin() + (static_cast<std::ptrdiff_t>(i) * steps + l) * n_a);
   }
   const RolloutResult& r = rollout_.propagate(starts_, actions_, m.step.h, steps, RolloutRecord::every_step);
-  space_->propagations().fetch_add(static_cast<long>(controls_) * steps, std::memory_order_relaxed);
+  // Steps taken: a candidate whose step failed is not stepped after it.
+  long taken = 0;
+  for (int i = 0; i < controls_; ++i) taken += r.failed_step[static_cast<std::size_t>(i)] > 0 ? r.failed_step[static_cast<std::size_t>(i)] : steps;
+  space_->propagations().fetch_add(taken, std::memory_order_relaxed);
 
   // Each candidate's motion ends at its last valid state, as propagateWhileValid's would.
   int best_i = -1, best_valid = 0;
@@ -487,7 +502,14 @@ unsigned int BatchedDirectedControlSampler::best(oc::Control* control, const oc:
     space_->from_ompl(source, state_);
     const double* u = candidates_[static_cast<std::size_t>(best_i)]->as<oc::RealVectorControlSpace::ControlType>()->values;
     params_.command.assign(u, u + n_a);
-    for (int l = 0; l < best_valid; ++l) stepper_->step(m, params_, state_);
+    Status st = Status::solved;
+    for (int l = 0; l < best_valid && st == Status::solved; ++l) st = stepper_->step(m, params_, state_);
+    // The steps the rollout validated, taken again: they must be the same, or the tree would
+    // take in a state nobody checked.
+    const std::span<const double> checked = r.state(best_i, best_valid);
+    if (st != Status::solved || std::memcmp(state_.q.data(), checked.data(), sizeof(double) * checked.size()) != 0)
+      throw PlanningError("internal error: a candidate stepped again does not end where the batch engine ended it");
+    space_->propagations().fetch_add(best_valid, std::memory_order_relaxed);
     space_->to_ompl(state_, Status::solved, dest);
   }
   return static_cast<unsigned int>(best_valid);

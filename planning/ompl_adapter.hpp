@@ -20,9 +20,14 @@
 // - BatchedDirectedControlSampler: proposes K controls, propagates them together in the batch
 //   engine's lanes (batch/rollout.hpp) and keeps the one that ends closest to the target.
 //
-// Determinism: every random number comes from RNGs this file seeds from PlanningSpace's seed
-// (state, control and goal samplers, the planner's own), so a plan with a propagation limit is
-// the same in any process for the same seed.
+// Determinism: the samplers (state, control, goal) and the planner draw from RNGs this file
+// seeds from PlanningSpace's seed, so a plan with a propagation limit is the same for the same
+// seed. OMPL's nearest-neighbour structures (GNAT) pick pivots from OMPL's process-wide seed
+// (ompl::RNG::setSeed, which `quasistep plan` sets); their searches are exact, so that matters
+// only where two distances tie exactly.
+// Lifetime: the PlanningSpace owns its SpaceInformation, whose propagator, validity checker,
+// projection and sampler allocators point back to it: keep the PlanningSpace (its shared_ptr)
+// alive while they are in use.
 // Threads: a PlanningSpace and what it allocates serve one planner thread (the propagator owns
 // a stepper); the batched sampler's batch engine uses `threads` worker threads itself.
 #pragma once
@@ -87,6 +92,7 @@ class PlanningSpace : public std::enable_shared_from_this<PlanningSpace> {
   const ompl::control::SpaceInformationPtr& space_information() const { return si_; }
 
   /// Writes a quasistep State (and the status of the step that produced it) into an OMPL state.
+  /// Throws PlanningError when the State's q or memory does not have this scene's size.
   void to_ompl(const State& s, Status status, ompl::base::State* out) const;
   /// Writes one DOF's value into the planner's view of an OMPL state (angles wrapped to
   /// [-pi, pi]); the exact component is left alone.
@@ -135,13 +141,14 @@ class PlanningSpace : public std::enable_shared_from_this<PlanningSpace> {
 /// One quasistep step per call, of duration h (a multiple of h takes that many steps).
 class StepPropagator : public ompl::control::StatePropagator {
  public:
-  StepPropagator(ompl::control::SpaceInformation* si, std::shared_ptr<PlanningSpace> space);
+  /// `space` owns the SpaceInformation that owns this propagator: a plain pointer, no cycle.
+  StepPropagator(ompl::control::SpaceInformation* si, PlanningSpace* space);
   void propagate(const ompl::base::State* state, const ompl::control::Control* control, double duration,
                  ompl::base::State* result) const override;
   bool canPropagateBackward() const override { return false; }
 
  private:
-  std::shared_ptr<PlanningSpace> space_;
+  PlanningSpace* space_;
   std::unique_ptr<Stepper> stepper_;
   mutable WorldParams params_;
   mutable State state_;

@@ -85,8 +85,11 @@ int run_plan(const Scene& scene, const PlanCommandOptions& o, std::ostream& out,
   const std::string provenance =
       io::provenance_line(scene.source, scene.hash, std::to_string(o.seed), std::string(to_string(m.world.type)),
                           std::string(to_string(m.formulation))) +
-      "\n# plan: planner=" + o.planner + " sampler=" + o.sampler +
-      (o.sampler == "batched" ? " controls=" + std::to_string(o.controls) : std::string()) +
+      "\n# plan: planner=" + o.planner +
+      // The sampler is RRT's: SST and KPIECE1 draw single controls whatever it says.
+      (o.planner != "rrt" ? std::string()
+                          : " sampler=" + o.sampler +
+                                (o.sampler == "batched" ? " controls=" + std::to_string(o.controls) : std::string())) +
       " controls_in_plan=" + std::to_string(r.controls) + " steps=" + std::to_string(r.steps);
   io::write_commands_csv(commands, provenance, file->stream());
   outputs.commit();

@@ -134,7 +134,7 @@ function qsReplay(root, D, options) {
     var goalRegion = (D.regions || []).filter(function (r) { return r.kind === "goal"; })[0];
     if (goalRegion) {
       var gb = D.bodies.map(function (b) { return b.name; }).indexOf(goalRegion.body), gi = D.moving.indexOf(gb);
-      var trailPoses = decode(D.poses), trail = [];
+      var trailPoses = poses, trail = [];
       for (var tf = 0; gi >= 0 && tf < D.frames; ++tf)
         trail.push([trailPoses[(tf * D.moving.length + gi) * 3], trailPoses[(tf * D.moving.length + gi) * 3 + 1]]);
       if (trail.length > 1) el("path", { "class": "trail", d: pathOf(trail), "stroke-width": 1.2 * lw }, view.g);

@@ -1,7 +1,8 @@
 // The OMPL adapter (planning/ompl_adapter.hpp): the planner's view and the exact state, one
 // OMPL propagation step = one quasistep step (bitwise `run`'s), motions that end before an
 // invalid state (bounds, keep-out, a step the solver cannot solve), the batched control
-// sampler against single propagation, the goal region, and plans that are the same for a seed.
+// sampler against single propagation (stepper memory included), the goal region, the space's
+// lifetime, and plans that are the same for a seed.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -286,6 +287,73 @@ TEST(OmplAdapter, GoalIsTheGoalRegion) {
     EXPECT_LE(std::abs(puck->getY() - p.goal_center[1]), p.goal_tolerance[1]);
   }
   si->freeState(st);
+}
+
+TEST(OmplAdapter, BatchedSamplerCarriesTheStepperMemory) {
+  // The pivot (Anitescu's QP keeps the impedance reference in State::memory): every answer of
+  // the batched sampler, early-ended candidates included, is single propagation's state, memory too.
+  Fixture f("plan_pivot.json", 3);
+  BatchedDirectedControlSampler sampler(f.si.get(), f.space, 16, 1);
+  ob::State* target = f.si->allocState();
+  ob::State* single = f.si->allocState();
+  int early = 0;
+  for (int call = 0; call < 30; ++call) {
+    State goal = initial_state(f.space->model());
+    goal.q[3] = 0.05 * (call % 5) - 0.01;  // finger_y, some below its bound 0
+    goal.q[4] = -0.2 + 0.02 * call;        // finger_x
+    f.space->to_ompl(goal, Status::solved, target);
+    f.si->copyState(f.b, target);
+    const unsigned int n = sampler.sampleTo(f.c, f.a, f.b);
+    ASSERT_EQ(f.si->propagateWhileValid(f.a, f.c, static_cast<int>(n), single), n);
+    State from_sampler, from_single;
+    f.space->from_ompl(f.b, from_sampler);
+    f.space->from_ompl(single, from_single);
+    EXPECT_TRUE(same(from_sampler.q, from_single.q)) << "call " << call;
+    EXPECT_TRUE(same(from_sampler.memory, from_single.memory)) << "call " << call;
+    if (f.si->propagateWhileValid(f.a, f.c, static_cast<int>(n) + 1, single) == n) ++early;
+  }
+  EXPECT_GT(early, 0);
+  f.si->freeState(target);
+  f.si->freeState(single);
+}
+
+TEST(OmplAdapter, ASpaceIsFreedWhenItsLastOwnerGoes) {
+  // The propagator, checker and allocators point back to the space without owning it.
+  std::weak_ptr<PlanningSpace> weak;
+  {
+    auto space = PlanningSpace::create(example("plan_pivot.json"), 1);
+    weak = space;
+    PlanGoal goal(space);
+    BatchedDirectedControlSampler sampler(space->space_information().get(), space, 4, 1);
+  }
+  EXPECT_TRUE(weak.expired());
+}
+
+TEST(OmplAdapter, PlanIsTheSameForASeedInOneProcess) {
+  // Without the CLI's process-wide OMPL seed: the adapter's own seeding makes it repeatable.
+  const Scene scene = example("plan_pivot.json");
+  for (const PlannerKind kind : {PlannerKind::rrt, PlannerKind::sst, PlannerKind::kpiece}) {
+    PlanOptions o;
+    o.planner = kind;
+    o.seed = 11;
+    o.max_propagations = 200000;
+    o.time_limit = 600;
+    const PlanResult a = plan(scene, o), b = plan(scene, o);
+    ASSERT_TRUE(a.solved);
+    EXPECT_EQ(a.commands, b.commands);
+    EXPECT_TRUE(same(a.final_state.q, b.final_state.q));
+    EXPECT_EQ(a.propagations, b.propagations);
+  }
+}
+
+TEST(OmplAdapter, AStateOfTheWrongSizeIsRefused) {
+  Fixture f("plan_pivot.json");
+  State s = initial_state(f.space->model());
+  s.memory.resize(0);
+  EXPECT_THROW(f.space->to_ompl(s, Status::solved, f.b), PlanningError);
+  s = initial_state(f.space->model());
+  s.q.resize(2);
+  EXPECT_THROW(f.space->to_ompl(s, Status::solved, f.b), PlanningError);
 }
 
 TEST(OmplAdapter, ASceneWithoutAPlanSectionIsRefused) {
