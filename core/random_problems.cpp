@@ -9,6 +9,32 @@
 
 namespace qs {
 
+namespace {
+
+/// The UCP (Pang, Trinkle & Lo 1996, sec. 2) of a grasp of W' (2 n_c x n_q, rows [n; r x n]
+/// then [t; r x t]) and finger Jacobian J = [J_n; J_t]: P = [W' | J's columns abar] (the
+/// effort-controlled joints, whose velocities are unknowns), alpha the velocity-controlled
+/// joints (theta_dot given there), and g_obj from the contact force c, eq. (2): W c + g_obj = 0.
+/// The generators add tau and g_man (eq. (3)) their own ways.
+UcpData grasp_ucp(const Eigen::MatrixXd& WT, const Eigen::MatrixXd& J_n, const Eigen::MatrixXd& J_t,
+                  const Eigen::MatrixXd& J, const std::vector<int>& abar, const std::vector<int>& alpha,
+                  const Eigen::VectorXd& theta, const Eigen::VectorXd& mu, const Eigen::VectorXd& c) {
+  const auto nq = WT.cols(), na = static_cast<Eigen::Index>(abar.size());
+  UcpData d;
+  d.P.resize(WT.rows(), nq + na);
+  d.P.leftCols(nq) = WT;
+  for (Eigen::Index k = 0; k < na; ++k) d.P.col(nq + k) = J.col(abar[static_cast<size_t>(k)]);
+  d.J_n = J_n;
+  d.J_t = J_t;
+  d.theta_dot = theta;
+  d.alpha = alpha;
+  d.mu = mu;
+  d.g_obj = -(WT.transpose() * c);
+  return d;
+}
+
+}  // namespace
+
 UcpData ucp_random_problem(const UcpRandomSpec& spec, std::uint64_t seed) {
   std::uint64_t rng = seed;
   const auto uniform = [&](double lo, double hi) {
@@ -61,19 +87,10 @@ UcpData ucp_random_problem(const UcpRandomSpec& spec, std::uint64_t seed) {
   std::sort(abar.begin(), abar.end());
   std::sort(alpha.begin(), alpha.end());
 
-  UcpData d;
   Eigen::MatrixXd J(2 * nc, nth);
   J << J_n, J_t;
-  d.P.resize(2 * nc, nq + na);
-  d.P.leftCols(nq) = WT;
-  for (int k = 0; k < na; ++k) d.P.col(nq + k) = J.col(abar[static_cast<size_t>(k)]);
-  d.J_n = J_n;
-  d.J_t = J_t;
-  d.theta_dot = theta;
-  d.alpha = alpha;
-  d.mu = mu;
   // Loads from the force (eqs. (2)-(3)): g_obj = -W c, tau - g_man = J' c.
-  d.g_obj = -(WT.transpose() * c);
+  UcpData d = grasp_ucp(WT, J_n, J_t, J, abar, alpha, theta, mu, c);
   d.g_man = Eigen::VectorXd::Zero(nth);
   for (int j = 0; j < nth; ++j) d.g_man[j] = uniform(-0.5, 0.5);
   d.tau = d.g_man + J.transpose() * c;
@@ -180,16 +197,8 @@ UcpTable1Instance ucp_table1_problem(const UcpTable1Spec& spec, std::uint64_t se
   Eigen::VectorXd c(2 * nc);
   c << out.c_n, out.c_t;
 
+  out.data = grasp_ucp(WT, J_n, J_t, J, abar, alpha, theta, mu, c);  // g_obj from eq. (2): W c + g_obj = 0
   UcpData& d = out.data;
-  d.P.resize(2 * nc, nq + na);
-  d.P.leftCols(nq) = WT;
-  for (int k = 0; k < na; ++k) d.P.col(nq + k) = J.col(abar[static_cast<size_t>(k)]);
-  d.J_n = J_n;
-  d.J_t = J_t;
-  d.theta_dot = theta;
-  d.alpha = alpha;
-  d.mu = mu;
-  d.g_obj = -(WT.transpose() * c);   // eq. (2): W c + g_obj = 0
   d.tau = tau;
   d.g_man = tau - J.transpose() * c;  // eq. (3): J' c = tau - g_man
 
