@@ -18,3 +18,11 @@
 #else
 #include <experimental/simd>
 #endif
+
+// clang with libstdc++ 12 (and older): where() on AVX-512 masks makes one choice for the
+// whole vector instead of one per lane (libstdc++'s _S_blend_avx512 under __clang__), so the
+// lanes would compute wrong numbers. The project's CMake detects this and builds with
+// -mno-avx512f; a program of your own that includes these headers must do the same.
+#if defined(__clang__) && defined(__AVX512F__) && defined(_GLIBCXX_RELEASE) && _GLIBCXX_RELEASE <= 12
+#error "quasistep: clang with libstdc++ <= 12 miscompiles <experimental/simd> where() for AVX-512; compile with -mno-avx512f"
+#endif
