@@ -83,9 +83,9 @@ struct SupportPressure {
 /// The area shapes of body `body` (disks, boxes, polygons: as limit_surface_from_support)
 /// under a uniform pressure, discretised into points of total weight mu_s m g: each
 /// polygon's triangles (a fan from its first vertex) into n² similar triangles at their
-/// centroids, each disk into n rings of 6 (2k+1) equal sectors at their centroids. Every
-/// piece keeps its exact area, so the discrete pressure center is the area centroid.
-/// Throws as limit_surface_from_support does.
+/// centroids, each disk into n rings (ring j: 6 (2j+1) equal sectors) at their centroids.
+/// Every piece keeps its exact area, so the discrete pressure center is the area centroid.
+/// Throws as limit_surface_from_support does, and std::invalid_argument when n < 1.
 SupportPressure support_pressure_uniform(const Model& m, int body, double support_friction, double gravity, int n);
 
 /// The ends of the limit surface's axes about the pressure center c = Σ w_i r_i / Σ w_i:
@@ -108,12 +108,13 @@ struct LimitSurfacePoint {
   bool converged = false;
 };
 
-/// Solves ∇Φ(V) = F by Newton's method with a backtracking line search on Φ(V) - F·V
-/// (strictly convex away from twists whose rotation center is a support point), from the
-/// ellipsoid's twist, to a residual below `tolerance` (converged), or until Newton stops
-/// reducing it (rounding in the sums over many points; converged stays false). A support point that the twist leaves
-/// (nearly) at rest, |v_i| below 1e-12 of the twist's speed at the pressure distribution's
-/// radius, is smoothed as sqrt(|v_i|² + eps²): there the limit surface has an edge.
+/// Solves ∇Φ(V) = F by Newton's method from the ellipsoid's twist, backtracking on
+/// Φ(V) - F·V (strictly convex away from twists whose rotation center is a support point)
+/// or, once its decrease is below rounding, on the residual; stops at a residual below
+/// `tolerance` (converged) or when Newton no longer reduces it (converged stays false). A
+/// support point the twist leaves (nearly) at rest is smoothed, |v_i| as
+/// sqrt(|v_i|² + eps²) with eps 1e-12 of the twist's speed at the distribution's radius
+/// m_max / f_max: there the limit surface has an edge. Throws std::invalid_argument when F = 0.
 LimitSurfacePoint limit_surface_at(const SupportPressure& s, const Eigen::Vector3d& F, double tolerance = 1e-10);
 
 /// The paper's sequence of programs (Halm & Posa 2018, sec. 3.4): `solve(Ã)` solves the program
