@@ -1,0 +1,305 @@
+// fidelity: quasistep's quasistatic and quasi-dynamic steps against full dynamics (MuJoCo).
+//
+// Prints one JSON document (tools/fidelity-report turns it into docs/fidelity.md):
+//  - step_size: the Anitescu box push and grasp (Pang & Tedrake's slides), each in quasistatic
+//    and quasi-dynamic mode at step sizes 0.1 ... 0.001 s, against MuJoCo at 1e-4 s: the
+//    object's mean and final position error and each run's wall time;
+//  - friction_map: the gripper of Pang & Tedrake (2018) over finger friction and cylinder
+//    mass: does the cylinder rise with the fingers (lift) or stay (slip), under their MIQP
+//    step, the Anitescu quasi-dynamic step and MuJoCo; where they disagree.
+// --quick runs a small subset (the CI smoke test); --check exits 1 with a one-line reason when
+// the models disagree where they must agree (see check()).
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "mujoco_world.hpp"
+#include "quasistep/core/scene.hpp"
+#include "quasistep/core/stepper.hpp"
+
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+std::string source(const std::string& rel) { return std::string(QUASISTEP_SOURCE_DIR) + "/" + rel; }
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// The DOFs of the scene's one free body (its x, y and, when a DOF, theta).
+struct Object {
+  int x = -1, y = -1, theta = -1;
+};
+
+Object object_of(const qs::Model& m) {
+  for (const qs::Body& b : m.bodies)
+    if (b.kind == qs::BodyKind::free) return {b.dof[0], b.dof[1], b.dof[2]};
+  throw std::runtime_error(m.name + ": no free body");
+}
+
+// A quasistep run: samples at every step, or the failed step.
+struct QsRun {
+  std::vector<fidelity::Sample> samples;
+  std::string failure;
+  double wall = 0;
+};
+
+QsRun run_quasistep(const qs::Model& m, const qs::WorldParams& p, double t_end) {
+  QsRun r;
+  const auto stepper = qs::make_stepper(m);
+  qs::State s = qs::initial_state(m);
+  const int steps = static_cast<int>(std::lround(t_end / p.h));
+  auto keep = [&] { r.samples.push_back({s.t, std::vector<double>(s.q.data(), s.q.data() + s.q.size())}); };
+  r.samples.reserve(steps + 1);
+  const auto t0 = Clock::now();
+  keep();
+  for (int k = 1; k <= steps; ++k) {
+    const qs::Status st = stepper->step(m, p, s);
+    if (st != qs::Status::solved) {
+      r.failure = "step " + std::to_string(k) + ": " + std::string(qs::to_string(st)) + ": " + stepper->report().detail;
+      break;
+    }
+    keep();
+  }
+  r.wall = seconds_since(t0);
+  return r;
+}
+
+// Linear interpolation of DOF i of `run` at time t (clamped to its ends).
+double at_time(const std::vector<fidelity::Sample>& run, int i, double t) {
+  if (t <= run.front().t) return run.front().q[i];
+  if (t >= run.back().t) return run.back().q[i];
+  const auto hi = std::lower_bound(run.begin(), run.end(), t, [](const fidelity::Sample& s, double v) { return s.t < v; });
+  const auto lo = hi - 1;
+  const double w = (t - lo->t) / (hi->t - lo->t);
+  return lo->q[i] + w * (hi->q[i] - lo->q[i]);
+}
+
+// Errors of a quasistep run against the reference, over the reference's samples: the time
+// mean of the object's position error (trapezoid rule), its final value, and the same for theta.
+json errors(const std::vector<fidelity::Sample>& qs_run, const std::vector<fidelity::Sample>& ref, Object o) {
+  double area = 0, area_theta = 0, prev = 0, prev_theta = 0, final_pos = 0, final_theta = 0;
+  for (size_t k = 0; k < ref.size(); ++k) {
+    const double t = ref[k].t;
+    const double dx = at_time(qs_run, o.x, t) - ref[k].q[o.x];
+    const double dy = o.y >= 0 ? at_time(qs_run, o.y, t) - ref[k].q[o.y] : 0.0;
+    const double e = std::hypot(dx, dy);
+    const double et = o.theta >= 0 ? std::abs(at_time(qs_run, o.theta, t) - ref[k].q[o.theta]) : 0.0;
+    if (k > 0) {
+      const double dt = t - ref[k - 1].t;
+      area += dt * (e + prev) / 2;
+      area_theta += dt * (et + prev_theta) / 2;
+    }
+    prev = e, prev_theta = et, final_pos = e, final_theta = et;
+  }
+  const double T = ref.back().t - ref.front().t;
+  json j = {{"mean_position_error_m", area / T}, {"final_position_error_m", final_pos}};
+  if (o.theta >= 0) j["mean_theta_error_rad"] = area_theta / T, j["final_theta_error_rad"] = final_theta;
+  return j;
+}
+
+// The object's trajectory for plotting: t and its DOFs, every `every`-th sample and the last.
+json trajectory(const std::vector<fidelity::Sample>& run, Object o, size_t every) {
+  json rows = json::array();
+  for (size_t k = 0; k < run.size(); ++k) {
+    if (k % every != 0 && k + 1 != run.size()) continue;
+    json row = {run[k].t, run[k].q[o.x], o.y >= 0 ? run[k].q[o.y] : 0.0};
+    if (o.theta >= 0) row.push_back(run[k].q[o.theta]);
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+// Wall times are the fastest of this many runs (the runs are short: one is noisy).
+constexpr int kRepeats = 3;
+
+struct StudyScene {
+  std::string name, file;
+  double t_end;
+};
+
+json step_size_study(bool quick, const fidelity::MujocoOptions& mo) {
+  const std::vector<StudyScene> scenes = {{"anitescu_box_push", "examples/anitescu_box_push.json", 1.0},
+                                          {"anitescu_grasp", "examples/anitescu_grasp.json", 0.8}};
+  const std::vector<double> hs = quick ? std::vector<double>{0.1, 0.01}
+                                       : std::vector<double>{0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001};
+  json out = json::array();
+  for (const StudyScene& sc : scenes) {
+    const qs::Scene scene = qs::load_scene_file(source(sc.file));
+    const qs::Model& base = *scene.model;
+    const Object o = object_of(base);
+    const qs::WorldParams scene_params(base);
+    fidelity::MujocoWorld mj(base, scene_params, mo);
+    const int every = std::max(1, static_cast<int>(std::lround(1e-3 / mo.dt)));  // a sample per ms
+    std::vector<fidelity::Sample> ref;
+    double mj_wall = 1e300;
+    for (int rep = 0; rep < kRepeats; ++rep) {
+      const auto t0 = Clock::now();
+      ref = mj.run(sc.t_end, every);
+      mj_wall = std::min(mj_wall, seconds_since(t0));
+    }
+    json js = {{"scene", sc.name}, {"t_end", sc.t_end},
+               {"mujoco", {{"dt", mo.dt}, {"wall_s", mj_wall}, {"trajectory", trajectory(ref, o, 5)}}},
+               {"runs", json::array()}};
+    for (const bool quasi_dynamic : {false, true}) {
+      qs::Model m = base;
+      m.params.quasi_dynamic = quasi_dynamic;
+      // The quasi-dynamic step needs the inertia of a free angle; the scene's quasistatic box
+      // has none: the one MuJoCo gets.
+      for (qs::Body& b : m.bodies)
+        if (b.kind == qs::BodyKind::free && b.dof[2] >= 0 && !b.inertia) b.inertia = fidelity::inertia_of(m, b, b.mass);
+      for (const double h : hs) {
+        qs::WorldParams p(m);
+        p.h = h;
+        QsRun r = run_quasistep(m, p, sc.t_end);
+        for (int rep = 1; rep < kRepeats; ++rep) r.wall = std::min(r.wall, run_quasistep(m, p, sc.t_end).wall);
+        json run = {{"mode", quasi_dynamic ? "quasi_dynamic" : "quasistatic"}, {"h", h},
+                    {"steps", static_cast<int>(r.samples.size()) - 1}, {"wall_s", r.wall}};
+        if (!r.failure.empty()) {
+          run["failure"] = r.failure;
+        } else {
+          run["errors"] = errors(r.samples, ref, o);
+          if (h >= 0.01 - 1e-12) run["trajectory"] = trajectory(r.samples, o, 1);
+        }
+        js["runs"].push_back(run);
+      }
+    }
+    out.push_back(js);
+  }
+  return out;
+}
+
+// The pairs between a finger and the cylinder (their friction is the map's axis).
+std::vector<int> finger_pairs(const qs::Model& m) {
+  std::vector<int> out;
+  for (size_t k = 0; k < m.pairs.size(); ++k) {
+    const std::string& a = m.bodies[m.pairs[k].body_a].name;
+    const std::string& b = m.bodies[m.pairs[k].body_b].name;
+    if (a.find("finger") != std::string::npos || b.find("finger") != std::string::npos) out.push_back(static_cast<int>(k));
+  }
+  if (out.size() != 2) throw std::runtime_error(m.name + ": expected two finger-cylinder pairs");
+  return out;
+}
+
+int body_index(const qs::Model& m, const std::string& name) {
+  for (size_t b = 0; b < m.bodies.size(); ++b)
+    if (m.bodies[b].name == name) return static_cast<int>(b);
+  throw std::runtime_error(m.name + ": no body " + name);
+}
+
+// The gripper's lift ends at t = 0.39 s (Pang & Tedrake 2018, command (29)); the carriage has
+// then risen 39 mm. "lift": the cylinder has risen at least kLiftThreshold with it.
+constexpr double kLiftTime = 0.39;
+constexpr double kLiftThreshold = 0.01;  // m
+
+json friction_map_study(bool quick, const fidelity::MujocoOptions& mo) {
+  const std::vector<double> mus = quick ? std::vector<double>{0.05, 0.5}
+                                        : std::vector<double>{0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.8};
+  const std::vector<double> masses = quick ? std::vector<double>{1.0} : std::vector<double>{0.5, 1.0, 2.0, 4.0};
+  const qs::Scene anitescu = qs::load_scene_file(source("examples/anitescu_grasp.json"));
+  const qs::Scene miqp = qs::load_scene_file(source("examples/pang_tedrake_grasp.json"));
+  struct Entry {
+    std::string name;
+    const qs::Model* model;
+  };
+  const std::vector<Entry> models = {{"pang_tedrake_miqp", miqp.model.get()}, {"anitescu_quasi_dynamic", anitescu.model.get()}};
+  json cells = json::array();
+  for (const double mass : masses) {
+    for (const double mu : mus) {
+      json cell = {{"mu", mu}, {"mass", mass}};
+      auto params_for = [&](const qs::Model& m) {
+        qs::WorldParams p(m);
+        for (int k : finger_pairs(m)) p.pair_friction[k] = mu;
+        p.body_mass[body_index(m, "cylinder")] = mass;
+        return p;
+      };
+      for (const Entry& e : models) {
+        const qs::WorldParams p = params_for(*e.model);
+        const QsRun r = run_quasistep(*e.model, p, kLiftTime);
+        const Object o = object_of(*e.model);
+        if (!r.failure.empty()) {
+          cell[e.name] = {{"failure", r.failure}};
+        } else {
+          const double rise = r.samples.back().q[o.y] - r.samples.front().q[o.y];
+          cell[e.name] = {{"rise_m", rise}, {"lift", rise >= kLiftThreshold}};
+        }
+      }
+      const qs::WorldParams p = params_for(*anitescu.model);
+      fidelity::MujocoWorld mj(*anitescu.model, p, mo);
+      const auto ref = mj.run(kLiftTime, 100);
+      const Object o = object_of(*anitescu.model);
+      const double rise = ref.back().q[o.y] - ref.front().q[o.y];
+      cell["mujoco"] = {{"rise_m", rise}, {"lift", rise >= kLiftThreshold}};
+      cells.push_back(cell);
+    }
+  }
+  return {{"lift_time_s", kLiftTime}, {"lift_threshold_m", kLiftThreshold}, {"cells", cells}};
+}
+
+// What must hold for the comparison to mean anything (the CI smoke test): the box push ends
+// where MuJoCo's ends to within 5 mm at h = 0.01 s, and all three grasp models lift at
+// mu = 0.5 and slip at mu = 0.05 (m = 1 kg).
+std::string check(const json& doc) {
+  for (const json& sc : doc["step_size"]) {
+    if (sc["scene"] != "anitescu_box_push") continue;
+    for (const json& r : sc["runs"]) {
+      if (r["mode"] != "quasistatic" || std::abs(r["h"].get<double>() - 0.01) > 1e-12) continue;
+      if (r.contains("failure")) return "box push, h = 0.01: " + r["failure"].get<std::string>();
+      const double e = r["errors"]["final_position_error_m"];
+      if (e > 0.005) return "box push, h = 0.01: the box ends " + std::to_string(e * 1000) + " mm from MuJoCo's (> 5 mm)";
+    }
+  }
+  for (const json& c : doc["friction_map"]["cells"]) {
+    const double mu = c["mu"], mass = c["mass"];
+    if (mass != 1.0 || (mu != 0.5 && mu != 0.05)) continue;
+    for (const char* k : {"pang_tedrake_miqp", "anitescu_quasi_dynamic", "mujoco"}) {
+      if (c[k].contains("failure")) return std::string(k) + " at mu = " + std::to_string(mu) + ": " + c[k]["failure"].get<std::string>();
+      if (c[k]["lift"].get<bool>() != (mu == 0.5))
+        return std::string(k) + " at mu = " + std::to_string(mu) + (mu == 0.5 ? " does not lift" : " lifts");
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"quasistep's quasistatic and quasi-dynamic steps against MuJoCo's full dynamics (docs/fidelity.md)"};
+  bool quick = false, check_only = false;
+  std::string mjcf_scene;
+  fidelity::MujocoOptions mo;
+  app.add_flag("--quick", quick, "a small subset (seconds)");
+  app.add_flag("--check", check_only, "exit 1 with the reason when the models disagree where they must agree");
+  app.add_option("--mjcf", mjcf_scene, "print the MuJoCo model of a scene file and exit")->check(CLI::ExistingFile);
+  app.add_option("--dt", mo.dt, "MuJoCo's time step (s)")->check(CLI::PositiveNumber);
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (!mjcf_scene.empty()) {
+      const qs::Scene s = qs::load_scene_file(mjcf_scene);
+      std::cout << fidelity::MujocoWorld(*s.model, qs::WorldParams(*s.model), mo).mjcf();
+      return 0;
+    }
+    json doc = {{"mujoco_version", fidelity::mujoco_version()}, {"quick", quick}};
+    doc["step_size"] = step_size_study(quick, mo);
+    doc["friction_map"] = friction_map_study(quick, mo);
+    if (check_only) {
+      const std::string why = check(doc);
+      if (!why.empty()) {
+        std::fprintf(stderr, "fidelity: %s\n", why.c_str());
+        return 1;
+      }
+    }
+    std::cout << doc.dump(1) << "\n";
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fidelity: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
