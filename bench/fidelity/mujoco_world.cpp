@@ -89,6 +89,11 @@ std::string inertial(Vec2<double> com, double mass, double inertia) {
          num(inertia) + " " + num(inertia) + "\"/>";
 }
 
+// MuJoCo reports warnings through this hook (by default it appends them to MUJOCO_LOG.TXT in
+// the working directory); run() turns the one that matters, an unstable simulation, into an
+// error.
+void keep_quiet(const char*) {}
+
 }  // namespace
 
 std::string mujoco_version() {
@@ -173,6 +178,7 @@ MujocoWorld::MujocoWorld(const qs::Model& m, const qs::WorldParams& p, const Muj
   x << "</contact>\n</mujoco>\n";
   xml_ = x.str();
 
+  mju_user_warning = keep_quiet;
   // Load from memory through MuJoCo's virtual file system.
   auto vfs = std::make_unique<mjVFS>();
   mj_defaultVFS(vfs.get());
@@ -254,6 +260,8 @@ std::vector<Sample> MujocoWorld::run(double t_end, int sample_every) {
       d_->qfrc_applied[v] = force;
     }
     mj_step2(m_, d_);
+    if (d_->warning[mjWARN_BADQACC].number > 0)
+      refuse("MuJoCo's simulation of " + m.name + " became unstable at t = " + num(d_->time) + " s (try a smaller --dt)");
     if (k % sample_every == 0 || k == steps) sample();
   }
   return out;
