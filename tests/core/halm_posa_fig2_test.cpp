@@ -22,25 +22,19 @@
 #include "quasistep/core/formulations/halm_posa_lcp/halm_posa_lcp.hpp"
 #include "quasistep/core/scene.hpp"
 #include "tests/support/example_json.hpp"
+#include "tests/support/halm_posa_checks.hpp"
 #include "tests/support/lcp_check.hpp"
 
 namespace qs {
 namespace {
 
 using nlohmann::json;
+using test::lcp_violation;
+using test::perfect_velocity;
 
 json example(const std::string& name) { return test::example_json(name + ".json"); }
 
-json perfect_velocity(json s) {
-  s["model"]["formulation"] = "perfect_velocity_lcp";
-  s["model"].erase("B");
-  s["model"].erase("c");
-  return s;
-}
 
-double lcp_violation(const HalmPosaLcp& st) {
-  return test::lcp_violation(st.lcp_matrix(), st.lcp_vector(), st.result().z);
-}
 
 struct Rollout {
   int steps_solved = 0;

@@ -16,32 +16,24 @@
 
 #include "quasistep/core/scene.hpp"
 #include "tests/support/example_json.hpp"
+#include "tests/support/halm_posa_checks.hpp"
 #include "tests/support/lcp_check.hpp"
 
 namespace qs {
 namespace {
 
 using nlohmann::json;
+using test::lcp_violation;
+using test::perfect_velocity;
 
 json example(const std::string& name) { return test::example_json(name + ".json"); }
 
-/// The same scene under the perfect-velocity model (B = 0: no B, no c).
-json perfect_velocity(json s) {
-  s["model"]["formulation"] = "perfect_velocity_lcp";
-  s["model"].erase("B");
-  s["model"].erase("c");
-  return s;
-}
 
 json with_c(json s, double c) {
   s["model"]["c"] = c;
   return s;
 }
 
-/// Independent check of the step's LCP (tests/support/lcp_check.hpp).
-double lcp_violation(const HalmPosaLcp& st) {
-  return test::lcp_violation(st.lcp_matrix(), st.lcp_vector(), st.result().z);
-}
 
 struct Rollout {
   int steps_solved = 0;
