@@ -10,7 +10,6 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -19,16 +18,14 @@
 #include "quasistep/core/formulations/ecp_ncp/ecp_ncp.hpp"
 #include "quasistep/core/scene.hpp"
 #include "tests/support/ecp_step_checks.hpp"
+#include "tests/support/example_json.hpp"
 
 namespace qs {
 namespace {
 
 using json = nlohmann::json;
 
-json tbar_json(const std::string& file = "ecp_tbar.json") {
-  std::ifstream in(std::string(QUASISTEP_SOURCE_DIR) + "/examples/" + file);
-  return json::parse(in);
-}
+json tbar_json(const std::string& file = "ecp_tbar.json") { return test::example_json(file); }
 
 enum class Mode { air, point, two_point, patch };
 

@@ -34,42 +34,8 @@ using test::perfect_velocity;
 
 json example(const std::string& name) { return test::example_json(name + ".json"); }
 
-
-
-struct Rollout {
-  int steps_solved = 0;
-  Status last = Status::not_run;
-  std::string detail;
-  double worst_violation = 0;
-  double worst_phi = 0;  // most negative true gap of any slot at any state
-  std::vector<Eigen::Vector3d> object;  // the square's pose after each solved step
-  State final_state;
-};
-
-/// Steps the scene, checking every solved step; stops at the first failure.
-Rollout rollout(const json& scene_json) {
-  const Scene scene = parse_scene(scene_json.dump());
-  const Model& m = *scene.model;
-  HalmPosaLcp stepper(m);
-  ContactWorkspace ws(m);
-  Rollout r;
-  State s = initial_state(m);
-  for (int l = 1; l <= m.step.steps; ++l) {
-    r.last = stepper.step(m, s);
-    if (r.last != Status::solved) {
-      r.detail = stepper.report().detail;
-      break;
-    }
-    ++r.steps_solved;
-    r.worst_violation = std::max(r.worst_violation, lcp_violation(stepper));
-    EXPECT_LE(stepper.report().complementarity_residual, 1e-9) << "step " << l;
-    ws.evaluate(m, s.q.data());
-    for (int i = 0; i < m.n_slots(); ++i) r.worst_phi = std::min(r.worst_phi, ws.frame[i].phi);
-    r.object.push_back(s.q.head<3>());
-  }
-  r.final_state = s;
-  return r;
-}
+using Rollout = test::HalmPosaRollout;
+using test::halm_posa_rollout;
 
 // ---- Fig. 2 left: the squeeze ---------------------------------------------------------
 
@@ -88,7 +54,7 @@ TEST(HalmPosaFig2, SqueezeHasNoPerfectVelocitySolution) {
 }
 
 TEST(HalmPosaFig2, SqueezeIsGraspedThenCarriedWithFiniteGains) {
-  const Rollout r = rollout(example("halm_posa_fig2_squeeze"));
+  const Rollout r = halm_posa_rollout(example("halm_posa_fig2_squeeze"));
   ASSERT_EQ(r.steps_solved, 200) << to_string(r.last) << ": " << r.detail;
   EXPECT_LE(r.worst_violation, 1e-9);
   EXPECT_GE(r.worst_phi, -1e-9);
@@ -169,7 +135,7 @@ TEST(HalmPosaFig2, GrazeHasSeveralPerfectVelocitySolutions) {
 }
 
 TEST(HalmPosaFig2, GrazeWithFiniteGainsLeavesTheSquareStill) {
-  const Rollout r = rollout(example("halm_posa_fig2_graze"));
+  const Rollout r = halm_posa_rollout(example("halm_posa_fig2_graze"));
   ASSERT_EQ(r.steps_solved, 160) << to_string(r.last) << ": " << r.detail;
   EXPECT_LE(r.worst_violation, 1e-9);
   EXPECT_GE(r.worst_phi, -1e-9);
@@ -214,7 +180,7 @@ TEST(HalmPosaFig2, AnInwardNudgeOfTheGrazeJamsOnlyPerfectVelocity) {
   HalmPosaLcp stepper(m);
   State st = initial_state(m);
   EXPECT_EQ(stepper.step(m, st), Status::infeasible) << stepper.report().detail;
-  const Rollout r = rollout(s);
+  const Rollout r = halm_posa_rollout(s);
   EXPECT_EQ(r.steps_solved, 160) << to_string(r.last) << ": " << r.detail;
   EXPECT_LE(r.worst_violation, 1e-9);
 }

@@ -28,53 +28,20 @@ using test::perfect_velocity;
 
 json example(const std::string& name) { return test::example_json(name + ".json"); }
 
-
 json with_c(json s, double c) {
   s["model"]["c"] = c;
   return s;
 }
 
-
-struct Rollout {
-  int steps_solved = 0;
-  Status last = Status::not_run;
-  std::string detail;
-  State final_state;
-  double worst_violation = 0;
-  double worst_phi = 0;  // most negative true gap of any slot at any row
-};
-
-/// Steps the scene, checking every solved step; stops at the first failure.
-Rollout rollout(const json& scene_json, int steps = -1) {
-  const Scene scene = parse_scene(scene_json.dump());
-  const Model& m = *scene.model;
-  HalmPosaLcp stepper(m);
-  ContactWorkspace ws(m);
-  Rollout r;
-  State s = initial_state(m);
-  const int n = steps < 0 ? m.step.steps : steps;
-  for (int l = 1; l <= n; ++l) {
-    r.last = stepper.step(m, s);
-    if (r.last != Status::solved) {
-      r.detail = stepper.report().detail;
-      break;
-    }
-    ++r.steps_solved;
-    r.worst_violation = std::max(r.worst_violation, lcp_violation(stepper));
-    EXPECT_LE(stepper.report().complementarity_residual, 1e-9) << "step " << l;
-    ws.evaluate(m, s.q.data());
-    for (int i = 0; i < m.n_slots(); ++i) r.worst_phi = std::min(r.worst_phi, ws.frame[i].phi);
-  }
-  r.final_state = s;
-  return r;
-}
+using Rollout = test::HalmPosaRollout;
+using test::halm_posa_rollout;
 
 Eigen::Vector3d object_pose(const State& s) { return s.q.head<3>(); }
 
 TEST(HalmPosaLcp, EveryPushStepIsAVerifiedSolution) {
   for (const char* name : {"halm_posa_push", "halm_posa_push_asymmetric", "halm_posa_push_semicircular"}) {
     SCOPED_TRACE(name);
-    const Rollout r = rollout(example(name));
+    const Rollout r = halm_posa_rollout(example(name));
     EXPECT_EQ(r.steps_solved, 400);
     EXPECT_LE(r.worst_violation, 1e-9);
     EXPECT_GE(r.worst_phi, -1e-4);  // linearising a disk of radius 1 m over 2.5 mm steps
@@ -82,7 +49,7 @@ TEST(HalmPosaLcp, EveryPushStepIsAVerifiedSolution) {
 }
 
 TEST(HalmPosaLcp, SymmetricPushMovesTheDiskStraightUp) {
-  const Rollout r = rollout(example("halm_posa_push"));
+  const Rollout r = halm_posa_rollout(example("halm_posa_push"));
   const Eigen::Vector3d p = object_pose(r.final_state);
   // The fingers rise 1 m, the first 5 mm to reach the disk; with c = 0.01 the disk follows
   // to within the feedback lag. (Symmetric up to rounding: the order of the contacts in
@@ -94,7 +61,7 @@ TEST(HalmPosaLcp, SymmetricPushMovesTheDiskStraightUp) {
 }
 
 TEST(HalmPosaLcp, PerfectVelocityPushIsFeasibleAndStraight) {
-  const Rollout r = rollout(perfect_velocity(example("halm_posa_push")));
+  const Rollout r = halm_posa_rollout(perfect_velocity(example("halm_posa_push")));
   ASSERT_EQ(r.steps_solved, 400);
   const Eigen::Vector3d p = object_pose(r.final_state);
   EXPECT_NEAR(p.x(), 0.0, 1e-9);
@@ -107,12 +74,12 @@ TEST(HalmPosaLcp, FiniteGainConvergesToPerfectVelocityAsCGoesToZero) {
   for (const char* name : {"halm_posa_push", "halm_posa_push_asymmetric", "halm_posa_push_semicircular"}) {
     SCOPED_TRACE(name);
     const json s = example(name);
-    const Rollout reference = rollout(perfect_velocity(s));
+    const Rollout reference = halm_posa_rollout(perfect_velocity(s));
     ASSERT_EQ(reference.steps_solved, 400);
     const Eigen::Vector3d p_inf = object_pose(reference.final_state);
     std::vector<double> error;
     for (const double c : {1e-1, 1e-2, 1e-3, 1e-4}) {
-      const Rollout r = rollout(with_c(s, c));
+      const Rollout r = halm_posa_rollout(with_c(s, c));
       ASSERT_EQ(r.steps_solved, 400) << c;
       error.push_back((object_pose(r.final_state) - p_inf).norm());
     }
@@ -167,7 +134,7 @@ TEST(HalmPosaLcp, AFrictionJamIsProvenByExhaustingTheComplementarityTree) {
   json s = perfect_velocity(example("halm_posa_wall"));
   s["commands"] = {{"finger1_x", {{"velocity", 0.1}}}, {"finger1_y", {{"velocity", 0.1}}},
                    {"finger2_x", {{"velocity", 0.1}}}, {"finger2_y", {{"velocity", 0.1}}}};
-  const Rollout r = rollout(s);
+  const Rollout r = halm_posa_rollout(s);
   EXPECT_EQ(r.steps_solved, 74);
   EXPECT_EQ(r.last, Status::infeasible);
   EXPECT_NE(r.detail.find("closed all"), std::string::npos) << r.detail;
@@ -175,7 +142,7 @@ TEST(HalmPosaLcp, AFrictionJamIsProvenByExhaustingTheComplementarityTree) {
 }
 
 TEST(HalmPosaLcp, WallFiniteGainRunsThroughAndRollsAlongTheWall) {
-  const Rollout r = rollout(example("halm_posa_wall"));
+  const Rollout r = halm_posa_rollout(example("halm_posa_wall"));
   ASSERT_EQ(r.steps_solved, 400) << to_string(r.last) << ": " << r.detail;
   EXPECT_LE(r.worst_violation, 1e-9);
   EXPECT_GE(r.worst_phi, -1e-9);
@@ -216,7 +183,7 @@ TEST(HalmPosaLcp, RelinearisationMakesTheLinearisedGapTheTrueOne) {
 TEST(HalmPosaLcp, NoContactMovesOnlyTheFingers) {
   json s = example("halm_posa_push");
   s["commands"] = {{"finger1_y", {{"velocity", -0.1}}}, {"finger2_y", {{"velocity", -0.1}}}};  // away from the disk
-  const Rollout r = rollout(s, 10);
+  const Rollout r = halm_posa_rollout(s, 10);
   ASSERT_EQ(r.steps_solved, 10);
   EXPECT_LT(object_pose(r.final_state).norm(), 1e-15);
   EXPECT_NEAR(r.final_state.q[4], -0.871025 - 0.025, 1e-12);  // finger1_y moved h * 0.1 * 10
@@ -241,7 +208,7 @@ TEST(HalmPosaLcp, TooManyActiveContactsIsBadInputNamingTheCause) {
   s["joints"] = joints;
   s["contacts"]["pairs"] = pairs;
   s["commands"] = json::object();
-  const Rollout r = rollout(s, 1);
+  const Rollout r = halm_posa_rollout(s, 1);
   EXPECT_EQ(r.last, Status::bad_input);
   EXPECT_NE(r.detail.find("contact_margin"), std::string::npos) << r.detail;
 }
