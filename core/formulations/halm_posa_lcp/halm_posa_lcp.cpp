@@ -247,12 +247,26 @@ Status HalmPosaLcp::solve_about(const Model& m, const WorldParams& p, const Eige
       if (certifier_->penetration(J, offset, cert) == Status::infeasible)
         return fail(Status::infeasible, cert.describe(labels));
     }
-    const LcpEnumeration::Result& ex = enumeration_->solve(M, w, 0);
-    if (record_enumeration(ex) != Status::solved) return report_.status;
-    result_->status = Status::solved;
-    result_->z = ex.x;
-    result_->w = ex.w;
-    result_->stats.residual = ex.residual;
+    if (w.head(nc).minCoeff() >= 0) {
+      // No active contact closes under the commanded motion alone: the contacts stay open
+      // and carry nothing, z = [0; 0; 0; gamma] with gamma_k = max(0, -w_T+k, -w_T-k) (rows
+      // (34)-(36) hold exactly). Lemke can end on a ray here when the tangential rows tie
+      // (four arms closing on a square symmetrically at small h), and the exact search's
+      // LP is then no better conditioned than Lemke's pivots.
+      result_->z.setZero(n);
+      for (int k = 0; k < nc; ++k) result_->z[pg + k] = std::max({0.0, -w[pp + k], -w[pm + k]});
+      result_->w = w;
+      result_->w.noalias() += M * result_->z;
+      result_->status = Status::solved;
+      result_->stats.residual = report_.complementarity_residual = 0;
+    } else {
+      const LcpEnumeration::Result& ex = enumeration_->solve(M, w, 0);
+      if (record_enumeration(ex) != Status::solved) return report_.status;
+      result_->status = Status::solved;
+      result_->z = ex.x;
+      result_->w = ex.w;
+      result_->stats.residual = ex.residual;
+    }
   }
 
   // The step: dq_o = A J_o' Lambda (eq. (32)), dq_m = cB J_m' Lambda + h u (eq. (33)).
