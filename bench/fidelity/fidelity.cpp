@@ -6,7 +6,9 @@
 //    object's mean and final position error and each run's wall time;
 //  - friction_map: the gripper of Pang & Tedrake (2018) over finger friction and cylinder
 //    mass: does the cylinder rise with the fingers (lift) or stay (slip), under their MIQP
-//    step, the Anitescu quasi-dynamic step and MuJoCo; where they disagree.
+//    step, the Anitescu quasi-dynamic step and MuJoCo; where they disagree;
+//  - pinch: Halm & Posa's finite-gain LCP (their sec. 6.3: four two-link arms pinch a square)
+//    against MuJoCo with their velocity-feedback servo: error against c and against h.
 // --quick runs a small subset (the CI smoke test); --check exits 1 with a one-line reason when
 // the models disagree where they must agree (see check()).
 #include <CLI/CLI.hpp>
@@ -120,6 +122,9 @@ json trajectory(const std::vector<fidelity::Sample>& run, Object o, size_t every
 // Wall times are the fastest of this many runs (the runs are short: one is noisy).
 constexpr int kRepeats = 3;
 
+// The scene of Halm & Posa's pinch (sec. 6.3), with every parameter the paper leaves open.
+constexpr const char* kPinchScene = "bench/fidelity/scenes/halm_posa_pinch.json";
+
 struct StudyScene {
   std::string name, file;
   double t_end;
@@ -173,6 +178,66 @@ json step_size_study(bool quick, const fidelity::MujocoOptions& mo) {
     }
     out.push_back(js);
   }
+  return out;
+}
+
+// Halm & Posa 2018, sec. 6.3 (Fig. 5): four two-link arms with different velocity-feedback
+// gains pinch a square on a table. Their finite-gain LCP at c = 1000 ... 0.001 (at the scene's
+// h) and at h = 0.1 ... 0.0025 s (at the scene's c) against MuJoCo with the servo the model
+// describes (MujocoWorld: torques D (u - qdot), D = servo_gain B^-1), at two servo gains: the
+// stiffer servo makes the support's friction a smaller part of the forces (closer to the
+// model's c -> 0), at the price of deeper soft contacts.
+json pinch_study(bool quick, const fidelity::MujocoOptions& mo) {
+  const qs::Scene scene = qs::load_scene_file(source(kPinchScene));
+  const qs::Model& m = *scene.model;
+  const Object o = object_of(m);
+  const qs::WorldParams scene_params(m);
+  const double t_end = scene_params.h * m.step.steps;
+  const int every = std::max(1, static_cast<int>(std::lround(1e-3 / mo.dt)));  // a sample per ms
+  json out = {{"scene", m.name}, {"file", kPinchScene}, {"t_end", t_end}, {"h", scene_params.h},
+              {"c", scene_params.feedback_scale_c}, {"mujoco", json::array()},
+              {"c_runs", json::array()}, {"h_runs", json::array()}};
+  std::vector<std::vector<fidelity::Sample>> refs;
+  const std::vector<double> gains = quick ? std::vector<double>{mo.servo_gain}
+                                          : std::vector<double>{mo.servo_gain, 4 * mo.servo_gain};
+  for (const double gain : gains) {
+    fidelity::MujocoOptions o_gain = mo;
+    o_gain.servo_gain = gain;
+    fidelity::MujocoWorld mj(m, scene_params, o_gain);
+    double wall = 1e300;
+    for (int rep = 0; rep < kRepeats; ++rep) {
+      const auto t0 = Clock::now();
+      auto ref = mj.run(t_end, every);
+      wall = std::min(wall, seconds_since(t0));
+      if (rep == 0) refs.push_back(std::move(ref));
+    }
+    const std::vector<double>& end = refs.back().back().q;
+    out["mujoco"].push_back({{"servo_gain", gain}, {"dt", mo.dt}, {"wall_s", wall},
+                             {"final", {end[o.x], end[o.y], end[o.theta]}},
+                             {"max_penetration_m", mj.max_penetration()},
+                             {"trajectory", trajectory(refs.back(), o, 5)}});
+  }
+  auto one = [&](double c, double h) {
+    qs::WorldParams p(m);
+    p.feedback_scale_c = c;
+    p.h = h;
+    QsRun r = run_quasistep(m, p, t_end);
+    for (int rep = 1; rep < kRepeats; ++rep) r.wall = std::min(r.wall, run_quasistep(m, p, t_end).wall);
+    json run = {{"c", c}, {"h", h}, {"steps", static_cast<int>(r.samples.size()) - 1}, {"wall_s", r.wall}};
+    if (!r.failure.empty()) {
+      run["failure"] = r.failure;
+    } else {
+      run["errors"] = json::array();  // against each MuJoCo run, in order
+      for (const auto& ref : refs) run["errors"].push_back(errors(r.samples, ref, o));
+      if (h >= 0.01 - 1e-12) run["trajectory"] = trajectory(r.samples, o, 1);
+    }
+    return run;
+  };
+  const std::vector<double> cs = quick ? std::vector<double>{scene_params.feedback_scale_c}
+                                       : std::vector<double>{1e3, 1e2, 10, 1, 0.1, 0.01, 1e-3};
+  for (const double c : cs) out["c_runs"].push_back(one(c, scene_params.h));
+  if (!quick)
+    for (const double h : {0.1, 0.05, 0.025, 0.01, 0.005, 0.0025}) out["h_runs"].push_back(one(scene_params.feedback_scale_c, h));
   return out;
 }
 
@@ -244,9 +309,23 @@ json friction_map_study(bool quick, const fidelity::MujocoOptions& mo) {
 }
 
 // What must hold for the comparison to mean anything (the CI smoke test): the box push ends
-// where MuJoCo's ends to within 5 mm at h = 0.01 s, and all three grasp models lift at
-// mu = 0.5 and slip at mu = 0.05 (m = 1 kg).
+// where MuJoCo's ends to within 5 mm at h = 0.01 s; all three grasp models lift at mu = 0.5
+// and slip at mu = 0.05 (m = 1 kg); Halm & Posa's pinch at the scene's c and h ends within
+// 10% of MuJoCo's displacement and turn of the square from MuJoCo's (the first servo gain).
 std::string check(const json& doc) {
+  const json& pinch = doc["pinch"];
+  const json& mj = pinch["mujoco"][0];
+  for (const json& r : pinch["c_runs"]) {
+    if (r["c"] != pinch["c"]) continue;
+    if (r.contains("failure")) return "pinch: " + r["failure"].get<std::string>();
+    const double moved = std::hypot(mj["final"][0].get<double>(), mj["final"][1].get<double>());
+    const double turned = std::abs(mj["final"][2].get<double>());
+    const double e = r["errors"][0]["final_position_error_m"], et = r["errors"][0]["final_theta_error_rad"];
+    if (!(e <= 0.1 * moved) || !(et <= 0.1 * turned))
+      return "pinch: the square ends " + std::to_string(e * 1000) + " mm and " + std::to_string(et) +
+             " rad from MuJoCo's (it moved " + std::to_string(moved * 1000) + " mm and turned " + std::to_string(turned) +
+             " rad there)";
+  }
   for (const json& sc : doc["step_size"]) {
     if (sc["scene"] != "anitescu_box_push") continue;
     for (const json& r : sc["runs"]) {
@@ -279,6 +358,8 @@ int main(int argc, char** argv) {
   app.add_flag("--check", check_only, "exit 1 with the reason when the models disagree where they must agree");
   app.add_option("--mjcf", mjcf_scene, "print the MuJoCo model of a scene file and exit")->check(CLI::ExistingFile);
   app.add_option("--dt", mo.dt, "MuJoCo's time step (s)")->check(CLI::PositiveNumber);
+  app.add_option("--servo-gain", mo.servo_gain, "Halm & Posa scenes: MuJoCo's servo torques are servo_gain B^-1 (u - qdot)")
+      ->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
   try {
     if (!mjcf_scene.empty()) {
@@ -289,6 +370,7 @@ int main(int argc, char** argv) {
     json doc = {{"mujoco_version", fidelity::mujoco_version()}, {"quick", quick}};
     doc["step_size"] = step_size_study(quick, mo);
     doc["friction_map"] = friction_map_study(quick, mo);
+    doc["pinch"] = pinch_study(quick, mo);
     if (check_only) {
       const std::string why = check(doc);
       if (!why.empty()) {

@@ -3,7 +3,8 @@
 
 Runs the generator with --quick on a copy of docs/fidelity.md and checks what it wrote: the
 provenance line, a table per scene with a row per mode and step size whose errors are
-numbers, the plots it links (valid SVG files), the friction map with every model's verdict;
+numbers, the plots it links (valid SVG files), the friction map with every model's verdict,
+Halm & Posa's pinch against MuJoCo;
 the text outside the generated regions unchanged; and that a missing program or a page
 without its regions stops the generator with one line and leaves the page as it was.
 
@@ -73,13 +74,26 @@ class FidelityReport(unittest.TestCase):
             self.assertTrue(root.findall(".//{http://www.w3.org/2000/svg}polyline"), f"{link} draws no line")
 
     def test_friction_map_gives_every_models_verdict(self):
-        section = self.text.split("<!-- fidelity friction_map -->")[1]
+        section = self.text.split("<!-- fidelity friction_map -->")[1].split("<!-- /fidelity friction_map -->")[0]
         rows = [line for line in section.splitlines() if re.match(r"^\| \d", line)]
         self.assertTrue(rows)
         for row in rows:
             for cell in [c.strip().strip("*") for c in row.strip("|").split("|")][1:]:
                 self.assertRegex(cell, r"^[Mm]!?[Aa]!?[Dd]!? [-\d]+/[-\d]+/[-\d]+$", row)
         self.assertRegex(section, r"The models disagree in \d+ of \d+ cells\.")
+
+    def test_pinch_compares_the_finite_gain_model_with_mujoco(self):
+        section = self.text.split("<!-- fidelity pinch -->")[1].split("<!-- /fidelity pinch -->")[0]
+        self.assertRegex(section, r"MuJoCo, dt = [\d.e-]+ s, servo gain [\d.]+: [\d.]+ ms for [\d.]+ s of motion; "
+                                  r"the square ends at x = -?[\d.]+ mm, y = -?[\d.]+ mm, theta = -?[\d.]+ mrad; "
+                                  r"deepest soft contact [\d.]+ mm\.")
+        rows = [line for line in section.splitlines() if re.match(r"^\| [\d.e+-]+ \| \d+ \|", line)]
+        self.assertTrue(rows, section)
+        for row in rows:
+            cells = [c.strip() for c in row.strip("|").split("|")]
+            self.assertEqual(len(cells), 5, row)  # c, steps, wall time, position and angle errors
+            for cell in cells[3:]:
+                self.assertRegex(cell, r"^\d+\.\d+ / \d+\.\d+$", row)
 
     def test_text_outside_the_regions_is_kept(self):
         with open(PAGE) as f:
