@@ -67,6 +67,9 @@ struct StepReport {
   /// solved the step's LCP instead; its nodes.
   bool by_enumeration = false;
   long enumeration_nodes = 0;
+  /// halm_posa_lcp: Lemke did not solve and no active contact closes under the command alone,
+  /// so the step took the open-contact solution (no impulse; docs/steppers.md).
+  bool open_contacts = false;
   /// The step was taken as this many equal substeps (ecp_ncp's fallback when the whole
   /// step's MNCP found no solution, core/formulations/ecp_ncp/ecp_ncp.hpp); 1 otherwise.
   int substeps = 1;

@@ -424,6 +424,7 @@ int cmd_run(const RunOptions& opt, std::ostream& out, std::ostream& err) {
   ContactWorkspace ws(m);
   double worst_residual = 0, worst_lin = 0, worst_balance = 0;
   int by_enumeration = 0;  // steps Lemke could not solve and the exact enumeration did
+  int open_contacts = 0;   // steps Lemke could not solve, every contact staying open
   int by_substeps = 0;     // ecp_ncp steps taken as substeps (their whole step found no solution)
   double worst_phi = min_phi(m, ws, s.q);
   const double initial_phi = worst_phi;
@@ -447,6 +448,7 @@ int cmd_run(const RunOptions& opt, std::ostream& out, std::ostream& err) {
     }
     worst_residual = std::max(worst_residual, rep.complementarity_residual);
     by_enumeration += rep.by_enumeration;
+    open_contacts += rep.open_contacts;
     by_substeps += rep.substeps > 1;
     worst_lin = std::min(worst_lin, rep.linearised_penetration);
     worst_balance = std::max(worst_balance, rep.force_balance_residual);
@@ -486,6 +488,7 @@ int cmd_run(const RunOptions& opt, std::ostream& out, std::ostream& err) {
   if (m.body3 && m.body3->dropped_points)
     err << ", hull of " << m.body3->given_points << " points (" << m.body3->dropped_points << " not extreme, dropped)";
   if (by_enumeration) err << ", " << by_enumeration << " solved by enumeration after Lemke's ray";
+  if (open_contacts) err << ", " << open_contacts << " with every contact open after Lemke failed";
   if (by_substeps) err << ", " << by_substeps << " taken as substeps (no solution for the whole step)";
   const auto where = [](const io::Output* o) {
     return o->kind() == io::OutputKind::standard_output ? std::string("standard output") : io::printable(o->path());

@@ -19,10 +19,12 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "mujoco_world.hpp"
+#include "quasistep/core/kinematics.hpp"
 #include "quasistep/core/scene.hpp"
 #include "quasistep/core/stepper.hpp"
 
@@ -72,6 +74,28 @@ QsRun run_quasistep(const qs::Model& m, const qs::WorldParams& p, double t_end) 
   }
   r.wall = seconds_since(t0);
   return r;
+}
+
+// The largest distance between where quasistep's forward kinematics and MuJoCo put a shape's
+// center (disks and boxes) at the scene's initial state: the translation's check (0 up to
+// rounding when the two models are the same scene).
+double translation_error(const qs::Model& m, const qs::WorldParams& p, fidelity::MujocoWorld& mj) {
+  const qs::State s = qs::initial_state(m);
+  std::vector<qs::Pose2<double>> body(m.bodies.size());
+  std::vector<qs::Pose2<double>> joint(m.joints.size());
+  qs::forward_kinematics(m, p, s.q.data(), body.data(), joint.data());
+  double worst = 0;
+  for (size_t k = 0; k < m.shapes.size(); ++k) {
+    const std::optional<qs::Vec2<double>> there = mj.initial_center(static_cast<int>(k));
+    if (!there) continue;
+    const qs::Shape& sh = m.shapes[k];
+    const qs::Vec2<double> local = sh.type == qs::ShapeType::disk
+                                       ? sh.points[0]
+                                       : qs::Vec2<double>{(sh.points[0].x + sh.points[2].x) / 2, (sh.points[0].y + sh.points[2].y) / 2};
+    const qs::Vec2<double> here = body[sh.body].apply(local);
+    worst = std::max(worst, std::hypot(here.x - there->x, here.y - there->y));
+  }
+  return worst;
 }
 
 // Linear interpolation of DOF i of `run` at time t (clamped to its ends).
@@ -142,6 +166,7 @@ json step_size_study(bool quick, const fidelity::MujocoOptions& mo) {
     const Object o = object_of(base);
     const qs::WorldParams scene_params(base);
     fidelity::MujocoWorld mj(base, scene_params, mo);
+    const double translated = translation_error(base, scene_params, mj);
     const int every = std::max(1, static_cast<int>(std::lround(1e-3 / mo.dt)));  // a sample per ms
     std::vector<fidelity::Sample> ref;
     double mj_wall = 1e300;
@@ -150,7 +175,7 @@ json step_size_study(bool quick, const fidelity::MujocoOptions& mo) {
       ref = mj.run(sc.t_end, every);
       mj_wall = std::min(mj_wall, seconds_since(t0));
     }
-    json js = {{"scene", sc.name}, {"t_end", sc.t_end},
+    json js = {{"scene", sc.name}, {"t_end", sc.t_end}, {"translation_error_m", translated},
                {"mujoco", {{"dt", mo.dt}, {"wall_s", mj_wall}, {"trajectory", trajectory(ref, o, 5)}}},
                {"runs", json::array()}};
     for (const bool quasi_dynamic : {false, true}) {
@@ -194,7 +219,9 @@ json pinch_study(bool quick, const fidelity::MujocoOptions& mo) {
   const qs::WorldParams scene_params(m);
   const double t_end = scene_params.h * m.step.steps;
   const int every = std::max(1, static_cast<int>(std::lround(1e-3 / mo.dt)));  // a sample per ms
+  fidelity::MujocoWorld mj_scene(m, scene_params, mo);
   json out = {{"scene", m.name}, {"file", kPinchScene}, {"t_end", t_end}, {"h", scene_params.h},
+              {"translation_error_m", translation_error(m, scene_params, mj_scene)},
               {"c", scene_params.feedback_scale_c}, {"mujoco", json::array()},
               {"c_runs", json::array()}, {"h_runs", json::array()}};
   std::vector<std::vector<fidelity::Sample>> refs;
@@ -309,10 +336,18 @@ json friction_map_study(bool quick, const fidelity::MujocoOptions& mo) {
 }
 
 // What must hold for the comparison to mean anything (the CI smoke test): the box push ends
-// where MuJoCo's ends to within 5 mm at h = 0.01 s; all three grasp models lift at mu = 0.5
+// where MuJoCo's ends to within 5 mm at h = 0.01 s; every disk and box starts where quasistep
+// puts it; all three grasp models lift at mu = 0.5
 // and slip at mu = 0.05 (m = 1 kg); Halm & Posa's pinch at the scene's c and h ends within
 // 10% of MuJoCo's displacement and turn of the square from MuJoCo's (the first servo gain).
 std::string check(const json& doc) {
+  // The MuJoCo model puts every disk and box where quasistep does (1 nm: rounding).
+  std::vector<const json*> scenes = {&doc["pinch"]};
+  for (const json& sc : doc["step_size"]) scenes.push_back(&sc);
+  for (const json* sc : scenes)
+    if (!((*sc)["translation_error_m"].get<double>() <= 1e-9))
+      return (*sc)["scene"].get<std::string>() + ": MuJoCo places a shape " +
+             std::to_string((*sc)["translation_error_m"].get<double>()) + " m from where quasistep does";
   const json& pinch = doc["pinch"];
   const json& mj = pinch["mujoco"][0];
   for (const json& r : pinch["c_runs"]) {

@@ -305,6 +305,16 @@ void MujocoWorld::reset() {
   mj_forward(m_, d_);
 }
 
+std::optional<qs::Vec2<double>> MujocoWorld::initial_center(int shape) {
+  const qs::ShapeType type = model_.shapes[shape].type;
+  if (type != qs::ShapeType::disk && type != qs::ShapeType::box && type != qs::ShapeType::polygon) return std::nullopt;
+  const int id = mj_name2id(m_, mjOBJ_GEOM, shape_geom(shape).c_str());
+  if (id < 0) return std::nullopt;
+  reset();
+  const double* p = d_->geom_xpos + 3 * id;
+  return model_.world.type == qs::WorldType::tabletop ? qs::Vec2<double>{p[0], p[1]} : qs::Vec2<double>{p[0], p[2]};
+}
+
 void MujocoWorld::read_q(std::vector<double>& q) const {
   q.resize(model_.n_q());
   for (int i = 0; i < model_.n_q(); ++i) q[i] = d_->qpos[qpos_of_dof_[i]];

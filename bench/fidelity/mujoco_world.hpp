@@ -27,6 +27,7 @@
 #include <Eigen/Dense>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,11 @@ class MujocoWorld {
   /// Simulates from the scene's initial state to time t_end; returns the DOFs every
   /// `sample_every` steps (and at the end). Restarts from the initial state on each call.
   std::vector<Sample> run(double t_end, int sample_every);
+
+  /// Where MuJoCo puts shape `shape`'s geom at the scene's initial state, in the scene's
+  /// plane (its center: a disk's center, a box's middle); nothing for shapes without a
+  /// center (points, segments, capsules, half-planes). For checking the translation.
+  std::optional<qs::Vec2<double>> initial_center(int shape);
 
   /// The deepest overlap of any contact (MuJoCo's contacts are soft) during the last run (m).
   double max_penetration() const { return max_penetration_; }

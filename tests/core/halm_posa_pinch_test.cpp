@@ -55,8 +55,8 @@ TEST(HalmPosaPinch, TheSquareMovesTowardTheWeakerArmsAndTurns) {
 }
 
 // At small steps the tips need several steps to reach the faces: the first steps' LCPs have
-// every contact open, their tangential rows tied by symmetry, and Lemke can end on a ray;
-// the stepper then takes the open-contact solution (no impulse), exactly.
+// every contact open, their tangential rows tied by symmetry, and Lemke fails on them; the
+// stepper then takes the open-contact solution (no impulse), exactly.
 TEST(HalmPosaPinch, SmallStepsCloseTheGapsAndGrip) {
   json s = pinch_json();
   s["step"]["h"] = 0.0025;
@@ -65,6 +65,30 @@ TEST(HalmPosaPinch, SmallStepsCloseTheGapsAndGrip) {
   EXPECT_LE(r.worst_violation, 1e-9);
   EXPECT_GE(r.worst_phi, -1e-6);
   EXPECT_GT(r.object.back().z(), 0.0);  // gripped and turning
+  EXPECT_GT(r.open_contact_steps, 0);   // the path under test was taken
+}
+
+// The open-contact solution solves the LCP it replaces, and nothing else takes it.
+TEST(HalmPosaPinch, OpenContactSolutionSolvesTheStepsLcp) {
+  json s = pinch_json();
+  s["step"]["h"] = 0.0025;
+  const Scene scene = parse_scene(s.dump());
+  const Model& m = *scene.model;
+  HalmPosaLcp stepper(m);
+  State st = initial_state(m);
+  ASSERT_EQ(stepper.step(m, st), Status::solved) << stepper.report().detail;
+  ASSERT_TRUE(stepper.report().open_contacts);
+  const Eigen::VectorXd z = stepper.result().z;
+  const auto w = stepper.lcp_vector();
+  const Eigen::Index k = w.size() / 4;
+  EXPECT_EQ(z.head(3 * k).cwiseAbs().maxCoeff(), 0.0);  // no impulse
+  EXPECT_EQ(test::lcp_violation(stepper), 0.0);
+  // At the scene's own step the tips close in one step: Lemke solves it, not this path.
+  const Scene own = parse_scene(pinch_json().dump());
+  HalmPosaLcp s2(*own.model);
+  State st2 = initial_state(*own.model);
+  ASSERT_EQ(s2.step(*own.model, st2), Status::solved);
+  EXPECT_FALSE(s2.report().open_contacts);
 }
 
 // The different gains move the square; the arms' pinwheel turns it, gains or not.

@@ -39,6 +39,7 @@ struct HalmPosaRollout {
   double worst_violation = 0;           // of any solved step's LCP
   double worst_phi = 0;                 // most negative true gap of any slot at any state
   std::vector<Eigen::Vector3d> object;  // the object's pose (x, y, theta) after each solved step
+  int open_contact_steps = 0;           // steps taken as the open-contact solution (report().open_contacts)
 };
 
 /// Steps the scene (`steps`, or the scene's own count when negative) with Halm & Posa's
@@ -58,6 +59,7 @@ inline HalmPosaRollout halm_posa_rollout(const nlohmann::json& scene_json, int s
       break;
     }
     ++r.steps_solved;
+    r.open_contact_steps += stepper.report().open_contacts;
     r.worst_violation = std::max(r.worst_violation, lcp_violation(stepper));
     EXPECT_LE(stepper.report().complementarity_residual, 1e-9) << "step " << l;
     ws.evaluate(m, s.q.data());

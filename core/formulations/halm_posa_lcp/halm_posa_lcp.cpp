@@ -250,15 +250,16 @@ Status HalmPosaLcp::solve_about(const Model& m, const WorldParams& p, const Eige
     if (w.head(nc).minCoeff() >= 0) {
       // No active contact closes under the commanded motion alone: the contacts stay open
       // and carry nothing, z = [0; 0; 0; gamma] with gamma_k = max(0, -w_T+k, -w_T-k) (rows
-      // (34)-(36) hold exactly). Lemke can end on a ray here when the tangential rows tie
-      // (four arms closing on a square symmetrically at small h), and the exact search's
-      // LP is then no better conditioned than Lemke's pivots.
+      // (34)-(36) hold exactly). Lemke can fail here (a ray, or a refinement that does not
+      // reach the tolerance) when the tangential rows tie: four arms closing on a square
+      // symmetrically at small h; the exact search's root LP failed on the same problems.
       result_->z.setZero(n);
       for (int k = 0; k < nc; ++k) result_->z[pg + k] = std::max({0.0, -w[pp + k], -w[pm + k]});
       result_->w = w;
       result_->w.noalias() += M * result_->z;
       result_->status = Status::solved;
       result_->stats.residual = report_.complementarity_residual = 0;
+      report_.open_contacts = true;
     } else {
       const LcpEnumeration::Result& ex = enumeration_->solve(M, w, 0);
       if (record_enumeration(ex) != Status::solved) return report_.status;

@@ -24,7 +24,9 @@
 // that squeezes or jams has no solution. So when Lemke ends on a ray the step (1) for
 // perfect velocity, asks an LP whether any object displacement keeps every active contact
 // non-penetrating (`infeasible` with the Farkas certificate when none does,
-// core/step_certificate.hpp); then (2) solves the LCP exactly by enumeration
+// core/step_certificate.hpp); then, when no active contact closes under the command alone
+// (every phi + J_n,m h u >= 0), takes the open-contact solution (no impulse,
+// report().open_contacts); otherwise (2) solves the LCP exactly by enumeration
 // (kernels/lcp_enumeration.hpp): a solution, or `infeasible` when every branch is empty,
 // or `not_found` at its node limit.
 //
