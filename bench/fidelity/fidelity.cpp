@@ -335,11 +335,11 @@ json friction_map_study(bool quick, const fidelity::MujocoOptions& mo) {
   return {{"lift_time_s", kLiftTime}, {"lift_threshold_m", kLiftThreshold}, {"cells", cells}};
 }
 
-// What must hold for the comparison to mean anything (the CI smoke test): the box push ends
-// where MuJoCo's ends to within 5 mm at h = 0.01 s; every disk and box starts where quasistep
-// puts it; all three grasp models lift at mu = 0.5
-// and slip at mu = 0.05 (m = 1 kg); Halm & Posa's pinch at the scene's c and h ends within
-// 10% of MuJoCo's displacement and turn of the square from MuJoCo's (the first servo gain).
+// What must hold for the comparison to mean anything (the CI smoke test): every disk and box
+// of the translated scenes starts where quasistep puts it; the box push ends where MuJoCo's
+// ends to within 5 mm at h = 0.01 s; all three grasp models lift at mu = 0.5 and slip at
+// mu = 0.05 (m = 1 kg); Halm & Posa's pinch at the scene's c and h ends within 10% of
+// MuJoCo's displacement and turn of the square from MuJoCo's (the first servo gain).
 std::string check(const json& doc) {
   // The MuJoCo model puts every disk and box where quasistep does (1 nm: rounding).
   std::vector<const json*> scenes = {&doc["pinch"]};
