@@ -137,8 +137,15 @@ const LcpEnumeration::Result& LcpEnumeration::solve(const Eigen::Ref<const Eigen
     return result_;
   }
   Relaxation& r = *relax_;
-  r.M = M;
-  r.q = q;
+  // The LPs' tolerances have an absolute floor (dense_lp.hpp: 1 + max|b| + ...), so a problem
+  // whose q is far below 1 (a step of micrometres) passes points that ignore q, at the root
+  // LP or at a leaf. Solve it scaled by powers of two (exact) to max|M| and max|q| of about
+  // 1: M' = M / a, q' = q / s, whose solution is x' = x a / s.
+  const double m_max = M.cwiseAbs().maxCoeff(), q_max = q.cwiseAbs().maxCoeff();
+  const double a = m_max > 0 ? std::exp2(std::round(std::log2(m_max))) : 1.0;
+  const double s = q_max > 0 ? std::exp2(std::round(std::log2(q_max))) : 1.0;
+  r.M = M / a;
+  r.q = q / s;
   r.n = static_cast<int>(q.size());
   r.k = free;
   r.m = r.n - free;
@@ -154,7 +161,7 @@ const LcpEnumeration::Result& LcpEnumeration::solve(const Eigen::Ref<const Eigen
   result_.stats = out.stats;
   result_.status = out.status;
   if (out.status == Status::solved) {
-    result_.x = out.solution.head(r.n);
+    result_.x = out.solution.head(r.n) * (s / a);
     result_.w = M * result_.x + q;
     // The acceptance test in each row's own units (docs/kernels.md, Lemke's "Scale"): the
     // LPs' feasibility tolerance has an absolute floor, so with data of 1e-12 a point that

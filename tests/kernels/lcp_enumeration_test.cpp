@@ -76,6 +76,39 @@ TEST(LcpEnumeration, AgreesWithBruteForceAndSolvesWhereLemkeFails) {
   EXPECT_GT(lemke_missed, 5);
 }
 
+// The verdict does not depend on the data's scale: the LPs' tolerances have an absolute
+// floor, and a q of 1e-9 (a step of nanometres) used to end in numerical_failure on about
+// every other problem. Scales that are not powers of two included.
+TEST(LcpEnumeration, SameVerdictAtAnyScaleOfTheData) {
+  std::mt19937_64 rng(31);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  LcpEnumeration exact(8);
+  int solvable = 0, unsolvable = 0;
+  for (int trial = 0; trial < 150; ++trial) {
+    const int n = 2 + trial % 4;
+    Eigen::MatrixXd M(n, n);
+    Eigen::VectorXd q(n);
+    for (int i = 0; i < n; ++i) {
+      q[i] = u(rng);
+      for (int j = 0; j < n; ++j) M(i, j) = u(rng);
+    }
+    const bool truth = brute_force_solvable(M, q);
+    (truth ? solvable : unsolvable)++;
+    for (const double sm : {1e-3, 1.0, 3e3})
+      for (const double sq : {3e-10, 1e-6, 1.0, 7e4}) {
+        const auto& r = exact.solve(sm * M, sq * q, 0);
+        if (truth) {
+          ASSERT_EQ(r.status, Status::solved) << "trial " << trial << ", M x " << sm << ", q x " << sq;
+          EXPECT_LE(r.residual, 1e-9);
+        } else {
+          EXPECT_EQ(r.status, Status::infeasible) << "trial " << trial << ", M x " << sm << ", q x " << sq;
+        }
+      }
+  }
+  EXPECT_GT(solvable, 30);
+  EXPECT_GT(unsolvable, 5);
+}
+
 TEST(LcpEnumeration, ProvesTheOneDimensionalInfeasibleLcp) {
   LcpEnumeration exact(4);
   const Eigen::MatrixXd M = Eigen::MatrixXd::Constant(1, 1, -1.0);
