@@ -7,6 +7,7 @@
 
 #include <Eigen/Dense>
 #include <random>
+#include <utility>
 #include <tbb/global_control.h>
 
 #include "quasistep/kernels/lemke.hpp"
@@ -41,21 +42,27 @@ bool brute_force_solvable(const Eigen::MatrixXd& M, const Eigen::VectorXd& q) {
   return false;
 }
 
+/// A random LCP of size n, entries uniform in (-1, 1), drawn row by row (q_i, then M_i.).
+std::pair<Eigen::MatrixXd, Eigen::VectorXd> random_lcp(std::mt19937_64& rng, int n) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  Eigen::MatrixXd M(n, n);
+  Eigen::VectorXd q(n);
+  for (int i = 0; i < n; ++i) {
+    q[i] = u(rng);
+    for (int j = 0; j < n; ++j) M(i, j) = u(rng);
+  }
+  return {M, q};
+}
+
 TEST(LcpEnumeration, AgreesWithBruteForceAndSolvesWhereLemkeFails) {
   std::mt19937_64 rng(2026);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
   Lemke<8> lemke;
   Lemke<8>::Result lr;
   LcpEnumeration exact(8);
   int solvable = 0, unsolvable = 0, lemke_missed = 0;
   for (int trial = 0; trial < 600; ++trial) {
     const int n = 2 + trial % 4;
-    Eigen::MatrixXd M(n, n);
-    Eigen::VectorXd q(n);
-    for (int i = 0; i < n; ++i) {
-      q[i] = u(rng);
-      for (int j = 0; j < n; ++j) M(i, j) = u(rng);
-    }
+    const auto [M, q] = random_lcp(rng, n);
     const bool truth = brute_force_solvable(M, q);
     const auto& r = exact.solve(M, q, 0);
     if (truth) {
@@ -81,17 +88,11 @@ TEST(LcpEnumeration, AgreesWithBruteForceAndSolvesWhereLemkeFails) {
 // every other problem. Scales that are not powers of two included.
 TEST(LcpEnumeration, SameVerdictAtAnyScaleOfTheData) {
   std::mt19937_64 rng(31);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
   LcpEnumeration exact(8);
   int solvable = 0, unsolvable = 0;
   for (int trial = 0; trial < 150; ++trial) {
     const int n = 2 + trial % 4;
-    Eigen::MatrixXd M(n, n);
-    Eigen::VectorXd q(n);
-    for (int i = 0; i < n; ++i) {
-      q[i] = u(rng);
-      for (int j = 0; j < n; ++j) M(i, j) = u(rng);
-    }
+    const auto [M, q] = random_lcp(rng, n);
     const bool truth = brute_force_solvable(M, q);
     (truth ? solvable : unsolvable)++;
     for (const double sm : {1e-3, 1.0, 3e3})
