@@ -138,7 +138,7 @@ const LcpEnumeration::Result& LcpEnumeration::solve(const Eigen::Ref<const Eigen
   }
   Relaxation& r = *relax_;
   // The LPs' tolerances have an absolute floor (dense_lp.hpp: 1 + max|b| + ...), so a problem
-  // whose q is far below 1 (a step of micrometres) passes points that ignore q, at the root
+  // whose q is far below 1 (a step of nanometres) passes points that ignore q, at the root
   // LP or at a leaf. Solve it scaled by powers of two (exact) to max|M| and max|q| of about
   // 1: M' = M / a, q' = q / s, whose solution is x' = x a / s.
   const double m_max = M.cwiseAbs().maxCoeff(), q_max = q.cwiseAbs().maxCoeff();
