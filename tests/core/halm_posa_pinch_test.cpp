@@ -8,12 +8,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "quasistep/core/formulations/halm_posa_lcp/halm_posa_lcp.hpp"
 #include "quasistep/core/scene.hpp"
+#include "tests/support/example_json.hpp"
 #include "tests/support/halm_posa_checks.hpp"
 
 namespace qs {
@@ -21,10 +21,7 @@ namespace {
 
 using nlohmann::json;
 
-json pinch_json() {
-  std::ifstream in(std::string(QUASISTEP_SOURCE_DIR) + "/bench/fidelity/scenes/halm_posa_pinch.json");
-  return json::parse(in);
-}
+json pinch_json() { return test::source_json("bench/fidelity/scenes/halm_posa_pinch.json"); }
 
 TEST(HalmPosaPinch, HasNoPerfectVelocitySolution) {
   const Scene scene = parse_scene(test::perfect_velocity(pinch_json()).dump());
