@@ -71,6 +71,7 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include "quasistep/kernels/bnb_stats.hpp"
 #include "quasistep/kernels/status.hpp"
 
 namespace qs {
@@ -101,18 +102,6 @@ struct BnbOptions {
   bool stop_at_first_leaf = false;
   /// Drop dominated open nodes (file comment): fewer nodes, the same answer.
   bool prune_dominated = true;
-};
-
-struct BnbStats {
-  long nodes = 0;        // relaxations evaluated
-  long leaves = 0;       // nodes whose relaxation satisfied every disjunction
-  long pruned = 0;       // open nodes dropped by bound (never evaluated)
-  long dominated = 0;    // open nodes dropped as dominated by a candidate (never evaluated)
-  long infeasible = 0;   // nodes whose relaxation was empty
-  int max_depth = 0;     // most disjunctions fixed in an evaluated node
-  int branched = 0;      // distinct disjunctions branched on (of K; the rest were never split)
-  int rounds = 0;
-  double seconds = 0;    // wall time
 };
 
 /// Relaxation concept (see tests/kernels/branch_and_bound_test.cpp for a complete one):

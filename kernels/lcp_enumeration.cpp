@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "quasistep/kernels/branch_and_bound.hpp"
+#include "quasistep/kernels/dense_lp.hpp"
 #include "quasistep/kernels/lemke.hpp"
 
 namespace qs {

@@ -23,11 +23,13 @@
 #include <memory>
 #include <vector>
 
-#include "quasistep/kernels/branch_and_bound.hpp"
-#include "quasistep/kernels/dense_lp.hpp"
+#include "quasistep/kernels/bnb_stats.hpp"
 #include "quasistep/kernels/status.hpp"
 
 namespace qs {
+
+template <class Relaxation>
+class BranchAndBound;  // kernels/branch_and_bound.hpp, included where the search runs
 
 struct LcpEnumerationOptions {
   long max_nodes = 4096;

@@ -17,7 +17,7 @@
 #include "tests/support/model_parameters.hpp"
 #include "tests/support/bitwise.hpp"
 
-namespace qs {
+namespace qs::anitescu_lanes_test {
 namespace {
 
 Scene load(const std::string& name) {
@@ -188,4 +188,4 @@ TEST(AnitescuLanes, OtherVariedParametersUseThePerWorldPath) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::anitescu_lanes_test

@@ -11,7 +11,7 @@
 #include "quasistep/core/scene.hpp"
 #include "tests/support/allocation_counter.hpp"
 
-namespace qs {
+namespace qs::batch_allocation_test {
 namespace {
 
 TEST(BatchAllocation, StepsAfterTheFirstAllocateNothing) {
@@ -103,4 +103,4 @@ TEST(BatchAllocation, RolloutCallsAfterTheFirstAllocateNothing) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::batch_allocation_test

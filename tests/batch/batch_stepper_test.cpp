@@ -25,7 +25,7 @@
 #include "tests/support/batch_error.hpp"
 #include "tests/support/example_json.hpp"
 
-namespace qs {
+namespace qs::batch_stepper_test {
 namespace {
 
 Scene load(const char* rel) { return load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/" + rel); }
@@ -467,4 +467,4 @@ TEST(BatchStepper, EveryKindOfParameterStepsAsTheSceneWithThatValue) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::batch_stepper_test

@@ -24,7 +24,7 @@
 #include "tests/support/example_json.hpp"
 #include "tests/support/lcp_check.hpp"
 
-namespace qs {
+namespace qs::halm_posa_lanes_test {
 namespace {
 
 using nlohmann::json;
@@ -262,4 +262,4 @@ TEST(HalmPosaLanes, TemplateAndCompactedSolverTakeTheSameSteps) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::halm_posa_lanes_test

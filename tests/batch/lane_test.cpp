@@ -12,7 +12,7 @@
 #include <random>
 #include <vector>
 
-namespace qs {
+namespace qs::lane_test {
 namespace {
 
 using test::same_bits;
@@ -118,4 +118,4 @@ TEST(Lane, MaskReductionsAndLogic) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::lane_test

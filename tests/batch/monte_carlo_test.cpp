@@ -22,7 +22,7 @@
 #include "tests/support/bitwise.hpp"
 #include "tests/support/example_json.hpp"
 
-namespace qs {
+namespace qs::monte_carlo_test {
 namespace {
 
 using nlohmann::json;
@@ -549,4 +549,4 @@ TEST(McBatch, AFreeBodysPoseThatIsNotADofChangesTheWorld) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::monte_carlo_test

@@ -21,7 +21,7 @@
 #include "tests/support/bitwise.hpp"
 #include "tests/support/example_json.hpp"
 
-namespace qs {
+namespace qs::rollout_test {
 namespace {
 
 using test::error_of;
@@ -278,4 +278,4 @@ TEST(PushMpc, ReachesTheGoalFromAFixedSeed) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::rollout_test

@@ -26,7 +26,7 @@
 #include "tests/support/batch_error.hpp"
 #include "tests/support/distributions.hpp"
 
-namespace qs {
+namespace qs::sampling_test {
 namespace {
 
 using nlohmann::json;
@@ -233,9 +233,9 @@ TEST(Sampling, ReaderRefusesNormalForBoundedParameter) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::sampling_test
 
-namespace qs {
+namespace qs::sampling_test {
 namespace {
 
 /// sample_world: a study's sample stepped alone by the scene's Stepper ends bitwise where
@@ -266,4 +266,4 @@ TEST(Sampling, ASampleWorldStepsAsTheStudyRanIt) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::sampling_test

@@ -19,7 +19,7 @@
 #include "quasistep/kernels/ucp.hpp"
 #include "tests/support/allocation_counter.hpp"
 
-namespace qs {
+namespace qs::allocation_free_test {
 namespace {
 
 TEST(AllocationCounter, SeesAllocations) {
@@ -232,4 +232,4 @@ TEST(AllocationFree, UcpExactRepeatedSolve) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::allocation_free_test

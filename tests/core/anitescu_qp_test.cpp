@@ -21,7 +21,7 @@
 #include "tests/support/example_json.hpp"
 #include "tests/support/cli_run.hpp"
 
-namespace qs {
+namespace qs::anitescu_qp_test {
 namespace {
 
 /// Where anitescu_qp keeps the impedance reference q̄_a in State::memory.
@@ -557,4 +557,4 @@ TEST(AnitescuQp, CliRunsEveryExample) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::anitescu_qp_test

@@ -10,7 +10,7 @@
 
 #include "quasistep/core/scene.hpp"
 
-namespace qs {
+namespace qs::contacts_test {
 namespace {
 
 std::string source_path(const std::string& rel) { return std::string(QUASISTEP_SOURCE_DIR) + "/" + rel; }
@@ -248,4 +248,4 @@ TEST(ContactsPenetration, BoxSunkIntoFloorHasNegativePhiAtItsLowVertices) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::contacts_test

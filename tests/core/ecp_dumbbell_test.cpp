@@ -17,7 +17,7 @@
 #include "quasistep/core/scene.hpp"
 #include "tests/support/ecp_step_checks.hpp"
 
-namespace qs {
+namespace qs::ecp_dumbbell_test {
 namespace {
 
 using json = nlohmann::json;
@@ -109,4 +109,4 @@ TEST(EcpDumbbell, LyingItRollsAndTurnsWithItsCentreAtTheRadiusAndTheEcpOnTheCont
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::ecp_dumbbell_test

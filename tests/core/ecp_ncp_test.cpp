@@ -20,7 +20,7 @@
 #include "quasistep/core/scene.hpp"
 #include "tools/cli.hpp"
 
-namespace qs {
+namespace qs::ecp_ncp_test {
 namespace {
 
 using json = nlohmann::json;
@@ -426,4 +426,4 @@ TEST(EcpCli, RunWritesTheThirteenStateColumnsThenTheEcpAndNormalImpulse) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::ecp_ncp_test

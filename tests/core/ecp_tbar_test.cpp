@@ -20,7 +20,7 @@
 #include "tests/support/ecp_step_checks.hpp"
 #include "tests/support/example_json.hpp"
 
-namespace qs {
+namespace qs::ecp_tbar_test {
 namespace {
 
 using json = nlohmann::json;
@@ -274,4 +274,4 @@ TEST(EcpTbarRocking, PhaseTwoRepeatsPhaseOneStepForStep) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::ecp_tbar_test

@@ -15,7 +15,7 @@
 #include "quasistep/core/stepper.hpp"
 #include "tests/support/example_json.hpp"
 
-namespace qs {
+namespace qs::formulation_table_test {
 namespace {
 
 constexpr Formulation kAll[] = {Formulation::trinkle_lcp,   Formulation::perfect_velocity_lcp,
@@ -128,4 +128,4 @@ TEST(FormulationTable, TimeSteppingRowsBuildTheirStepperAndRunInABatch) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::formulation_table_test

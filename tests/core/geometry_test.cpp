@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-namespace qs::geometry {
+namespace qs::geometry::geometry_test {
 namespace {
 
 using V = Vec2<double>;
@@ -133,4 +133,4 @@ TEST_F(GeometryPolygon, ContinuousAcrossTheBoundary) {
 }
 
 }  // namespace
-}  // namespace qs::geometry
+}  // namespace qs::geometry::geometry_test

@@ -25,7 +25,7 @@
 #include "tests/support/halm_posa_checks.hpp"
 #include "tests/support/lcp_check.hpp"
 
-namespace qs {
+namespace qs::halm_posa_fig2_test {
 namespace {
 
 using nlohmann::json;
@@ -186,4 +186,4 @@ TEST(HalmPosaFig2, AnInwardNudgeOfTheGrazeJamsOnlyPerfectVelocity) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::halm_posa_fig2_test

@@ -19,7 +19,7 @@
 #include "tests/support/halm_posa_checks.hpp"
 #include "tests/support/lcp_check.hpp"
 
-namespace qs {
+namespace qs::halm_posa_lcp_test {
 namespace {
 
 using nlohmann::json;
@@ -214,4 +214,4 @@ TEST(HalmPosaLcp, TooManyActiveContactsIsBadInputNamingTheCause) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::halm_posa_lcp_test

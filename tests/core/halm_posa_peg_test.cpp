@@ -22,7 +22,7 @@
 #include "quasistep/core/scene.hpp"
 #include "tests/support/lcp_check.hpp"
 
-namespace qs {
+namespace qs::halm_posa_peg_test {
 namespace {
 
 constexpr int kSteps = 268;
@@ -191,4 +191,4 @@ TEST(HalmPosaPeg, RelinearisationDrivesThePenetrationOfTheRotatingPegDown) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::halm_posa_peg_test

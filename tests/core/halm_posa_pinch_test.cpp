@@ -16,7 +16,7 @@
 #include "tests/support/example_json.hpp"
 #include "tests/support/halm_posa_checks.hpp"
 
-namespace qs {
+namespace qs::halm_posa_pinch_test {
 namespace {
 
 using nlohmann::json;
@@ -99,4 +99,4 @@ TEST(HalmPosaPinch, EqualGainsTurnTheSquareInPlace) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::halm_posa_pinch_test

@@ -8,7 +8,7 @@
 
 #include "quasistep/core/scene.hpp"
 
-namespace qs {
+namespace qs::kinematics_test {
 namespace {
 
 constexpr const char* kArm = R"({
@@ -115,4 +115,4 @@ TEST(Kinematics, TabletopHasNoInPlaneGravity) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::kinematics_test

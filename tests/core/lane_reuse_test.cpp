@@ -12,7 +12,7 @@
 #include "quasistep/core/scene.hpp"
 #include "tests/support/bitwise.hpp"
 
-namespace qs {
+namespace qs::lane_reuse_test {
 namespace {
 
 using test::same_bits;
@@ -60,4 +60,4 @@ TEST(LaneReuse, ContactFramesAndJacobiansPerLaneEqualTheScalarPathBitwise) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::lane_reuse_test

@@ -21,7 +21,7 @@
 #include "quasistep/core/scene.hpp"
 #include "tests/support/lcp_check.hpp"
 
-namespace qs {
+namespace qs::limit_surface_test {
 namespace {
 
 using V = Vec2<double>;
@@ -556,4 +556,4 @@ TEST(SupportPressure, HalmPosaSequenceOfProgramsConvergesToTheTrueSurface) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::limit_surface_test

@@ -38,7 +38,7 @@
 #include "quasistep/core/scene.hpp"
 #include "tests/support/example_json.hpp"
 
-namespace qs {
+namespace qs::pang_tedrake_hard_scenes_test {
 namespace {
 
 using nlohmann::json;
@@ -297,4 +297,4 @@ TEST(PangTedrakeHardScenes, Box72WithTheCurrentElasticBound) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::pang_tedrake_hard_scenes_test

@@ -17,7 +17,7 @@
 #include "quasistep/core/stepper.hpp"
 #include "tests/support/instrumented.hpp"
 
-namespace qs {
+namespace qs::pang_tedrake_miqp_test {
 namespace {
 
 using nlohmann::json;
@@ -540,4 +540,4 @@ TEST(PangTedrakeMiqp, NodeLimitReportsTheBestIncumbentAndBound) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::pang_tedrake_miqp_test

@@ -11,7 +11,7 @@
 
 #include "quasistep/core/scene.hpp"
 
-namespace qs {
+namespace qs::plan_spec_test {
 namespace {
 
 using json = nlohmann::json;
@@ -142,4 +142,4 @@ TEST(PlanSpec, ABoundedThetaIsChecked) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::plan_spec_test

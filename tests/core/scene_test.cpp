@@ -22,7 +22,7 @@
 
 #include "tests/support/instrumented.hpp"
 
-namespace qs {
+namespace qs::scene_test {
 namespace {
 
 using json = nlohmann::json;
@@ -1716,4 +1716,4 @@ TEST(SceneSize, AutoPairsKeepTheirOrderAmongManyFixedBodies) {
   EXPECT_EQ(m.n_slots(), static_cast<int>(want.size()));
 }
 
-}  // namespace qs
+}  // namespace qs::scene_test

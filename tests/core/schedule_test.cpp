@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-namespace qs {
+namespace qs::schedule_test {
 namespace {
 
 TEST(Schedule, DefaultIsZero) { EXPECT_EQ(Schedule()(3.0), 0.0); }
@@ -44,4 +44,4 @@ TEST(Schedule, SumOfSinusoidsOnTopOfPiecewiseConstant) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::schedule_test

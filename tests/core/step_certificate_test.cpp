@@ -18,7 +18,7 @@
 #include "quasistep/core/scene.hpp"
 #include "quasistep/core/formulations/trinkle_lcp/trinkle_lcp.hpp"
 
-namespace qs {
+namespace qs::step_certificate_test {
 namespace {
 
 using Eigen::MatrixXd;
@@ -355,4 +355,4 @@ TEST(StepCertificate, GripperSqueezeStepIsProvenToPenetrate) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::step_certificate_test

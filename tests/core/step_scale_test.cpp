@@ -15,7 +15,7 @@
 #include "tests/support/example_json.hpp"
 #include "tests/support/lcp_verify.hpp"
 
-namespace qs {
+namespace qs::step_scale_test {
 namespace {
 
 /// Steps `file` at step h for `steps` steps; every solved step must have the ground's normal
@@ -148,4 +148,4 @@ TEST(StepScale, RelativeBalanceJudgesTheStepInItsOwnUnits) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::step_scale_test

@@ -13,7 +13,7 @@
 
 #include "quasistep/core/scene.hpp"
 
-namespace qs {
+namespace qs::trinkle_lcp_test {
 namespace {
 
 const std::string kGripper = std::string(QUASISTEP_SOURCE_DIR) + "/examples/pang_tedrake_gripper.json";
@@ -207,4 +207,4 @@ TEST(TrinkleLcp, StackedObjectsStayInForceBalance) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::trinkle_lcp_test

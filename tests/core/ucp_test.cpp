@@ -23,7 +23,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
-namespace qs {
+namespace qs::ucp_test {
 namespace {
 
 UcpData data_set(int k) {
@@ -815,4 +815,4 @@ TEST(UcpFrictionSweep, DataSet2EveryFrictionSettingIsSettled) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::ucp_test

@@ -14,7 +14,7 @@
 #include "tests/support/bitwise.hpp"
 #include "tests/support/model_parameters.hpp"
 
-namespace qs {
+namespace qs::world_params_test {
 namespace {
 
 Scene load(const char* rel) { return load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/" + rel); }
@@ -166,4 +166,4 @@ TEST(StepPipeline, CommandsInTheParametersReplaceTheSchedules) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::world_params_test

@@ -13,7 +13,7 @@
 #include <random>
 #include <tbb/global_control.h>
 
-namespace qs {
+namespace qs::branch_and_bound_test {
 namespace {
 
 constexpr int kMaxItems = 20;
@@ -393,4 +393,4 @@ TEST(BranchAndBound, WrongNumberOfDisjunctionsIsBadInput) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::branch_and_bound_test

@@ -9,7 +9,7 @@
 #include "quasistep/kernels/dense_lp.hpp"
 #include "tests/support/allocation_counter.hpp"
 
-namespace qs {
+namespace qs::dense_lp_allocation_test {
 namespace {
 
 TEST(DenseLpAllocationFree, SolvesChecksAndAdjacency) {
@@ -71,4 +71,4 @@ TEST(DenseLpAllocationFree, SolvesChecksAndAdjacency) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::dense_lp_allocation_test

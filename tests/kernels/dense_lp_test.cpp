@@ -15,7 +15,7 @@
 #include <random>
 #include <vector>
 
-namespace qs {
+namespace qs::dense_lp_test {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -1131,4 +1131,4 @@ TEST(DenseLpRandom, CapacityLimits) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::dense_lp_test

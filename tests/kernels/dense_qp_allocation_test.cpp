@@ -10,7 +10,7 @@
 #include "quasistep/kernels/dense_qp.hpp"
 #include "tests/support/allocation_counter.hpp"
 
-namespace qs {
+namespace qs::dense_qp_allocation_test {
 namespace {
 
 TEST(DenseQpAllocationFree, SolvesAndChecks) {
@@ -99,4 +99,4 @@ TEST(DenseQpAllocationFree, SolvesAndChecks) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::dense_qp_allocation_test

@@ -23,7 +23,7 @@
 
 #include "quasistep/kernels/dense_lp.hpp"
 
-namespace qs {
+namespace qs::dense_qp_test {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -1752,4 +1752,4 @@ TEST(DenseQpLimits, IterationLimitReturnsAFeasiblePoint) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::dense_qp_test

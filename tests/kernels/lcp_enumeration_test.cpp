@@ -12,7 +12,7 @@
 
 #include "quasistep/kernels/lemke.hpp"
 
-namespace qs {
+namespace qs::lcp_enumeration_test {
 namespace {
 
 /// Whether LCP(M, q) has a solution, by trying every complementary basis (nondegenerate
@@ -173,4 +173,4 @@ TEST(LcpEnumeration, BadInputAndNodeLimit) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::lcp_enumeration_test

@@ -8,7 +8,7 @@
 #include "tests/support/allocation_counter.hpp"
 #include "quasistep/core/random_problems.hpp"
 
-namespace qs {
+namespace qs::lemke_allocation_test {
 namespace {
 
 TEST(LemkeAllocationFree, StandardWarmAndMixedSolves) {
@@ -30,4 +30,4 @@ TEST(LemkeAllocationFree, StandardWarmAndMixedSolves) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::lemke_allocation_test

@@ -14,7 +14,7 @@
 #include "quasistep/kernels/lemke_lanes.hpp"
 #include "tests/support/allocation_counter.hpp"
 
-namespace qs {
+namespace qs::lemke_lanes_allocation_test {
 namespace {
 
 constexpr int kN = 12;
@@ -114,4 +114,4 @@ TEST(LemkeLanesAllocationFree, DoubleAndLaneSolves) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::lemke_lanes_allocation_test

@@ -23,7 +23,7 @@
 #include "quasistep/core/random_problems.hpp"
 #include "tests/support/lcp_check.hpp"
 
-namespace qs {
+namespace qs::lemke_lanes_test {
 namespace {
 
 constexpr int kCapacity = 24;
@@ -918,4 +918,4 @@ TEST_F(LemkeLanesLanes, ExcludingNothingIsTheSameAsNoMasks) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::lemke_lanes_test

@@ -20,7 +20,7 @@
 #include "quasistep/core/random_problems.hpp"
 #include "tests/support/lcp_verify.hpp"
 
-namespace qs {
+namespace qs::lemke_scale_test {
 namespace {
 
 struct Lcp {
@@ -294,4 +294,4 @@ TEST(LemkeScale, PrecisionLostToUnderflowIsNumericalFailure) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::lemke_scale_test

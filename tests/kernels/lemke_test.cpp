@@ -12,7 +12,7 @@
 
 #include "quasistep/core/random_problems.hpp"
 
-namespace qs {
+namespace qs::lemke_test {
 namespace {
 
 using Solver = Lemke<64>;
@@ -454,4 +454,4 @@ TEST_F(LemkeTest, MixedWhoseFreeVariablesNoRowDeterminesIsNotFound) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::lemke_test

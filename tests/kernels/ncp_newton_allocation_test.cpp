@@ -7,7 +7,7 @@
 #include "quasistep/kernels/ncp_newton.hpp"
 #include "tests/support/allocation_counter.hpp"
 
-namespace qs {
+namespace qs::ncp_newton_allocation_test {
 namespace {
 
 bool josephy(const Eigen::Ref<const Eigen::VectorXd>& x, Eigen::Ref<Eigen::VectorXd> F, Eigen::Ref<Eigen::MatrixXd> J) {
@@ -40,4 +40,4 @@ TEST(NcpNewtonAllocationFree, NewtonAndProximalSteps) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::ncp_newton_allocation_test

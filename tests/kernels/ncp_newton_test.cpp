@@ -12,7 +12,7 @@
 
 #include "quasistep/kernels/lemke.hpp"
 
-namespace qs {
+namespace qs::ncp_newton_test {
 namespace {
 
 using Solver = NcpNewton<32>;
@@ -311,4 +311,4 @@ TEST(NcpNewton, TrialPointsTheCallbackRejectsAreBacktrackedFrom) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::ncp_newton_test

@@ -9,7 +9,7 @@
 #include "quasistep/kernels/pgs.hpp"
 #include "tests/support/allocation_counter.hpp"
 
-namespace qs {
+namespace qs::pgs_allocation_test {
 namespace {
 
 constexpr int kN = 12;
@@ -71,4 +71,4 @@ TEST(PgsAllocationFree, DoubleAndLaneSolves) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::pgs_allocation_test

@@ -22,7 +22,7 @@
 #include "quasistep/kernels/lemke.hpp"
 #include "tests/support/bitwise.hpp"
 
-namespace qs {
+namespace qs::pgs_test {
 namespace {
 
 struct Problem {
@@ -569,4 +569,4 @@ TEST(PgsDeterminism, EveryLaneEqualsTheDoubleSolveBitwiseWithPairBlocks) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::pgs_test

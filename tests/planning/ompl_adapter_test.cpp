@@ -20,7 +20,7 @@
 #include "quasistep/core/stepper.hpp"
 #include "quasistep/planning/ompl_adapter.hpp"
 
-namespace qs::planning {
+namespace qs::planning::ompl_adapter_test {
 namespace {
 
 namespace ob = ompl::base;
@@ -366,4 +366,4 @@ TEST(OmplAdapter, ASceneWithoutAPlanSectionIsRefused) {
 }
 
 }  // namespace
-}  // namespace qs::planning
+}  // namespace qs::planning::ompl_adapter_test

@@ -18,7 +18,7 @@
 #include "tests/support/cli_run.hpp"
 #include "tools/commands_csv.hpp"
 
-namespace qs::cli {
+namespace qs::cli::plan_cli_test {
 namespace {
 
 using qs::test::run_cli;
@@ -179,4 +179,4 @@ TEST_F(PlanCli, BadInputIsOneLineAndExit1) {
 }
 
 }  // namespace
-}  // namespace qs::cli
+}  // namespace qs::cli::plan_cli_test

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-namespace qs::cli {
+namespace qs::cli::cli_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -530,9 +530,9 @@ TEST_F(CliTest, ExportMiqpNeedsTheMiqpFormulation) {
 }
 
 }  // namespace
-}  // namespace qs::cli
+}  // namespace qs::cli::cli_test
 
-namespace qs {
+namespace qs::cli_test {
 namespace {
 
 TEST(CliNumbers, IntegerOptionsOutOfRangeAreRefusedNotClamped) {
@@ -584,4 +584,4 @@ TEST(CliNumbers, AThreadCountBeyondReasonIsCappedWithANote) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::cli_test

@@ -17,7 +17,7 @@
 #include "tools/cli.hpp"
 #include "tools/commands_csv.hpp"
 
-namespace qs::cli {
+namespace qs::cli::commands_cli_test {
 namespace {
 
 const std::string kGripper = std::string(QUASISTEP_SOURCE_DIR) + "/examples/pang_tedrake_gripper.json";
@@ -211,4 +211,4 @@ TEST_F(CommandsTest, AFileThatDoesNotFitIsAOneLineInputError) {
 }
 
 }  // namespace
-}  // namespace qs::cli
+}  // namespace qs::cli::commands_cli_test

@@ -16,7 +16,7 @@
 #include "quasistep/core/scene.hpp"
 #include "tests/support/cli_run.hpp"
 
-namespace qs {
+namespace qs::ecp_run_cli_test {
 namespace {
 
 using test::run_cli;
@@ -230,4 +230,4 @@ TEST_F(EcpRunCliTest, SummaryNamesDroppedHullPointsAndStepsTakenAsSubsteps) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::ecp_run_cli_test

@@ -15,7 +15,7 @@
 #include "tests/support/cli_run.hpp"
 #include "tests/support/example_json.hpp"
 
-namespace qs {
+namespace qs::mc_cli_test {
 namespace {
 
 using nlohmann::json;
@@ -243,4 +243,4 @@ TEST_F(McCli, MergeRefusesAHeaderClaimingMoreSamplesThanMemoryWithoutAllocatingT
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::mc_cli_test

@@ -16,7 +16,7 @@
 
 #include "tests/support/distributions.hpp"
 
-namespace qs {
+namespace qs::mc_report_test {
 namespace {
 
 long occurrences(const std::string& s, const std::string& what) {
@@ -273,4 +273,4 @@ TEST(McReport, ClosesEverySvg) {
 }
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::mc_report_test

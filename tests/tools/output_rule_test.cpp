@@ -20,7 +20,7 @@
 #include "tests/support/cli_run.hpp"
 #include "tools/output_file.hpp"
 
-namespace qs {
+namespace qs::output_rule_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -266,4 +266,4 @@ TEST_F(OutputRule, AFailedWriteToStandardOutputFailsTheCommand) {
 #endif
 
 }  // namespace
-}  // namespace qs
+}  // namespace qs::output_rule_test

@@ -27,7 +27,7 @@
 #include "tests/support/cli_run.hpp"
 #include "tests/support/instrumented.hpp"
 
-namespace qs::test {
+namespace qs::test::pinned_results_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -152,4 +152,4 @@ INSTANTIATE_TEST_SUITE_P(Examples, PinnedResults, ::testing::ValuesIn(example_na
                          [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
 
 }  // namespace
-}  // namespace qs::test
+}  // namespace qs::test::pinned_results_test

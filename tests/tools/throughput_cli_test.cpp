@@ -13,7 +13,7 @@
 #include "tests/support/example_json.hpp"
 #include "tools/cli.hpp"
 
-namespace qs::cli {
+namespace qs::cli::throughput_cli_test {
 namespace {
 
 const std::string kPush = std::string(QUASISTEP_SOURCE_DIR) + "/examples/halm_posa_push.json";
@@ -94,4 +94,4 @@ TEST(ThroughputCli, BadInputIsOneLineAndExitsOne) {
 }
 
 }  // namespace
-}  // namespace qs::cli
+}  // namespace qs::cli::throughput_cli_test

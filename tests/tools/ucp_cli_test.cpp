@@ -14,7 +14,7 @@
 #include "tests/support/cli_run.hpp"
 #include "tools/cli.hpp"
 
-namespace qs::cli {
+namespace qs::cli::ucp_cli_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -222,4 +222,4 @@ TEST_F(UcpCli, BadProblemFilesGiveOneLineNamingTheField) {
 }
 
 }  // namespace
-}  // namespace qs::cli
+}  // namespace qs::cli::ucp_cli_test
