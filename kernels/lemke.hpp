@@ -812,17 +812,14 @@ inline double Lemke<N>::residual_of(const Eigen::Ref<const Eigen::MatrixXd>& M, 
   return worst / scale;
 }
 
-// The capacities the library uses are compiled once, each in a file of its own that
+// The capacities the library uses (64: the time-stepping formulations' LCPs; 128: the
+// CLI's `lcp` command) are compiled once, each in a file of its own that
 // kernels/CMakeLists.txt writes (lemke_instance_<N>.cpp): a file that solves with one of them
 // links that code instead of instantiating the solver again (which took 5 to 15 s of
-// compile time per capacity and file). The helpers above are `inline` as
-// they were inside the class, so the instantiated code is the same; solve() and
-// solve_mixed() are not, so that a caller does not instantiate them. Any other capacity is
-// instantiated where it is used, as before.
-extern template class Lemke<4>;
-extern template class Lemke<8>;
-extern template class Lemke<16>;
-extern template class Lemke<32>;
+// compile time per capacity and file). The helpers above are `inline` as they were inside
+// the class, so the instantiated code is the same; solve() and solve_mixed() are not, so
+// that a caller does not instantiate them. Any other capacity is instantiated where it is
+// used, as before.
 extern template class Lemke<64>;
 extern template class Lemke<128>;
 

@@ -10,7 +10,7 @@ budget fails, with what to do about it. Nothing is timed: the count is the same 
 machine with the same compiler and standard library, so the test runs only with the
 compiler the budget was recorded with (exit 77, skipped, otherwise).
 
-Then it reads the symbols of every object file of the build (nm): each solver listed under
+Then it reads the symbols of every object file the build compiles (nm): each solver listed under
 "instantiated_once" (a function of a class template, for each capacity the header declares
 `extern template`) must be defined in exactly one object, the one that instantiates it. A
 file that defines it again has lost the `extern template` declaration, or includes a copy of
@@ -21,7 +21,6 @@ usage: build_budget_test.py --build DIR      (DIR/compile_commands.json gives th
 
 import argparse
 import collections
-import glob
 import json
 import os
 import re
@@ -75,12 +74,26 @@ def lines_of(flags, header, cwd):
     return sum(1 for line in r.stdout.splitlines() if line.strip())
 
 
+def current_objects(build):
+    """The objects this build's compile commands write (not a stale one of a removed file)."""
+    with open(os.path.join(build, "compile_commands.json"), encoding="utf-8") as f:
+        entries = json.load(f)
+    objects = set()
+    for entry in entries:
+        args = entry["arguments"] if "arguments" in entry else shlex.split(entry["command"])
+        if "-o" in args:
+            obj = os.path.join(entry["directory"], args[args.index("-o") + 1])
+            if os.path.exists(obj):
+                objects.add(obj)
+    return sorted(objects)
+
+
 def objects_defining(build, patterns, needles):
     """{pattern: [objects whose defined symbols (demangled) match it]} over the build's objects.
     Only symbols whose mangled name holds one of `needles` are demangled (c++filt), which keeps
     this fast on large objects."""
     found = collections.defaultdict(list)
-    for obj in sorted(glob.glob(os.path.join(build, "**", "*.o"), recursive=True)):
+    for obj in current_objects(build):
         r = subprocess.run(["nm", "--defined-only", obj], capture_output=True, text=True)
         if r.returncode != 0:
             continue
