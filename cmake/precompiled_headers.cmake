@@ -1,11 +1,11 @@
 # Precompiled headers: the third-party headers that nearly every file includes, parsed once
 # per target instead of once per file. Parsing them (Eigen, <experimental/simd>,
 # nlohmann/json, GoogleTest: about 280,000 lines after preprocessing) was three quarters of
-# the compile time of a typical file. Only headers from outside the project are precompiled,
+# the compile time of a small file. Only headers from outside the project are precompiled,
 # so an edit to a project header rebuilds what includes it and nothing more, and every file
-# still has to include what it uses (a build with -DQUASISTEP_PRECOMPILE_HEADERS=OFF checks
-# that). The compiled code is the same either way: a precompiled header changes how the
-# compiler reads declarations, not what it generates.
+# still has to include what it uses (the GCC 12 build, which has no precompiled headers,
+# checks that). What the code computes is the same either way: a precompiled header
+# changes how the compiler reads declarations.
 #
 # tools/build-times shows where the time goes now.
 option(QUASISTEP_PRECOMPILE_HEADERS "Precompile the third-party headers of each target (faster builds)" ON)
