@@ -42,9 +42,14 @@ def library_command(build):
     raise SystemExit(f"build_budget_test: {REFERENCE_SOURCE} is not in {build}/compile_commands.json")
 
 
+def command_args(entry):
+    """A compile_commands.json entry's command as a list of arguments."""
+    return entry["arguments"] if "arguments" in entry else shlex.split(entry["command"])
+
+
 def preprocess_flags(entry):
     """The compiler and its flags, without the output, the source and dependency options."""
-    args = entry["arguments"] if "arguments" in entry else shlex.split(entry["command"])
+    args = command_args(entry)
     keep, skip = [], False
     for a in args:
         if skip:
@@ -80,7 +85,7 @@ def current_objects(build):
         entries = json.load(f)
     objects = set()
     for entry in entries:
-        args = entry["arguments"] if "arguments" in entry else shlex.split(entry["command"])
+        args = command_args(entry)
         if "-o" in args:
             obj = os.path.join(entry["directory"], args[args.index("-o") + 1])
             if os.path.exists(obj):
