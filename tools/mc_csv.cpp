@@ -25,7 +25,8 @@ std::string exact(double v) {
   return std::string(buf, r.ptr);
 }
 
-std::string distribution_text(const Distribution& d) {
+// The form the CSV header writes and read_mc_csv reads back (exact numbers).
+std::string distribution_csv_text(const Distribution& d) {
   switch (d.kind) {
     case Distribution::Kind::uniform: return "uniform low=" + exact(d.low) + " high=" + exact(d.high);
     case Distribution::Kind::normal: return "normal mean=" + exact(d.mean) + " stddev=" + exact(d.stddev);
@@ -95,7 +96,7 @@ void write_mc_csv_header(const McStudy& st, int shard, const std::string& proven
   o << "# success: " << (st.success_kind == SuccessCriterion::Kind::lifted ? "lifted" : "goal_region") << " "
     << st.object << " | " << st.success << "\n";
   for (std::size_t p = 0; p < st.parameters.size(); ++p)
-    o << "# parameter: " << st.parameters[p] << " " << distribution_text(st.distributions[p]) << "\n";
+    o << "# parameter: " << st.parameters[p] << " " << distribution_csv_text(st.distributions[p]) << "\n";
   o << "sample";
   for (const std::string& p : st.parameters) o << "," << p;
   o << ",outcome,x,y,theta,failed_step,status\n";

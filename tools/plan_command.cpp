@@ -20,7 +20,8 @@ namespace qs::cli {
 
 namespace {
 
-std::string number(double v) {
+// Four significant digits: the plan summary's times, distances and positions.
+std::string number4(double v) {
   std::ostringstream s;
   s.precision(4);
   s << v;
@@ -53,10 +54,10 @@ int run_plan(const Scene& scene, const PlanCommandOptions& o, std::ostream& out,
   outputs.open();
   const planning::PlanResult r = planning::plan(scene, po);
   const Model& m = *scene.model;
-  const std::string search = number(r.seconds) + " s, " + std::to_string(r.propagations) + " steps stepped";
+  const std::string search = number4(r.seconds) + " s, " + std::to_string(r.propagations) + " steps stepped";
   if (!r.solved) {
     err << "plan: no plan reached the goal (" << r.planner << ", seed " << o.seed << ", " << search
-        << "); the closest state found is " << (std::isfinite(r.goal_distance) ? number(r.goal_distance) : "inf")
+        << "); the closest state found is " << (std::isfinite(r.goal_distance) ? number4(r.goal_distance) : "inf")
         << " tolerances outside the goal region; allow more --time or --max-propagations\n";
     return kNoPlan;
   }
@@ -100,8 +101,8 @@ int run_plan(const Scene& scene, const PlanCommandOptions& o, std::ostream& out,
     return v;
   }();
   err << "plan: " << r.planner << " found a plan of " << r.steps << " steps (" << r.controls << " controls, "
-      << number(r.steps * m.step.h) << " s) in " << search << "; " << m.bodies[scene.plan->goal_body].name << " ends at ("
-      << number(p[0]) << ", " << number(p[1]) << ", " << number(p[2]) << ")";
+      << number4(r.steps * m.step.h) << " s) in " << search << "; " << m.bodies[scene.plan->goal_body].name << " ends at ("
+      << number4(p[0]) << ", " << number4(p[1]) << ", " << number4(p[2]) << ")";
   if (file->kind() != io::OutputKind::standard_output) err << "; commands in " << io::printable(o.out);
   err << "\n";
   return kOk;
