@@ -57,7 +57,7 @@ struct FormulationInfo {
   /// Builds its stepper for a Model (null when time_stepping is false).
   std::unique_ptr<Stepper> (*make_stepper)(const Model& m);
   /// Reads its parameters from the scene's "model" object into m.params, refusing keys it
-  /// does not know (core/scene.cpp calls it once the world, bodies, joints and contacts are
+  /// does not know (core/scene_model.cpp calls it once the world, the bodies and the joints are
   /// read); throws SceneError naming the field.
   void (*read_params)(const json_input::Node& model, Model& m);
 };

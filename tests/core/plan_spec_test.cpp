@@ -1,4 +1,4 @@
-// The scene's `plan` section (core/scene.cpp read_plan, docs/scene-format.md "plan"): what it
+// The scene's `plan` section (core/scene_plan.cpp, docs/scene-format.md "plan"): what it
 // compiles into, and every error naming its field in one line. Read without OMPL: `validate`
 // checks a plan section in any build.
 #include <gtest/gtest.h>
