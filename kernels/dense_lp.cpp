@@ -1,4 +1,6 @@
 // Bounded revised simplex on an explicit basis inverse; see dense_lp.hpp for the method.
+// The certificate checks are in dense_lp_checks.cpp, the adjacent extreme points in
+// dense_lp_adjacent.cpp.
 #include "quasistep/kernels/dense_lp.hpp"
 
 #include <algorithm>
@@ -6,139 +8,19 @@
 #include <cmath>
 #include <limits>
 
+#include "quasistep/kernels/dense_lp_internal.hpp"
 #include "quasistep/kernels/input_checks.hpp"
 
 namespace qs {
-namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-// Refactorization: a pivot below this fraction of max|B| means B is singular.
-constexpr double kSingularTol = 1e-11;
-// End of phase 1: an artificial is pivoted out of row r only on an entry of row r of
-// B^-1 A above this fraction of the largest it could be (|row r of B^-1|_1 max|A|); a row
-// without one is linearly dependent on the others.
-constexpr double kDriveOutTol = 1e-7;
-// Harris' ratio test lets a basic variable pass its bound by this fraction of the primal
-// tolerance, to pick a larger pivot among near-ties.
-constexpr double kHarrisFraction = 1e-2;
-
+using dense_lp_internal::default_state;
+using dense_lp_internal::kDriveOutTol;
+using dense_lp_internal::kHarrisFraction;
+using dense_lp_internal::kInf;
+using dense_lp_internal::kSingularTol;
+using dense_lp_internal::value_of;
 using detail::bounds_ok;
 using detail::max_abs;
-
-LpVarState default_state(double lo, double up) {
-  if (lo > -kInf) return LpVarState::at_lower;
-  if (up < kInf) return LpVarState::at_upper;
-  return LpVarState::at_zero;
-}
-
-double value_of(LpVarState s, double lo, double up) {
-  switch (s) {
-    case LpVarState::at_lower: return lo;
-    case LpVarState::at_upper: return up;
-    default: return 0.0;
-  }
-}
-
-}  // namespace
-
-// ---- checks and helpers -------------------------------------------------------------------
-
-bool verify_farkas(const DenseLpProblem& p, const Eigen::Ref<const Eigen::VectorXd>& y,
-                   double tol) {
-  const Eigen::Index m = p.A.rows(), n = p.A.cols();
-  if (m == 0 || n == 0 || p.b.size() != m || y.size() != m || p.lower.size() != n ||
-      p.upper.size() != n)
-    return false;
-  if (!p.A.allFinite() || !p.b.allFinite() || !y.allFinite() || !bounds_ok(p.lower, p.upper))
-    return false;
-  const double ymax = max_abs(y);
-  if (ymax == 0) return false;
-  // gap = y'b - sum_j h_j with h_j = max of g_j x_j over the bounds, g = A'y; every sum is
-  // compared with the sum of the magnitudes of its terms (its rounding error scale).
-  double gap = 0.0, noise = 0.0, floor = 0.0;
-  for (Eigen::Index i = 0; i < m; ++i) {
-    gap += y[i] / ymax * p.b[i];
-    noise += std::abs(y[i] / ymax * p.b[i]);
-    floor += std::abs(y[i] / ymax) * (1.0 + std::abs(p.b[i]));
-  }
-  for (Eigen::Index j = 0; j < n; ++j) {
-    double g = 0.0, g_mag = 0.0, col_used = 0.0, col_mag = 0.0;
-    for (Eigen::Index i = 0; i < m; ++i) {
-      const double t = y[i] / ymax * p.A(i, j);
-      g += t;
-      g_mag += std::abs(t);
-      col_mag += std::abs(p.A(i, j));
-      if (std::abs(y[i]) > detail::kFarkasUsedRow * ymax) col_used += std::abs(p.A(i, j));
-    }
-    if (g == 0) continue;
-    const double bound = g > 0 ? p.upper[j] : p.lower[j];
-    if (!std::isfinite(bound)) {
-      if (detail::farkas_column_is_zero(g, g_mag, col_used, col_mag, tol)) continue;
-      return false;  // y'A x is unbounded above on the box
-    }
-    gap -= g * bound;
-    noise += g_mag * std::abs(bound);
-  }
-  // Nor may the gap be rounding on the rows' own scale, 1 + |b_i| (detail::kFarkasRounding).
-  return gap > tol * noise && gap > detail::kFarkasRounding * floor && gap > 0;
-}
-
-bool verify_ray(const DenseLpProblem& p, const Eigen::Ref<const Eigen::VectorXd>& d, double tol) {
-  const Eigen::Index m = p.A.rows(), n = p.A.cols();
-  if (n == 0 || p.b.size() != m || p.c.size() != n || d.size() != n || p.lower.size() != n ||
-      p.upper.size() != n)
-    return false;
-  if (!p.A.allFinite() || !p.c.allFinite() || !d.allFinite() || !bounds_ok(p.lower, p.upper))
-    return false;
-  const double dmax = max_abs(d);
-  if (dmax == 0) return false;
-  for (Eigen::Index i = 0; i < m; ++i) {
-    double r = 0.0, r_mag = 0.0;
-    for (Eigen::Index j = 0; j < n; ++j) {
-      const double t = p.A(i, j) * (d[j] / dmax);
-      r += t;
-      r_mag += std::abs(t);
-    }
-    if (std::abs(r) > tol * r_mag) return false;
-  }
-  double cd = 0.0, cd_mag = 0.0;
-  for (Eigen::Index j = 0; j < n; ++j) {
-    const double v = d[j] / dmax;
-    if (v > tol && p.upper[j] < kInf) return false;
-    if (v < -tol && p.lower[j] > -kInf) return false;
-    cd += p.c[j] * v;
-    cd_mag += std::abs(p.c[j] * v);
-  }
-  return cd < -tol * cd_mag && cd < 0;
-}
-
-Status row_bounds_to_standard_form(const Eigen::Ref<const Eigen::MatrixXd>& A_in,
-                                   const Eigen::Ref<const Eigen::VectorXd>& row_lower,
-                                   const Eigen::Ref<const Eigen::VectorXd>& row_upper,
-                                   const Eigen::Ref<const Eigen::VectorXd>& c_in,
-                                   const Eigen::Ref<const Eigen::VectorXd>& lower_in,
-                                   const Eigen::Ref<const Eigen::VectorXd>& upper_in,
-                                   Eigen::Ref<Eigen::MatrixXd> A, Eigen::Ref<Eigen::VectorXd> b,
-                                   Eigen::Ref<Eigen::VectorXd> c, Eigen::Ref<Eigen::VectorXd> lower,
-                                   Eigen::Ref<Eigen::VectorXd> upper) {
-  const Eigen::Index m = A_in.rows(), n = A_in.cols();
-  if (row_lower.size() != m || row_upper.size() != m || c_in.size() != n ||
-      lower_in.size() != n || upper_in.size() != n || A.rows() != m || A.cols() != n + m ||
-      b.size() != m || c.size() != n + m || lower.size() != n + m || upper.size() != n + m)
-    return Status::bad_input;
-  if (!bounds_ok(row_lower, row_upper) || !bounds_ok(lower_in, upper_in)) return Status::bad_input;
-  A.leftCols(n) = A_in;
-  A.rightCols(m).setZero();
-  A.rightCols(m).diagonal().setConstant(-1.0);
-  b.setZero();
-  c.head(n) = c_in;
-  c.tail(m).setZero();
-  lower.head(n) = lower_in;
-  lower.tail(m) = row_lower;
-  upper.head(n) = upper_in;
-  upper.tail(m) = row_upper;
-  return Status::solved;
-}
 
 // ---- construction -------------------------------------------------------------------------
 
@@ -843,174 +725,6 @@ Status DenseLp::solve_impl(const DenseLpProblem& p, const LpBasis* warm) {
   if (opt_.timing)
     stats_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return status_;
-}
-
-// ---- adjacent extreme points --------------------------------------------------------------
-
-void DenseLp::fill_neighbour(int q, int sigma, const Ratio& r) {
-  // Edge direction over the structural columns, then the point at the end of the step.
-  edge_.head(n_).setZero();
-  edge_[q] = sigma;
-  for (int i = 0; i < m_; ++i) {
-    const int h = basis_.head[i];
-    if (h < n_) edge_[h] = -sigma * alpha_[i];
-  }
-  point_.head(n_) = x_.head(n_);
-  std::copy(basis_.head.begin(), basis_.head.begin() + m_, neighbour_basis_.head.begin());
-  std::copy(basis_.state.begin(), basis_.state.begin() + n_ + m_, neighbour_basis_.state.begin());
-  neighbour_basis_.rows = m_;
-  neighbour_basis_.cols = n_;
-  if (r.unbounded) return;
-  if (r.theta > 0) point_.head(n_) += r.theta * edge_.head(n_);
-  if (r.flip) {
-    point_[q] = sigma > 0 ? up_[q] : lo_[q];
-    neighbour_basis_.state[q] = sigma > 0 ? LpVarState::at_upper : LpVarState::at_lower;
-    return;
-  }
-  const int h = basis_.head[r.row];
-  const bool to_lower = sigma * alpha_[r.row] > 0;
-  if (h < n_) point_[h] = to_lower ? lo_[h] : up_[h];
-  neighbour_basis_.state[h] =
-      (to_lower || lo_[h] == up_[h]) ? LpVarState::at_lower : LpVarState::at_upper;
-  neighbour_basis_.state[q] = LpVarState::basic;
-  neighbour_basis_.head[r.row] = q;
-}
-
-bool DenseLp::remember_neighbour(bool ray, int& count, bool& overflow) {
-  // Rays are compared after scaling to max|edge| = 1, points as they are.
-  const double scale = ray ? 1.0 / max_abs(edge_.head(n_)) : 1.0;
-  const double tol = ray ? opt_.feasibility_tol : tol_p_;
-  for (int k = 0; k < count; ++k) {
-    if (static_cast<bool>(seen_is_ray_[k]) != ray) continue;
-    const double diff = ray ? (seen_.col(k).head(n_) - scale * edge_.head(n_)).cwiseAbs().maxCoeff()
-                            : (seen_.col(k).head(n_) - point_.head(n_)).cwiseAbs().maxCoeff();
-    if (diff <= tol) return false;
-  }
-  if (count < cap_.vertex_neighbours) {
-    if (ray) seen_.col(count).head(n_) = scale * edge_.head(n_);
-    else seen_.col(count).head(n_) = point_.head(n_);
-    seen_is_ray_[count] = ray ? 1 : 0;
-    ++count;
-  } else {
-    overflow = true;  // reported, but later duplicates of it would be reported again
-  }
-  return true;
-}
-
-bool DenseLp::add_basis(int& count, bool& overflow) {
-  // sorted_head_ holds a sorted head; add it to the visited bases unless present.
-  for (int k = 0; k < count; ++k)
-    if (std::equal(sorted_head_.begin(), sorted_head_.begin() + m_,
-                   bases_.begin() + static_cast<std::ptrdiff_t>(k) * m_))
-      return false;
-  if (count >= cap_.vertex_bases) {
-    overflow = true;
-    return false;
-  }
-  std::copy(sorted_head_.begin(), sorted_head_.begin() + m_,
-            bases_.begin() + static_cast<std::ptrdiff_t>(count) * m_);
-  ++count;
-  return true;
-}
-
-void DenseLp::sort_head_into_scratch(int replace_row, int with_col) {
-  for (int i = 0; i < m_; ++i) sorted_head_[i] = basis_.head[i];
-  if (replace_row >= 0) sorted_head_[replace_row] = with_col;
-  std::sort(sorted_head_.begin(), sorted_head_.begin() + m_);
-}
-
-Status DenseLp::adjacent(const DenseLpProblem& p, const LpBasis& basis, bool vertices, void* ctx,
-                         VisitFn visit) {
-  if (check_problem(p, false) == Status::bad_input) return Status::bad_input;
-  // Walk in other storage so that the last solve's basis stays intact (its other results
-  // live in the output buffers, untouched here); `basis` may be that basis itself.
-  const LpBasis* input = &basis;
-  std::swap(basis_, saved_basis_);  // swaps buffers: no allocation
-  if (input == &basis_) input = &saved_basis_;
-  const auto finish = [&](Status s) {
-    std::swap(basis_, saved_basis_);
-    p_ = nullptr;
-    return s;
-  };
-  begin(p);
-  if (!load_basis(*input) || !refresh()) return finish(Status::bad_input);
-  for (int i = 0; i < m_; ++i) {
-    const int h = basis_.head[i];
-    if (x_[h] < lo_[h] - tol_p_ || x_[h] > up_[h] + tol_p_) return finish(Status::bad_input);
-  }
-  vertex_.head(n_ + m_) = x_.head(n_ + m_);
-
-  int n_bases = 0, n_seen = 0;
-  bool overflow = false;
-  if (vertices) {
-    sort_head_into_scratch(-1, -1);
-    add_basis(n_bases, overflow);
-  }
-  for (int k = 0; k < (vertices ? n_bases : 1); ++k) {
-    if (k > 0) {
-      // Another basis of the same vertex: its nonbasic columns sit at the vertex's values.
-      for (int i = 0; i < m_; ++i)
-        basis_.head[i] = bases_[static_cast<std::size_t>(k) * m_ + i];
-      for (int j = 0; j < n_ + m_; ++j) {
-        const double v = vertex_[j], lo = lo_[j], up = up_[j];
-        LpVarState s = default_state(lo, up);
-        if (lo > -kInf && up < kInf)
-          s = (v - lo <= up - v) ? LpVarState::at_lower : LpVarState::at_upper;
-        basis_.state[j] = s;
-        x_[j] = value_of(s, lo, up);
-      }
-      for (int i = 0; i < m_; ++i) basis_.state[basis_.head[i]] = LpVarState::basic;
-      if (!refresh()) continue;
-    }
-    for (int q = 0; q < n_; ++q) {
-      const LpVarState s = basis_.state[q];
-      if (s == LpVarState::basic || lo_[q] == up_[q]) continue;
-      for (int dir = 0; dir < 2; ++dir) {
-        int sigma = 0;
-        if (s == LpVarState::at_lower) sigma = dir == 0 ? 1 : 0;
-        else if (s == LpVarState::at_upper) sigma = dir == 0 ? -1 : 0;
-        else sigma = dir == 0 ? 1 : -1;
-        if (sigma == 0) continue;
-        ftran(q);
-        Ratio r = ratio_test(q, sigma, false);
-        const bool degenerate =
-            !r.unbounded &&
-            r.theta * std::max(1.0, max_abs(alpha_.head(m_))) <= kHarrisFraction * tol_p_;
-        if (degenerate) r.theta = 0.0;
-        if (vertices && degenerate) {
-          // Every row that blocks at step 0 gives another basis of this vertex.
-          for (int i = 0; i < m_; ++i) {
-            const double t = row_ratio(i, sigma, 0.0);
-            if (t == kInf || t * std::max(1.0, std::abs(alpha_[i])) > kHarrisFraction * tol_p_)
-              continue;
-            sort_head_into_scratch(i, q);
-            add_basis(n_bases, overflow);
-          }
-          continue;
-        }
-        fill_neighbour(q, sigma, r);
-        if (vertices && !remember_neighbour(r.unbounded, n_seen, overflow)) continue;
-        const int leaving = r.unbounded ? -1 : r.flip ? q : basis_.head[r.row];
-        for (int j = 0; j < n_; ++j) {
-          point_out_[j] = point_[j] * col_scale_[j];
-          edge_out_[j] = edge_[j] * col_scale_[j];
-        }
-        const double objective = p.c.size() == n_ ? p.c.dot(point_out_.head(n_)) : 0.0;
-        const LpNeighbour nb{q,
-                             sigma,
-                             leaving,
-                             r.theta,
-                             degenerate,
-                             r.unbounded,
-                             objective,
-                             Eigen::Map<const Eigen::VectorXd>(point_out_.data(), n_),
-                             Eigen::Map<const Eigen::VectorXd>(edge_out_.data(), n_),
-                             neighbour_basis_};
-        if (!visit(ctx, nb)) return finish(Status::solved);
-      }
-    }
-  }
-  return finish(overflow ? Status::iteration_limit : Status::solved);
 }
 
 }  // namespace qs
