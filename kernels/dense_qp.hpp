@@ -326,7 +326,7 @@ class DenseQp {
   /// one choice among many (a constraint dependent on W and active at x was left out of it),
   /// so one of the wrong sign does not show that x is not optimal once relaxed; Pang & Tedrake 2018's
   /// lift steps, where two fingers pin the object from both sides, are such a case
-  /// (core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.cpp). After true the next solve does not start hot from this one.
+  /// (core/formulations/pang_tedrake_miqp/pang_tedrake_miqp_problem.hpp). After true the next solve does not start hot from this one.
   /// Allocates nothing.
   bool optimal_when_relaxed(const DenseQpProblem& p, const std::uint8_t* relax_eq, const std::uint8_t* relax_fixed);
 
