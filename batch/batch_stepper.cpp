@@ -20,7 +20,7 @@
 namespace qs {
 
 // Every time-stepping formulation runs in a batch: the MIQP's branch-and-bound runs its
-// parallel rounds inside this_task_arena::isolate (kernels/branch_and_bound.hpp), so a thread
+// parallel rounds inside this_task_arena::isolate (quasistep/kernels/branch_and_bound.hpp), so a thread
 // waiting there never starts another world on the same stepper, and what a stepper carries
 // between steps (the MIQP's and the ECP stepper's warm starts) is in State::memory.
 std::string batch_unsupported_reason(const Model& m) {

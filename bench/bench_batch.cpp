@@ -4,7 +4,7 @@
 // (BM_MachineScaling: the ceiling any batch code can reach here), then N = 1, 64, 1024 and
 // 16384 worlds of halm_posa_push and anitescu_grasp on 1 and 2 threads, lanes and scalar
 // (args: worlds, threads, scalar; "lanes" reports the width that ran: 1 on the per-world path).
-// halm_posa_push runs Lemke in lanes (core/formulations/halm_posa_lcp/halm_posa_lanes.hpp), anitescu_grasp PGS. One benchmark
+// halm_posa_push runs Lemke in lanes (quasistep/core/formulations/halm_posa_lcp/halm_posa_lanes.hpp), anitescu_grasp PGS. One benchmark
 // iteration steps every world of the batch once; items_per_second is world-steps per second.
 // The batch is reset (untimed) when it reaches the scene's step count, so the worlds always
 // run the scenario they were written for.

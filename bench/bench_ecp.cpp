@@ -1,4 +1,4 @@
-// Per-step time and Newton iterations of Xie & Chakraborty's (2021) ECP stepper (core/formulations/ecp_ncp/ecp_ncp.hpp) and of
+// Per-step time and Newton iterations of Xie & Chakraborty's (2021) ECP stepper (quasistep/core/formulations/ecp_ncp/ecp_ncp.hpp) and of
 // the planar-sliding reference, one world, one core. As in bench_steppers.cpp the state is
 // reset (outside the timed region) at the end of the scene's horizon, so each figure is the
 // mean over the whole example; a reset state starts cold (its State::memory holds no warm

@@ -5,7 +5,7 @@
 // Each benchmark iteration steps the example's whole trajectory from its initial state and
 // times every step alone (steady_clock around step()), so "worst" is a single step, not an
 // average. The thread count is TBB's (tbb::global_control): the search itself is identical
-// on any count (kernels/branch_and_bound.hpp), only the evaluation of a round's nodes is
+// on any count (quasistep/kernels/branch_and_bound.hpp), only the evaluation of a round's nodes is
 // spread. speedup_bound_2 is the most two threads can give a trajectory whose nodes all cost
 // the same (its steps' searches are what can be spread, a round's nodes side by side).
 // Pang & Tedrake's (2018) Table I (3D, Gurobi) is context, not a like-for-like ratio:

@@ -1,4 +1,4 @@
-// PGS (kernels/pgs.hpp) on contact-like semidefinite LCPs, one world at a time (T = double)
+// PGS (quasistep/kernels/pgs.hpp) on contact-like semidefinite LCPs, one world at a time (T = double)
 // against a lane group of kLaneWidth worlds (T = Lane), n = 8, 16, 32 rows.
 //
 // Instances: the Anitescu slides' (Pang & Tedrake) dual, M = J Q^-1 J' and q = phi/h - J Q^-1 c. Each box (3 DOF) rests

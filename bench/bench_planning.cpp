@@ -1,4 +1,4 @@
-// Planning through the quasistatic models with OMPL (planning/ompl_adapter.hpp,
+// Planning through the quasistatic models with OMPL (quasistep/planning/ompl_adapter.hpp,
 // docs/planning.md).
 //
 // BM_RawStep/scene: one world stepped by the scalar stepper under random piecewise-constant

@@ -1,4 +1,4 @@
-// The UCP methods of Pang, Trinkle & Lo 1996 (kernels/ucp.hpp):
+// The UCP methods of Pang, Trinkle & Lo 1996 (quasistep/kernels/ucp.hpp):
 //   DataSet/k          the bilinear algorithm on the paper's data sets 1-3 (target <= 20 us)
 //   DataSet4Proof      the exact method's proof that data set 4 has no solution (<= 1 ms)
 //   Random/method/n_c  the project's first random problems (ucp_random_problem; mu in (0, 1),

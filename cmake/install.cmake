@@ -10,13 +10,11 @@ install(TARGETS quasistep_abi quasistep_kernels quasistep_core quasistep_batch q
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS quasistep RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
-# Every header of the three libraries: the public ones include the rest.
-foreach(dir kernels core batch)
-  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/quasistep/${dir}
-          FILES_MATCHING PATTERN "*.hpp")
-endforeach()
-install(FILES ${PROJECT_SOURCE_DIR}/include/quasistep/quasistep.hpp ${QS_BUILD_INCLUDE_DIR}/quasistep/version.hpp
-        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/quasistep)
+# The public headers (include/quasistep/: the library's private ones stay beside its sources
+# and are not installed) and the generated version header; the OMPL adapter's below.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/quasistep/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/quasistep
+        FILES_MATCHING PATTERN "*.hpp" PATTERN planning EXCLUDE)
+install(FILES ${QS_BUILD_INCLUDE_DIR}/quasistep/version.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/quasistep)
 
 install(EXPORT quasistep-targets NAMESPACE quasistep:: DESTINATION ${QS_PACKAGE_DIR})
 
@@ -24,7 +22,7 @@ install(EXPORT quasistep-targets NAMESPACE quasistep:: DESTINATION ${QS_PACKAGE_
 # paths on this machine), in its own export set that the package includes when present.
 if(QS_HAVE_OMPL)
   install(TARGETS quasistep_ompl EXPORT quasistep-ompl-targets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
-  install(DIRECTORY ${PROJECT_SOURCE_DIR}/planning/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/quasistep/planning
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/quasistep/planning/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/quasistep/planning
           FILES_MATCHING PATTERN "*.hpp")
   install(EXPORT quasistep-ompl-targets NAMESPACE quasistep:: DESTINATION ${QS_PACKAGE_DIR})
 endif()

@@ -10,7 +10,7 @@
 # tools/build-times shows where the time goes now.
 option(QUASISTEP_PRECOMPILE_HEADERS "Precompile the third-party headers of each target (faster builds)" ON)
 
-# The kernels: Eigen as the project configures it (kernels/eigen.hpp first), the lanes'
+# The kernels: Eigen as the project configures it (quasistep/kernels/eigen.hpp first), the lanes'
 # <experimental/simd>, TBB's loops and the standard library.
 set(QS_PCH_KERNELS
   [["quasistep/kernels/eigen.hpp"]] <Eigen/Dense> [["quasistep/kernels/simd.hpp"]]

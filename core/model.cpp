@@ -77,7 +77,7 @@ State initial_state(const Model& m) {
       case DofKind::body_y: s.q[i] = m.bodies[d.index].pose[1]; break;
       case DofKind::body_theta: s.q[i] = m.bodies[d.index].pose[2]; break;
       case DofKind::joint: s.q[i] = m.joints[d.index].initial_position; break;
-      case DofKind::body3: s.q[i] = m.body3->initial[d.index]; break;  // Xie & Chakraborty 2021 (core/formulations/ecp_ncp/ecp_ncp.hpp)
+      case DofKind::body3: s.q[i] = m.body3->initial[d.index]; break;  // Xie & Chakraborty 2021 (quasistep/core/formulations/ecp_ncp/ecp_ncp.hpp)
     }
   }
   const FormulationInfo& f = formulation_info(m.formulation);

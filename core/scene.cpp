@@ -1,13 +1,13 @@
 // The scene reader: parse_scene and load_scene_file (docs/scene-format.md). A SceneCompiler
 // reads one document; this file holds the order in which it reads the sections (the
 // sections themselves: core/scene_compiler.hpp) and the helpers the formulations'
-// parameter readers share (core/scene_reading.hpp).
+// parameter readers share (quasistep/core/scene_reading.hpp).
 
 #include "quasistep/core/scene.hpp"
 
 #include "quasistep/core/json_node.hpp"
 #include "quasistep/core/scene_body_on_plane.hpp"
-#include "quasistep/core/scene_compiler.hpp"
+#include "scene_compiler.hpp"
 #include "quasistep/core/scene_reading.hpp"
 
 #include <Eigen/Cholesky>
@@ -140,7 +140,7 @@ Scene load_scene_file(const std::string& path) {
   return parse_scene(text, path);
 }
 
-// ---- helpers shared with the formulations' parameter readers (core/scene_reading.hpp) ----
+// ---- helpers shared with the formulations' parameter readers (quasistep/core/scene_reading.hpp) ----
 
 Eigen::MatrixXd read_spd(const json_input::Node& n, int size) {
   Eigen::MatrixXd a = n.matrix(size, size);

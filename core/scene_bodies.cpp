@@ -1,7 +1,7 @@
 // The scene reader's bodies, shapes and joints: what each body is and carries, the joints
 // that link bodies, the DOFs they give and the order in which bodies are placed.
 
-#include "quasistep/core/scene_compiler.hpp"
+#include "scene_compiler.hpp"
 
 #include "quasistep/core/json_node.hpp"
 

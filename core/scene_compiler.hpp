@@ -1,4 +1,4 @@
-// The scene reader behind parse_scene (core/scene.hpp): one SceneCompiler reads one JSON
+// The scene reader behind parse_scene (quasistep/core/scene.hpp): one SceneCompiler reads one JSON
 // document into a Scene, section by section, and fails at the first error with the path of
 // the offending value. Internal to core. Its parts live in files named after what they read:
 //   scene.cpp           the order of the sections, the format and the world

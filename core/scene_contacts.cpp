@@ -1,7 +1,7 @@
 // The scene reader's contacts: the pairs of shapes that may touch, listed or found
 // ("auto"), and the model's size, counted and checked before any pair is built.
 
-#include "quasistep/core/scene_compiler.hpp"
+#include "scene_compiler.hpp"
 
 #include "quasistep/core/contacts.hpp"
 #include "quasistep/core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"

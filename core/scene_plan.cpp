@@ -1,7 +1,7 @@
 // The scene reader's plan section (docs/scene-format.md, "plan"): bounds per DOF, control
 // bounds per commanded joint, the goal region and keep-out boxes.
 
-#include "quasistep/core/scene_compiler.hpp"
+#include "scene_compiler.hpp"
 
 #include "quasistep/core/json_node.hpp"
 #include "quasistep/core/kinematics.hpp"

@@ -1,7 +1,7 @@
 // The scene reader's study sections: per-world overrides, uncertain parameters and the
 // success criterion, and the parameter paths they name (resolve_parameter).
 
-#include "quasistep/core/scene_compiler.hpp"
+#include "scene_compiler.hpp"
 
 #include "quasistep/core/formulations/formulation_table.hpp"
 #include "quasistep/core/json_node.hpp"

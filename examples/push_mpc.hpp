@@ -1,5 +1,5 @@
 // Sampling MPC (random shooting) that pushes a puck to a goal position with the rollout API
-// (batch/rollout.hpp): at every replanning step it propagates `candidates` constant-velocity
+// (quasistep/batch/rollout.hpp): at every replanning step it propagates `candidates` constant-velocity
 // pusher actions over a short horizon from the current state in one batch, scores where each
 // leaves the puck and the pusher, and executes the best for a few steps. The world is
 // examples/mpc_push.json (Halm & Posa 2018). examples/push_mpc.cpp runs it; the test

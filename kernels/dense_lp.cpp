@@ -8,7 +8,7 @@
 #include <cmath>
 #include <limits>
 
-#include "quasistep/kernels/dense_lp_internal.hpp"
+#include "dense_lp_internal.hpp"
 #include "quasistep/kernels/input_checks.hpp"
 
 namespace qs {

@@ -1,12 +1,12 @@
 // The dense LP solver's adjacent extreme points: the vertices one pivot away from an
 // optimal basis and the edges that are rays (DenseLp::for_each_adjacent_basis and
-// for_each_adjacent_vertex in kernels/dense_lp.hpp).
+// for_each_adjacent_vertex in quasistep/kernels/dense_lp.hpp).
 #include "quasistep/kernels/dense_lp.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "quasistep/kernels/dense_lp_internal.hpp"
+#include "dense_lp_internal.hpp"
 #include "quasistep/kernels/input_checks.hpp"
 
 namespace qs {

@@ -1,11 +1,11 @@
 // The dense LP solver's certificate checks (an infeasibility certificate, an unbounded
-// ray) and the conversion of row bounds to its standard form (kernels/dense_lp.hpp).
+// ray) and the conversion of row bounds to its standard form (quasistep/kernels/dense_lp.hpp).
 #include "quasistep/kernels/dense_lp.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "quasistep/kernels/dense_lp_internal.hpp"
+#include "dense_lp_internal.hpp"
 #include "quasistep/kernels/input_checks.hpp"
 
 namespace qs {

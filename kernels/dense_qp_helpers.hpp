@@ -21,13 +21,13 @@ using detail::bounds_ok;
 using detail::finite_max_abs;
 using detail::max_abs;
 
-// The O(n) loops of the factor updates on kernels/lane.hpp's explicit native vectors: the
+// The O(n) loops of the factor updates on quasistep/kernels/lane.hpp's explicit native vectors: the
 // build passes -fno-tree-vectorize, so plain loops stay scalar. Only element-wise
 // operations, each entry computed by the plain loop's expression, so the results are
 // bitwise those of the scalar loops and do not depend on alignment (the branch-and-bound's
 // answer must not depend on which workspace solved a node). File-local on purpose (an
 // unnamed namespace, a copy per translation unit): as inline functions of the shared
-// kernels/lane.hpp GCC inlined them differently and the small problems of bench_dense_qp
+// quasistep/kernels/lane.hpp GCC inlined them differently and the small problems of bench_dense_qp
 // ran 10-20% slower. rotate is in dense_qp_factor.cpp, its only user.
 
 /// y_i += f x_i, i < n.

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <limits>
 
-#include "quasistep/kernels/dense_qp_helpers.hpp"
+#include "dense_qp_helpers.hpp"
 
 namespace qs {
 namespace {

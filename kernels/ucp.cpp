@@ -9,7 +9,7 @@
 #include <cmath>
 #include <limits>
 
-#include "quasistep/kernels/ucp_internal.hpp"
+#include "ucp_internal.hpp"
 #include "quasistep/kernels/unit_scale.hpp"
 
 namespace qs {

@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "quasistep/kernels/splitmix64.hpp"
-#include "quasistep/kernels/ucp_internal.hpp"
+#include "ucp_internal.hpp"
 
 namespace qs {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "quasistep/kernels/ucp_internal.hpp"
+#include "ucp_internal.hpp"
 
 namespace qs {
 

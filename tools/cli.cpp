@@ -216,7 +216,7 @@ int cmd_lcp(const std::string& path, std::ostream& out) {
 
 int cmd_ucp(const std::string& path, bool scene, const UcpCommandOptions& o, std::ostream& out) {
   if (scene) {
-    // The scene's UCP at its initial state (core/formulations/ucp/ucp_scene.hpp).
+    // The scene's UCP at its initial state (quasistep/core/formulations/ucp/ucp_scene.hpp).
     const Scene sc = load(path);
     UcpScene us;
     std::string why;

@@ -21,7 +21,7 @@
 
 namespace qs::io {
 
-/// One sample run again for the report (sample_world, batch/sampling.hpp): its rows and
+/// One sample run again for the report (sample_world, quasistep/batch/sampling.hpp): its rows and
 /// impulses, and the object's pose at every row.
 struct McReplay {
   long sample = 0;

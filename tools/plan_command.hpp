@@ -1,6 +1,6 @@
 // `quasistep plan SCENE --out plan.csv`: an OMPL kinodynamic planner (RRT, SST or KPIECE) from
 // the scene's initial state to its plan.goal region, stepping the scene's quasistatic model
-// (planning/ompl_adapter.hpp, docs/planning.md). Writes the solution as a command file that
+// (quasistep/planning/ompl_adapter.hpp, docs/planning.md). Writes the solution as a command file that
 // `quasistep run SCENE --commands plan.csv` replays bitwise to the goal.
 #pragma once
 

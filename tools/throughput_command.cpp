@@ -17,7 +17,7 @@ int run_throughput(const Scene& scene, const ThroughputOptions& o, std::ostream&
   if (steps > 0 && !(m.step.h > 0)) throw BatchError("throughput: the scene gives no step.h");
   WorldBatch batch = WorldBatch::from_scene(scene, o.worlds);
   // --scalar: the per-world path even where a lane kernel exists (the same numbers,
-  // batch/batch_stepper.hpp); the report's path line names the path that ran and why.
+  // quasistep/batch/batch_stepper.hpp); the report's path line names the path that ran and why.
   BatchStepper stepper(batch, {.threads = o.threads, .scalar = o.scalar});
 
   const auto t0 = std::chrono::steady_clock::now();

@@ -114,7 +114,7 @@ std::string solve_ucp_to_json(const UcpData& data, const UcpCommandOptions& o) {
   if (o.method == "exact" || (o.method == "auto" && status == Status::not_found)) {
     UcpExactOptions eo;
     eo.max_nodes = o.node_limit;
-    // The exact method allocates its node pools up front (kernels/ucp.hpp UcpExactOptions):
+    // The exact method allocates its node pools up front (quasistep/kernels/ucp.hpp UcpExactOptions):
     // per node a warm start (y, two LP bases) and two tree nodes. Refuse a limit whose pools
     // do not fit, rather than fail to allocate them.
     const double rows = static_cast<double>(std::max(u.A_x().rows(), u.A_y().rows()));

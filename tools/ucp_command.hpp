@@ -1,6 +1,6 @@
 // `quasistep ucp PROBLEM.json`: one uncoupled complementarity problem (Pang, Trinkle & Lo 1996) from raw
-// data in the paper's notation (kernels/ucp.hpp, docs/ucp.md; problem files are read by
-// core/formulations/ucp/ucp_problem_file.hpp), solved by the bilinear LP
+// data in the paper's notation (quasistep/kernels/ucp.hpp, docs/ucp.md; problem files are read by
+// quasistep/core/formulations/ucp/ucp_problem_file.hpp), solved by the bilinear LP
 // algorithm, the exact branch-and-bound, or both; or every contact mode enumerated.
 #pragma once
 

@@ -2,7 +2,7 @@
 // builds it twice, with the library's instruction set and with the x86-64 baseline (SSE2),
 // and a test compares the two lists: a program built without -march=native that links the
 // library must see the same layouts, so no public type may depend on the lane width or the
-// vector registers (the lanes, kernels/lane.hpp Lane and the templates at T = Lane, stay
+// vector registers (the lanes, quasistep/kernels/lane.hpp Lane and the templates at T = Lane, stay
 // inside the batch engine, behind its pointers).
 #include <cstdio>
 

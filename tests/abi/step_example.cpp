@@ -2,7 +2,7 @@
 // hexadecimal floating point. tests/CMakeLists.txt builds it twice against the same library:
 // with the library's flags, and as a user's program without -march (the x86-64 baseline,
 // none of the library's compile options). Both must print the same bits: the library's
-// types have one layout whatever -march a program uses (kernels/eigen.hpp).
+// types have one layout whatever -march a program uses (quasistep/kernels/eigen.hpp).
 #include <cstdio>
 #include <exception>
 

@@ -1,5 +1,5 @@
-// The batch engine's lane path for anitescu_qp's quasi-dynamic step (batch/batch_stepper.hpp,
-// core/formulations/anitescu_qp/anitescu_lanes.hpp): a world's final q, memory (q̄_a, warm start), t, step and status are bitwise those of
+// The batch engine's lane path for anitescu_qp's quasi-dynamic step (quasistep/batch/batch_stepper.hpp,
+// quasistep/core/formulations/anitescu_qp/anitescu_lanes.hpp): a world's final q, memory (q̄_a, warm start), t, step and status are bitwise those of
 // a single-world AnitescuQp run, in any lane, batch split and thread count, with --scalar, and
 // when PGS stops at its sweep limit and the scalar fallback finishes the step.
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
-// The batch engine's lane path for Halm & Posa's step (core/formulations/halm_posa_lcp/halm_posa_lanes.hpp,
-// kernels/lemke_lanes.hpp): a world's final q, t, step and status are bitwise those of a
+// The batch engine's lane path for Halm & Posa's step (quasistep/core/formulations/halm_posa_lcp/halm_posa_lanes.hpp,
+// quasistep/kernels/lemke_lanes.hpp): a world's final q, t, step and status are bitwise those of a
 // single-world HalmPosaLcp run (what `quasistep run` does), in any lane, batch split and
 // thread count, with per-world friction, c, start poses and commands in lanes; lanes whose
 // Lemke does not solve finish on the compacted scalar fallback and still match; and the

@@ -1,4 +1,4 @@
-// Every operation of the lane type (kernels/lane.hpp) equals, lane by lane and bit for bit,
+// Every operation of the lane type (quasistep/kernels/lane.hpp) equals, lane by lane and bit for bit,
 // the double operation of the same name: the batch engine's determinism rests on it.
 #include "quasistep/kernels/lane.hpp"
 #include "tests/support/bitwise.hpp"

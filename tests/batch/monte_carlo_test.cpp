@@ -1,4 +1,4 @@
-// Monte Carlo studies (batch/monte_carlo.hpp): shard slices, the Wilson interval, the
+// Monte Carlo studies (quasistep/batch/monte_carlo.hpp): shard slices, the Wilson interval, the
 // judging of outcomes against each sample's own trajectory, one answer per sample whatever
 // the threads, chunks or shards, the per-parameter bins, and the refusals of studies whose
 // parameters the model ignores.

@@ -1,4 +1,4 @@
-// The rollout API (batch/rollout.hpp): each (state, action sequence) pair steps exactly as a
+// The rollout API (quasistep/batch/rollout.hpp): each (state, action sequence) pair steps exactly as a
 // single world commanded with those velocities, whatever else is in the batch; h replaces
 // the model's; failures are per pair; bad input is refused; and the sampling-MPC example
 // built on it pushes the puck to its goal from a fixed seed.

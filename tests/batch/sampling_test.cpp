@@ -1,4 +1,4 @@
-// Monte Carlo sampling (batch/sampling.hpp): the counter-based stream gives the same value
+// Monte Carlo sampling (quasistep/batch/sampling.hpp): the counter-based stream gives the same value
 // for a (seed, sample, parameter) in any batch split; the distributions have the right
 // moments (tolerances computed from the sample size; fixed seeds, so nothing can flake);
 // the truncated normal stays in bounds and terminates in far tails; bad input is refused.

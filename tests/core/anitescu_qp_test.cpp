@@ -1,4 +1,4 @@
-// Pang & Tedrake's convex step (Pang & Tedrake's Anitescu slides, core/formulations/anitescu_qp/anitescu_qp.hpp): every step of every example
+// Pang & Tedrake's convex step (Pang & Tedrake's Anitescu slides, quasistep/core/formulations/anitescu_qp/anitescu_qp.hpp): every step of every example
 // satisfies the KKT conditions of the Anitescu QP, checked here from the step's outputs with
 // Jacobians, mass matrix and gravity rebuilt independently; the analytic cases (free fall,
 // a joint reaching its reference, a box at rest); quasistatic convergence in h; the Anitescu
@@ -213,7 +213,7 @@ TEST(AnitescuQp, EveryStepOfEveryExampleSatisfiesTheKktConditions) {
 }
 
 TEST(AnitescuQp, QuasiDynamicExamplesAreSolvedByTheTemplateStepsPgs) {
-  // The quasi-dynamic step's primary solver is PGS on the dual LCP (core/formulations/anitescu_qp/anitescu_lanes.hpp);
+  // The quasi-dynamic step's primary solver is PGS on the dual LCP (quasistep/core/formulations/anitescu_qp/anitescu_lanes.hpp);
   // Lemke / the dense QP finish only steps whose PGS answer is not accepted. On the examples
   // all but two drop steps (PGS stagnates at its sweep limit, docs/anitescu.md) are accepted
   // from PGS, with a KKT residual under the stepper's 1e-9.

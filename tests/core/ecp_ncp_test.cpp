@@ -1,4 +1,4 @@
-// Xie & Chakraborty's (2021) ECP stepper (core/formulations/ecp_ncp/, core/geometry3.hpp): the hull, the step's MNCP against finite
+// Xie & Chakraborty's (2021) ECP stepper (core/formulations/ecp_ncp/, quasistep/core/geometry3.hpp): the hull, the step's MNCP against finite
 // differences, the four-legged desk against the planar-sliding reference (sec. 5.1: within
 // 1e-8 over 4 s), falling and tipping bodies (no penetration, contact modes), bad input.
 #include "quasistep/core/formulations/ecp_ncp/ecp_ncp.hpp"

@@ -1,4 +1,4 @@
-// The formulation table (core/formulations/formulation_table.hpp): one row per formulation,
+// The formulation table (quasistep/core/formulations/formulation_table.hpp): one row per formulation,
 // and the scene reader, initial_state, make_stepper and the batch engine agree with it.
 #include "quasistep/core/formulations/formulation_table.hpp"
 

@@ -1,5 +1,5 @@
 // The geometry, kinematics and contact templates must serve the batch engine's lane type
-// (kernels/lane.hpp: kLaneWidth worlds in one value) with the same operations in the same
+// (quasistep/kernels/lane.hpp: kLaneWidth worlds in one value) with the same operations in the same
 // order as the scalar path: each lane must equal the double result bitwise.
 #include <gtest/gtest.h>
 

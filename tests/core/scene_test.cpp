@@ -1536,7 +1536,7 @@ TEST(SceneModel, TabletopLimitSurfaceComputedFromTheSupport) {
     const Model& m = *s.model;
     ASSERT_TRUE(m.params.limit_surface_A.has_value());
     EXPECT_TRUE(m.params.limit_surface_computed);
-    // 0.1 m square box, 1 kg, support friction 0.5, g = 9.81 (core/limit_surface.hpp).
+    // 0.1 m square box, 1 kg, support friction 0.5, g = 9.81 (quasistep/core/limit_surface.hpp).
     const double f = 0.5 * 1.0 * 9.81;
     const double m_max = f * 0.1 / 6 * (std::sqrt(2.0) + std::log(1 + std::sqrt(2.0)));
     const Eigen::Matrix3d& A = *m.params.limit_surface_A;

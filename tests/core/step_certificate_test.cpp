@@ -1,4 +1,4 @@
-// LP certificates that a step has no solution (core/step_certificate.hpp): hand-built
+// LP certificates that a step has no solution (quasistep/core/step_certificate.hpp): hand-built
 // contact configurations whose Farkas multipliers / virtual displacements are known in
 // closed form, the feasible counterparts, the empty sizes, and the squeeze of Pang & Tedrake 2018
 // command (29) on the gripper, where Trinkle's LCP has no solution.

@@ -1,5 +1,5 @@
-// WorldParams (core/world_params.hpp): one world's values beside the immutable Model, and the
-// step pipeline (core/stepper.hpp) that reads h from it once and integrates time once.
+// WorldParams (quasistep/core/world_params.hpp): one world's values beside the immutable Model, and the
+// step pipeline (quasistep/core/stepper.hpp) that reads h from it once and integrates time once.
 #include "quasistep/core/world_params.hpp"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Semismooth Newton (kernels/ncp_newton.hpp) on textbook NCPs, on LCPs and mixed LCPs
+// Semismooth Newton (quasistep/kernels/ncp_newton.hpp) on textbook NCPs, on LCPs and mixed LCPs
 // cross-checked against Lemke, and on the failure paths: every answer is re-checked here
 // from the data, independently of the solver's own residual.
 #include "quasistep/kernels/ncp_newton.hpp"

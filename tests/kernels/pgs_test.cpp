@@ -1,4 +1,4 @@
-// Projected Gauss-Seidel / SOR (kernels/pgs.hpp) on random semidefinite LCPs of the shape of
+// Projected Gauss-Seidel / SOR (quasistep/kernels/pgs.hpp) on random semidefinite LCPs of the shape of
 // the Anitescu slides' (Pang & Tedrake) dual (M = J Q^-1 J', q = phi/h - J Q^-1 c): answers checked against Lemke's w
 // (unique for a PSD LCP, whereas z need not be) and against the data; the stopping rule,
 // warm start, limits and bad input; and the batch promise: every lane of a Lane group equals

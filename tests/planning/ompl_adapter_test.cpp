@@ -1,4 +1,4 @@
-// The OMPL adapter (planning/ompl_adapter.hpp): the planner's view and the exact state, one
+// The OMPL adapter (quasistep/planning/ompl_adapter.hpp): the planner's view and the exact state, one
 // OMPL propagation step = one quasistep step (bitwise `run`'s), motions that end before an
 // invalid state (bounds, keep-out, a step the solver cannot solve), the batched control
 // sampler against single propagation (stepper memory included), the goal region, the space's

@@ -149,7 +149,7 @@ def main():
     if again:
         print("\nA solver marked `extern template` in its header is compiled in more (or fewer) objects than\n"
               "the one that instantiates it: the header lost its `extern template` line, or a function of it\n"
-              "became inline again, and every file that uses it pays its compile time (kernels/lemke.hpp\n"
+              "became inline again, and every file that uses it pays its compile time (quasistep/kernels/lemke.hpp\n"
               "says how it is set up).", file=sys.stderr)
     return 1 if over or again else 0
 

@@ -117,7 +117,7 @@ TEST_P(PinnedResults, ExampleIsBitwiseAsPinned) {
   const CliResult tp = run_cli({"throughput", scene, "--worlds", kWorlds, "--hash"});
   ASSERT_EQ(tp.code, 0) << tp.err;
   got["throughput_hash"] = hash_line(tp.out);
-  // The scalar path promises the lanes' numbers (batch/batch_stepper.hpp). Under the
+  // The scalar path promises the lanes' numbers (quasistep/batch/batch_stepper.hpp). Under the
   // sanitizers the lane tests run the scalar path (tests/batch); this third run is left out.
   if (!kAddressSanitizer) {
     const CliResult sc = run_cli({"throughput", scene, "--worlds", kWorlds, "--hash", "--scalar"});

@@ -190,7 +190,7 @@ Status AnitescuQp::advance(const Model& m, const WorldParams& p, State& s) {
   if (check_input(m, p, s) != Status::solved) return report_.status;
   const int nu = m.n_u, na = m.n_a, n = nq_;
   const double h = p.h;
-  // The template step (core/formulations/anitescu_qp/anitescu_lanes.hpp), the same code the batch runs on lanes.
+  // The template step (quasistep/core/formulations/anitescu_qp/anitescu_lanes.hpp), the same code the batch runs on lanes.
   AnitescuStepWorkspace<double>& w = *step_ws_;
   const int warm_rows = 2 * m.n_slots();
   double* const reference = s.memory.data() + kMemoryReference;

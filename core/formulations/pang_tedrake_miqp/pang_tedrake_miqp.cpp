@@ -11,7 +11,7 @@
 #include <string>
 #include <utility>
 
-#include "quasistep/core/formulations/pang_tedrake_miqp/pang_tedrake_miqp_problem.hpp"
+#include "pang_tedrake_miqp_problem.hpp"
 
 namespace qs {
 

@@ -110,7 +110,7 @@ Status TrinkleLcp::advance(const Model& m, const WorldParams& p, State& s) {
     relative.row(r, terms);
   }
   report_.force_balance_residual = balance;
-  // Each balance row against its own terms (core/stepper.hpp): the LCP's check weighs its
+  // Each balance row against its own terms (quasistep/core/stepper.hpp): the LCP's check weighs its
   // rows against whole blocks of the solution, this one against the impulses of the row.
   if (!relative.accepted())
     return fail(Status::numerical_failure, "the answer failed its force-balance check (relative residual " +

@@ -1,0 +1,168 @@
+// Pang & Tedrake's convex time step (Pang & Tedrake's Anitescu slides): Anitescu's relaxation of Coulomb friction,
+// quasistatic or quasi-dynamic objects, and robots modelled as impedances. One convex QP per
+// step; derivation, signs and the "Anitescu gap" in docs/anitescu.md.
+//
+// Unknown: the velocity over the step v' = [v_u; v_a] (n_q), so that q^{l+1} = q + h v'.
+// Per active contact i (phi_i <= contacts.margin, slot order) two rows, one per extreme ray
+// of the planar friction cone (Pang & Tedrake's Anitescu slides slide "Modeling Coulomb friction as a convex
+// program": d_i1 = +t, d_i2 = -t):
+//   J_i1 = J_n,i + mu_i J_t,i   (row 2c),      J_i2 = J_n,i - mu_i J_t,i   (row 2c + 1),
+// with multipliers beta_ij >= 0 (N s). The QP (Pang & Tedrake's Anitescu slides slide "Specializing to robotic
+// manipulation", with the signs of its linear term derived from the dynamics, not copied):
+//   minimise   1/2 v'^T Q v' + b^T v'
+//   subject to phi_i / h + J_ij v' >= 0         for every active i and j = 1, 2
+//   Q = diag(Q_u, h^2 K_a),   Q_u = 0 (quasistatic) or M_u(q) (quasi-dynamic),
+//   b = -h [ tau_u ; K_a (q̄_a' - q_a) + tau_a^ext - tau_g,a ]
+// whose KKT conditions are the step's dynamics
+//   Q_u v_u' = h tau_u + J_u^T beta                                 (objects)
+//   0 = h K_a (q̄_a' - (q_a + h v_a')) + h (tau_a^ext - tau_g,a) + J_a^T beta   (impedance robots)
+//   0 <= beta _|_ phi / h + J v' >= 0                               (Anitescu contact)
+// tau = [tau_u; tau_a^ext] = gravity + loads + efforts at the middle of the step
+// (quasistep/core/kinematics.hpp), tau_g,a the robots' own gravity, which their controllers
+// compensate (so tau_a^ext - tau_g,a is zero unless a load acts on a robot link). The reference q̄_a lives in
+// State::memory (memory_size below): q̄_a' = q̄_a + h u(t + h/2), u the velocity commands.
+//
+// Solvers. Quasistatic: Q is singular (zero on v_u); the dense QP kernel (quasistep/kernels/dense_qp.hpp)
+// is exact on positive semidefinite Hessians (inertia control, no regularisation). A load no
+// contact can balance makes the QP unbounded: the step is `infeasible` and the detail names
+// the kernel's verified ray. Quasi-dynamic: Q is positive definite and the step is solved
+// through its dual LCP (symmetric PSD) by projected Gauss-Seidel in the template step of
+// quasistep/core/formulations/anitescu_qp/anitescu_lanes.hpp (T = double here, T = Lane in the batch engine: one implementation,
+// so a world's steps are bitwise the same on both), fixed slot layout, cold start. A step whose
+// PGS answer is not accepted (PGS not solved within its sweeps, KKT residual above 1e-9, a
+// singular M_u, more than kMaxContacts active slots) is redone from the same State by
+// step_fallback(): Lemke on the compacted dual LCP (anitescu_dual_lcp below), and if Lemke
+// fails or its answer fails the KKT check, the dense QP on the primal (solved, or
+// `infeasible` with a verified Farkas certificate).
+//
+// Outputs per slot: normal_impulse = beta_i1 + beta_i2 (N s), tangent_impulse = mu_i (beta_i1
+// - beta_i2) along t. report(): complementarity_residual is the QP's scaled KKT residual
+// (qp_kkt_residual, <= 1e-9 when solved); linearised_penetration the most negative
+// phi + h J_n v'; force_balance_residual max |h tau_u + J_u^T beta| (quasistatic) or the
+// momentum balance max |M_u v_u' - h tau_u - J_u^T beta| (quasi-dynamic), N s; problem_size
+// n_q (quasistatic QP), 2 n_slots (PGS's fixed layout) or 2 nc (Lemke's LCP); pivots the QP's
+// LP pivots and active-set iterations, PGS's sweeps, or Lemke's pivots (a fallback step
+// reports the fallback's alone).
+#pragma once
+
+#include "quasistep/kernels/eigen.hpp"
+#include <memory>
+#include <vector>
+
+#include "quasistep/core/formulations/anitescu_qp/anitescu_lanes.hpp"
+#include "quasistep/core/contacts.hpp"
+#include "quasistep/core/model.hpp"
+#include "quasistep/core/stepper.hpp"
+#include "quasistep/kernels/dense_qp.hpp"
+#include "quasistep/kernels/lemke.hpp"
+
+namespace qs {
+
+/// The dual LCP of  min 1/2 v'Qv + c'v  s.t.  A v >= b  for positive definite Q (Pang & Tedrake's Anitescu slides,
+/// quasi-dynamic mode). With v = v_free + Q^-1 A' beta and v_free = -Q^-1 c:
+///   0 <= beta  _|_  w = (A Q^-1 A') beta + (A v_free - b) >= 0.
+/// A: rows x n; b: rows; Q_inv: n x n; v_free: n. Writes QinvAt = Q^-1 A' (n x rows),
+/// M = A Q^-1 A' (rows x rows, symmetric positive semidefinite) and q = A v_free - b. Plain
+/// loops in a fixed order: allocates nothing, and the batch engine can reuse it.
+void anitescu_dual_lcp(const Eigen::Ref<const Eigen::MatrixXd>& A, const Eigen::Ref<const Eigen::VectorXd>& b,
+                       const Eigen::Ref<const Eigen::MatrixXd>& Q_inv, const Eigen::Ref<const Eigen::VectorXd>& v_free,
+                       Eigen::Ref<Eigen::MatrixXd> QinvAt, Eigen::Ref<Eigen::MatrixXd> M, Eigen::Ref<Eigen::VectorXd> q);
+
+class AnitescuQp final : public Stepper {
+ public:
+  static constexpr int kMaxContacts = kAnitescuMaxActiveContacts;  // 64 Anitescu rows
+  using Solver = Lemke<2 * kMaxContacts>;
+  /// Accepted scaled KKT residual of a step's answer (qp_kkt_residual).
+  static constexpr double kKktTolerance = kAnitescuKktTolerance;
+
+  /// State::memory of an anitescu_qp model: the impedance reference q̄_a of the actuated
+  /// joints (n_a entries from kMemoryReference), then in quasi-dynamic mode the previous
+  /// step's dual impulses beta in the fixed slot layout (2 n_slots from
+  /// memory_warm_start(m), anitescu_lanes.hpp), the next PGS's warm start.
+  static int memory_size(const Model& m) { return m.n_a + (m.params.quasi_dynamic ? 2 * m.n_slots() : 0); }
+  static constexpr int kMemoryReference = 0;
+  static int memory_warm_start(const Model& m) { return m.n_a; }
+  /// Its start at configuration q: the reference where the joints are, q̄_a(0) = q_a(0), and
+  /// a cold PGS start (zeros).
+  static void start_memory(const Model& m, const double* q, double* memory) {
+    for (int a = 0; a < m.n_a; ++a) memory[kMemoryReference + a] = q[m.n_u + a];
+    for (int i = m.n_a; i < memory_size(m); ++i) memory[i] = 0.0;
+  }
+
+  /// Sizes every buffer from the Model; a solved step then allocates nothing.
+  explicit AnitescuQp(const Model& m);
+  ~AnitescuQp() override;
+
+  /// PGS settings of the quasi-dynamic template step (anitescu_pgs_settings() by default; a
+  /// batch must use the same for its lanes).
+  void set_pgs_settings(const PgsSettings& s) { pgs_ = s; }
+  const PgsSettings& pgs_settings() const { return pgs_; }
+
+  /// The last step's QP (valid after a step that got as far as solving):
+  ///   min 1/2 v'Hv + c'v  s.t.  A_in v >= b_in,  rows 2c (+t) and 2c + 1 (-t) of active
+  /// contact c, whose slot is contact_slots()[c].
+  DenseQpProblem problem() const;
+  /// The last solved step's v' (n_q) and beta (2 contacts()).
+  Eigen::Ref<const Eigen::VectorXd> velocity() const { return v_; }
+  Eigen::Ref<const Eigen::VectorXd> beta() const { return beta_.head(rows_); }
+  int contacts() const { return rows_ / 2; }
+  const std::vector<int>& contact_slots() const { return slot_; }
+  /// Quasi-dynamic: the step was solved by the dense QP after Lemke failed (or its answer
+  /// failed the KKT check).
+  bool solved_by_qp_fallback() const { return fallback_; }
+  /// Quasi-dynamic: the last step was the template step's PGS answer (not the fallback).
+  bool solved_by_pgs() const { return by_pgs_; }
+
+
+ protected:
+  /// One step of p.h (Stepper::step): q and the reference q̄_a move; on any other status than solved
+  /// s is unchanged. bad_input: not a vertical world, a State without its n_a reference
+  /// entries, a stiffness of the wrong size, more than kMaxContacts active slots, or
+  /// (quasi-dynamic) a singular mass matrix of the unactuated DOFs.
+  Status advance(const Model& m, const WorldParams& p, State& s) override;
+  /// The step without the PGS template (Stepper::step_fallback): the dense QP (quasistatic),
+  /// or Lemke on the dual LCP then the dense QP (quasi-dynamic). advance() falls back to it
+  /// for a world whose PGS answer is not accepted; the batch engine calls it for such a
+  /// lane's world, so both paths finish that world with the same code.
+  Status advance_fallback(const Model& m, const WorldParams& p, State& s) override;
+
+ private:
+  void begin_step();
+  Status check_input(const Model& m, const WorldParams& p, const State& s);
+  Status solve_quasistatic(const Model& m);
+  Status solve_quasi_dynamic(const Model& m, const WorldParams& p);
+  /// The dense QP on the step's problem; fills v_, beta_ when solved, else fails the step.
+  Status solve_with_qp(const Model& m, const char* mode);
+  /// Quasi-dynamic: Q_u = M_u(q) from the bodies' mass, inertia and center of mass at the
+  /// start of the step, and its inverse; false (with the report filled) when singular.
+  bool mass_matrix(const Model& m, const WorldParams& p);
+  std::string contact_label(const Model& m, int row) const;
+
+  std::unique_ptr<DenseQp> qp_;
+  std::unique_ptr<Solver> lemke_;
+  std::unique_ptr<Solver::Result> lcp_result_;
+  int nq_ = 0, rows_ = 0;
+  bool fallback_ = false, by_pgs_ = false;
+  // The QP: H (n_q x n_q), c (n_q), A_in (capacity rows x n_q, column-major), b_in.
+  Eigen::MatrixXd H_, A_, A_eq_;
+  Eigen::VectorXd c_, b_, b_eq_, no_bounds_, y_, w_;
+  // Quasi-dynamic: Q^-1, v_free, Q^-1 A', the LCP, the mass matrix and its factor.
+  Eigen::MatrixXd Qinv_, QinvAt_, M_lcp_, Mu_, L_;
+  Eigen::VectorXd v_free_, q_lcp_;
+  // Kinematic scratch (n_q each): com Jacobian rows, angular row.
+  Eigen::VectorXd jx_, jy_, jw_;
+  Eigen::VectorXd tau_, tau_grav_, qbar_, v_, beta_;
+  std::vector<int> slot_;
+  // Quasi-dynamic: the template step's workspace (T = double) and its PGS settings.
+  std::unique_ptr<AnitescuStepWorkspace<double>> step_ws_;
+  PgsSettings pgs_;
+};
+
+namespace json_input {
+class Node;
+}
+/// Reads the "model" section of a scene whose formulation is anitescu_qp into m.params (the
+/// world, bodies, joints and contacts are read); throws SceneError naming the field.
+void read_anitescu_qp_params(const json_input::Node& model, Model& m);
+
+}  // namespace qs

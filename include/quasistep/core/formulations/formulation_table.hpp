@@ -1,0 +1,70 @@
+// The formulation table: one descriptor per formulation, the one place that says what a
+// formulation is to the rest of the library: its name in scene files, the world it applies
+// in, the paper it implements, what its State carries from one step to the next, whether
+// the batch engine has a lane kernel for it, which gains a batch may vary per world, and how
+// to build its stepper and read its parameters. The scene reader (name, parameters, parameter
+// paths), initial_state, make_stepper and the batch engine (checks and lane dispatch) read
+// this table. docs/architecture.md shows how to add a formulation.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "quasistep/core/model.hpp"
+#include "quasistep/core/world_params.hpp"
+
+namespace qs {
+
+class Stepper;
+namespace json_input {
+class Node;
+}
+
+/// The lane kernels of the batch engine (batch/batch_stepper.cpp dispatches on them).
+enum class LaneKernel {
+  none,
+  halm_posa,              // quasistep/core/formulations/halm_posa_lcp/halm_posa_lanes.hpp
+  anitescu_quasi_dynamic  // quasistep/core/formulations/anitescu_qp/anitescu_lanes.hpp (quasi-dynamic mode only)
+};
+
+struct FormulationInfo {
+  Formulation id;
+  /// Its value of "model.formulation" in a scene file, and its name in every output.
+  std::string_view name;
+  /// The world it applies in (docs/scene-format.md).
+  WorldType world;
+  /// The model's source, authors and year (the references are in README.md).
+  std::string_view reference;
+  /// false for an instantaneous problem (no time step): it has no stepper, and neither
+  /// `quasistep run` nor the batch engine can step it.
+  bool time_stepping;
+  /// State::memory, what the stepper carries between steps: its size for a Model (0 when
+  /// it carries nothing), and its start for a world starting at configuration q (writes
+  /// memory_size(m) values). The layout is documented by the functions each formulation
+  /// points to.
+  int (*memory_size)(const Model& m);
+  void (*start_memory)(const Model& m, const double* q, double* memory);
+  /// The batch engine's lane kernel for it (a step written on a lane type, run for several
+  /// worlds at once; batch/batch_stepper.cpp says when a batch can use it), or none.
+  LaneKernel lane_kernel;
+  /// Its gain that a batch may vary per world as `model.<model_gain>` (a WorldParams value
+  /// of kind model_gain_kind), and per velocity-controlled joint as `joints.NAME.<joint_gain>`
+  /// (ParameterRef::Kind::joint_stiffness); empty when it has none.
+  std::string_view model_gain;
+  ParameterRef::Kind model_gain_kind;
+  std::string_view joint_gain;
+  /// Builds its stepper for a Model (null when time_stepping is false).
+  std::unique_ptr<Stepper> (*make_stepper)(const Model& m);
+  /// Reads its parameters from the scene's "model" object into m.params, refusing keys it
+  /// does not know (core/scene_model.cpp calls it once the world, the bodies and the joints are
+  /// read); throws SceneError naming the field.
+  void (*read_params)(const json_input::Node& model, Model& m);
+};
+
+/// Every formulation, in the order of the Formulation enumeration.
+std::span<const FormulationInfo> formulation_table();
+/// The descriptor of f.
+const FormulationInfo& formulation_info(Formulation f);
+
+}  // namespace qs

@@ -1,0 +1,170 @@
+// One time step of one world, whatever the formulation: the interface `quasistep run` (and
+// the tests) drive every stepper through, and what a step reports about itself.
+//
+// A stepper is built once per Model (it sizes every buffer then) and advances a State by one
+// step of h per call, with one world's parameters (quasistep/core/world_params.hpp). On any status but
+// `solved` the State is left unchanged. Per-slot results use the Model's fixed slot
+// numbering; inactive slots read zero.
+//
+// The step pipeline (docs/architecture.md): Stepper::step checks h, hands the step to the
+// formulation's advance(), which poses and solves its problem and moves q (and its
+// State::memory), and on success integrates time once (t += h, step + 1).
+#pragma once
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "quasistep/core/contacts.hpp"
+#include "quasistep/core/model.hpp"
+#include "quasistep/core/world_params.hpp"
+#include "quasistep/kernels/lcp_enumeration.hpp"
+#include "quasistep/kernels/status.hpp"
+
+namespace qs {
+
+/// A step's force balance (the equilibrium rows of its model) is accepted in the step's own
+/// units: max_e |r_e| (the residual of row e) against max_e terms_e, the largest sum of the
+/// magnitudes of the terms that form a row (|h tau_e|, each contact's |J P| term, ...). The
+/// same step is then judged alike at any h and in any units (both scale with the impulses);
+/// a step whose contacts carry nothing while the load does not vanish has a row whose
+/// residual is its whole load, a ratio of order 1, and is refused however small h tau_e is
+/// in absolute terms. (Row by row, rounding in a row that carries nothing, 1e-17 against
+/// 1e-17, would refuse good steps.)
+inline constexpr double kForceBalanceTolerance = 1e-6;
+
+/// max_e |r_e| over max_e terms_e, fed row by row (0 when both are 0; NaN fails).
+class RelativeBalance {
+ public:
+  void row(double residual, double terms) {
+    const double r = std::abs(residual);
+    if (!(r <= worst_residual_) && !std::isnan(worst_residual_)) worst_residual_ = r;
+    if (terms > largest_terms_) largest_terms_ = terms;
+  }
+  double worst() const { return worst_residual_ == 0 ? 0.0 : worst_residual_ / largest_terms_; }
+  bool accepted() const { return worst() <= kForceBalanceTolerance; }
+
+ private:
+  double worst_residual_ = 0, largest_terms_ = 0;
+};
+
+/// What the last step produced, beyond the new State.
+struct StepReport {
+  Status status = Status::not_run;
+  int contacts = 0;        // active slots in the step's problem
+  int problem_size = 0;    // variables of the (mixed) LCP
+  int pivots = 0;          // Lemke pivots (summed over re-linearisations), or the MIQP's
+                           // branch-and-bound nodes (both stages)
+  /// The kernel's scaled natural residual of the accepted solution (<= 1e-9 when solved).
+  double complementarity_residual = 0;
+  /// The most negative linearised end-of-step gap phi^{l+1} of an active slot (0 when none
+  /// is negative): complementarity makes it >= 0 to rounding.
+  double linearised_penetration = 0;
+  /// max |J^u' P + h tau_u| (N s) where the model has force balance (Trinkle); 0 otherwise.
+  double force_balance_residual = 0;
+  /// Lemke's method ended on a ray and the exact enumeration (quasistep/kernels/lcp_enumeration.hpp)
+  /// solved the step's LCP instead; its nodes.
+  bool by_enumeration = false;
+  long enumeration_nodes = 0;
+  /// halm_posa_lcp: Lemke did not solve and no active contact closes under the command alone,
+  /// so the step took the open-contact solution (no impulse; docs/steppers.md).
+  bool open_contacts = false;
+  /// The step was taken as this many equal substeps (ecp_ncp's fallback when the whole
+  /// step's MNCP found no solution, quasistep/core/formulations/ecp_ncp/ecp_ncp.hpp); 1 otherwise.
+  int substeps = 1;
+  /// Why the step failed, one line: for `infeasible` the condition that fails and its
+  /// verified certificate; for `bad_input` the cause (e.g. capacity). Empty when solved.
+  std::string detail;
+};
+
+class Stepper {
+ public:
+  explicit Stepper(const Model& m)
+      : active_(m.n_slots(), 0),
+        phi_(m.n_slots(), 0.0),
+        p_n_(m.n_slots(), 0.0),
+        p_t_(m.n_slots(), 0.0),
+        record_(m),
+        scene_(m) {}
+  virtual ~Stepper() = default;
+  Stepper(const Stepper&) = delete;
+  Stepper& operator=(const Stepper&) = delete;
+
+  /// Advances s by one step of p.h with one world's parameters p; the status is also in
+  /// report().status. bad_input when h is not a finite number > 0.
+  Status step(const Model& m, const WorldParams& p, State& s) { return run(m, p, s, false); }
+  /// The same step with the scene's own parameters (m.step.h, the Model's friction, ...).
+  Status step(const Model& m, State& s) {
+    scene_.reset(m);  // sized at construction: no allocation
+    return run(m, scene_, s, false);
+  }
+  /// The batch's path for a world its lane template did not accept: the formulation's
+  /// general method (Lemke, then the dense QP, ...) without trying the template again.
+  Status step_fallback(const Model& m, const WorldParams& p, State& s) { return run(m, p, s, true); }
+
+  const StepReport& report() const { return report_; }
+  /// Per slot (n_slots), of the last step: active in its problem; phi at the configuration
+  /// the step was linearised about (m); normal and net tangential impulse (N s, or N s
+  /// times the unknown k of Halm & Posa 2018, eq. (10) when impulses_scaled_by_k()).
+  const std::vector<char>& active() const { return active_; }
+  const std::vector<double>& phi() const { return phi_; }
+  const std::vector<double>& normal_impulse() const { return p_n_; }
+  const std::vector<double>& tangent_impulse() const { return p_t_; }
+  /// Halm-Posa's impulses are known only up to the positive factor k of Halm & Posa 2018, eq. (10).
+  virtual bool impulses_scaled_by_k() const { return false; }
+
+  /// Per-step outputs beyond the State, which `quasistep run` appends to every trajectory
+  /// row after the DOF columns (docs/cli.md): their column names, the same for every step of
+  /// this stepper; none by default (the CSV of such a stepper has the DOF columns only).
+  virtual std::vector<std::string> extra_columns() const { return {}; }
+  /// Appends to `out` the last solved step's values, one per extra_columns(), in that order.
+  /// Meaningful after a step that returned `solved` only.
+  virtual void extra_values(std::vector<double>& /*out*/) const {}
+
+ protected:
+  /// The formulation's part of a step (stages 3-4 and q's update): poses and solves its
+  /// problem over one step of p.h from the step's contact record (contact_record()) and moves s.q
+  /// (and what it keeps in State::memory) on success, leaving s untouched otherwise; s.t and
+  /// s.step are the pipeline's.
+  virtual Status advance(const Model& m, const WorldParams& p, State& s) = 0;
+  /// step_fallback's advance; the formulations with a lane template override it.
+  virtual Status advance_fallback(const Model& m, const WorldParams& p, State& s) { return advance(m, p, s); }
+
+  /// The step's contact record (stages 1-2, quasistep/core/contacts.hpp) at the step's start state s:
+  /// computed when a step first asks for it, and once per step (a formulation whose lane
+  /// template computes its own contacts in a fixed layout asks only on its fallback path).
+  /// Also sets active() and phi().
+  const ContactRecord& contact_record(const Model& m, const WorldParams& p, const State& s) {
+    if (!record_valid_) {
+      record_.scan(m, p, s.q.data(), active_.data(), phi_.data());
+      record_valid_ = true;
+    }
+    return record_;
+  }
+  /// A new contact record is needed (the state changed outside a step: PangTedrakeMiqp::build).
+  void forget_contacts() { record_valid_ = false; }
+
+  /// Ends a step that failed: its status and one-line reason go into the report.
+  Status fail(Status st, std::string detail);
+  /// After Lemke's ray, the exact enumeration's outcome: solved (report().by_enumeration; the
+  /// caller copies the solution), or the step's failure (infeasible with the exhausted tree,
+  /// not_found at the node limit, or the LP kernel's failure), recorded here.
+  Status record_enumeration(const LcpEnumeration::Result& ex);
+
+  StepReport report_;
+  std::vector<char> active_;
+  std::vector<double> phi_, p_n_, p_t_;
+  ContactRecord record_;  // contact_record()
+
+ private:
+  bool record_valid_ = false;
+  Status run(const Model& m, const WorldParams& p, State& s, bool fallback);
+
+  WorldParams scene_;  // step(m, s)'s parameters
+};
+
+/// The stepper of m.formulation, or null when this build has none for it.
+std::unique_ptr<Stepper> make_stepper(const Model& m);
+
+}  // namespace qs

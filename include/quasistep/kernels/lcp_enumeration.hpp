@@ -1,0 +1,68 @@
+// An exact (mixed) LCP method for when Lemke's ends on a ray: branch-and-bound over the
+// complementarity pairs with a linear program at every node.
+//
+//   find u (free, k entries), z >= 0 (n - k):  w = M [u; z] + q,  w_u = 0,
+//   w_z >= 0,  z_i w_i = 0.
+//
+// Each pair i is a disjunction: z_i = 0 ("first") or w_i = 0 ("second"). A node fixes some
+// pairs and asks the LP kernel (quasistep/kernels/dense_lp.hpp) for a point of
+//   { M x + q = s,  s_u = 0,  s >= 0,  z >= 0,  fixed z_i = 0,  fixed s_i = 0 }
+// minimising the sum of z_i + s_i over the unfixed pairs (which steers it toward
+// complementary points). An empty LP closes the node (its Farkas certificate is verified
+// by the LP kernel); an LP point whose unfixed pairs are all complementary (the scaled
+// natural residual of the whole point <= tolerance) is a solution; otherwise the node
+// branches on its most violated pair (largest min(z_i, s_i), smallest index on ties).
+// The search (quasistep/kernels/branch_and_bound.hpp) stops at the first solution in its
+// deterministic order. When every node closes, no solution exists: `infeasible`, with the
+// exhausted tree (every leaf an LP Farkas certificate) as the proof. The tree can be
+// exponential in n (the LCP is NP-complete in general): a node limit bounds it
+// (`iteration_limit`). This is the fallback of the steppers, not their main path.
+#pragma once
+
+#include "quasistep/kernels/eigen.hpp"
+#include <memory>
+#include <vector>
+
+#include "quasistep/kernels/bnb_stats.hpp"
+#include "quasistep/kernels/status.hpp"
+
+namespace qs {
+
+template <class Relaxation>
+class BranchAndBound;  // quasistep/kernels/branch_and_bound.hpp, included where the search runs
+
+struct LcpEnumerationOptions {
+  long max_nodes = 4096;
+  double tolerance = 1e-9;  // accepted scaled natural residual (as Lemke's, docs/kernels.md)
+  int round_width = 4;
+};
+
+class LcpEnumeration {
+ public:
+  struct Result {
+    Status status = Status::not_run;  // solved, infeasible (proven), iteration_limit, or the
+                                      // LP kernel's failure; bad_input for a malformed problem
+    BnbStats stats;
+    Eigen::VectorXd x;                // solved: [u; z] (n)
+    Eigen::VectorXd w;                // solved: M x + q (n; zero on the free rows to rounding)
+    double residual = 0;              // solved: the scaled natural residual
+  };
+
+  /// Storage for problems up to `capacity` variables.
+  explicit LcpEnumeration(int capacity, const LcpEnumerationOptions& options = {});
+  ~LcpEnumeration();
+
+  /// The first k = `free` variables are free and their rows equalities.
+  const Result& solve(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::Ref<const Eigen::VectorXd>& q,
+                      int free);
+
+ private:
+  struct Relaxation;
+  int capacity_;
+  LcpEnumerationOptions opt_;
+  std::unique_ptr<Relaxation> relax_;
+  std::unique_ptr<BranchAndBound<Relaxation>> bnb_;
+  Result result_;
+};
+
+}  // namespace qs
