@@ -1,5 +1,5 @@
 // Lemke on Halm-Posa contact LCPs (a disk touched by k point fingers, Halm & Posa 2018, eqs. 17 and
-// 38; quasistep/core/random_problems.hpp), k = 2, 4, 8, 16 (n = 8, 16, 32, 64). Every answer is
+// 38; tests/support/random_problems.hpp), k = 2, 4, 8, 16 (n = 8, 16, 32, 64). Every answer is
 // checked outside the timed loop against the data (scaled natural residual <= 1e-9, the
 // kernel's own acceptance test, recomputed here independently), and counted:
 //   verified       solved and the check passes
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "quasistep/kernels/lemke.hpp"
-#include "quasistep/core/random_problems.hpp"
+#include "tests/support/random_problems.hpp"
 
 #ifdef QUASISTEP_HAVE_SICONOS
 #include <LCP_Solvers.h>

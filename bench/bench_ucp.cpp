@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "quasistep/core/formulations/ucp/ucp_problem_file.hpp"
-#include "quasistep/core/random_problems.hpp"
+#include "quasistep/core/ucp_problem_file.hpp"
+#include "tests/support/random_problems.hpp"
 #include "quasistep/kernels/ucp.hpp"
 
 namespace {

@@ -11,10 +11,12 @@ install(TARGETS quasistep_abi quasistep_kernels quasistep_core quasistep_batch q
 install(TARGETS quasistep RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 # The public headers (include/quasistep/: the library's private ones stay beside its sources
-# and are not installed) and the generated version header; the OMPL adapter's below.
+# and are not installed) and the generated ones (the version, the built-in study); the OMPL
+# adapter's below.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/quasistep/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/quasistep
         FILES_MATCHING PATTERN "*.hpp" PATTERN planning EXCLUDE)
 install(FILES ${QS_BUILD_INCLUDE_DIR}/quasistep/version.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/quasistep)
+install(FILES ${QS_BUILD_INCLUDE_DIR}/quasistep/batch/default_study.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/quasistep/batch)
 
 install(EXPORT quasistep-targets NAMESPACE quasistep:: DESTINATION ${QS_PACKAGE_DIR})
 

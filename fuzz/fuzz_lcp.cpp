@@ -5,11 +5,11 @@
 #include <string>
 
 #include "quasistep/core/json_node.hpp"
-#include "tools/lcp_command.hpp"
+#include "quasistep/core/lcp_problem_file.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
-    const qs::cli::LcpProblem p = qs::cli::read_lcp_problem(std::string(reinterpret_cast<const char*>(data), size));
+    const qs::LcpProblem p = qs::read_lcp_problem(std::string(reinterpret_cast<const char*>(data), size));
     (void)p;
   } catch (const qs::JsonInputError&) {
   }

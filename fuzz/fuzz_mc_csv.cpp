@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/mc_csv.hpp"
+#include "quasistep/batch/mc_csv.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "quasistep/core/json_node.hpp"
-#include "quasistep/core/formulations/ucp/ucp_problem_file.hpp"
+#include "quasistep/core/ucp_problem_file.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {

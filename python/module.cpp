@@ -22,14 +22,13 @@
 #include <thread>
 #include <vector>
 
+#include "quasistep/batch/default_study.hpp"
+#include "quasistep/batch/mc_summary.hpp"
 #include "quasistep/core/formulations/formulation_table.hpp"
-#include "quasistep/core/formulations/ucp/ucp_problem_file.hpp"
+#include "quasistep/core/lcp_problem_file.hpp"
+#include "quasistep/core/ucp_problem_file.hpp"
 #include "quasistep/kernels/lane.hpp"
 #include "quasistep/quasistep.hpp"
-#include "tools/default_study.hpp"
-#include "tools/lcp_command.hpp"
-#include "tools/mc_command.hpp"
-#include "tools/ucp_command.hpp"
 
 namespace py = pybind11;
 
@@ -350,7 +349,7 @@ struct PyMc {
 
   std::string text() const {
     std::ostringstream o;
-    qs::cli::print_mc_summary(run.study, summary, o);
+    qs::print_mc_summary(run.study, summary, o);
     return o.str();
   }
 };
@@ -361,7 +360,7 @@ PyMc mc(const PyScene* scene, long samples, std::uint64_t seed, long threads_arg
   if (trajectories < 0) fail("trajectories must be >= 0");
   std::optional<PyScene> built_in;
   if (!scene) {
-    built_in.emplace(qs::parse_scene(qs::cli::kDefaultStudy, std::string("built-in ") + qs::cli::kDefaultStudyName));
+    built_in.emplace(qs::parse_scene(qs::kDefaultStudy, std::string("built-in ") + qs::kDefaultStudyName));
     scene = &*built_in;
   }
   const qs::Scene& sc = scene->scene();
@@ -432,8 +431,8 @@ py::object mc_samples(PyMc& r) {
 py::tuple solve_lcp(const Array& M, const Array& q, int free) {
   if (q.ndim() != 1 || q.shape(0) < 1) fail("q has shape " + shape_text(q) + "; expected (n,) with n >= 1");
   const py::ssize_t n = q.shape(0);
-  if (n > qs::cli::kLcpCapacity)
-    fail("q has " + std::to_string(n) + " entries; this build solves LCPs up to n = " + std::to_string(qs::cli::kLcpCapacity));
+  if (n > qs::kLcpCapacity)
+    fail("q has " + std::to_string(n) + " entries; this build solves LCPs up to n = " + std::to_string(qs::kLcpCapacity));
   if (M.ndim() != 2 || M.shape(0) != n || M.shape(1) != n)
     fail("M has shape " + shape_text(M) + "; expected (" + std::to_string(n) + ", " + std::to_string(n) + ") for q's n");
   if (free < 0 || free > n) fail("free must be in 0.." + std::to_string(n) + ", got " + std::to_string(free));
@@ -441,14 +440,14 @@ py::tuple solve_lcp(const Array& M, const Array& q, int free) {
   if (bad_q >= 0) fail("q[" + std::to_string(bad_q) + "] is not finite");
   const long bad_m = first_non_finite(M.data(), static_cast<std::size_t>(n * n));
   if (bad_m >= 0) fail("M[" + std::to_string(bad_m / n) + ", " + std::to_string(bad_m % n) + "] is not finite");
-  qs::cli::LcpProblem p;
+  qs::LcpProblem p;
   p.M = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(M.data(), n, n);
   p.q = Eigen::Map<const Eigen::VectorXd>(q.data(), n);
   p.free = free;
-  qs::cli::LcpSolution s;
+  qs::LcpSolution s;
   {
     py::gil_scoped_release release;
-    s = qs::cli::solve_lcp(p);
+    s = qs::solve_lcp(p);
   }
   if (s.status != qs::Status::solved) return py::make_tuple(status_object(s.status), py::none(), py::none());
   Array z(n), w(n);
@@ -461,13 +460,13 @@ std::string solve_ucp_json(const std::string& problem_json, const std::string& m
   if (method != "bilinear" && method != "exact" && method != "auto")
     fail("method must be bilinear, exact or auto, got " + method);
   if (node_limit < 1) fail("node_limit must be >= 1");
-  qs::cli::UcpCommandOptions o;
+  qs::UcpSolveOptions o;
   o.method = method;
   o.all = all;
   o.node_limit = node_limit;
   const qs::UcpData data = qs::read_ucp_problem(problem_json);
   py::gil_scoped_release release;
-  return qs::cli::solve_ucp_to_json(data, o);
+  return qs::solve_ucp_to_json(data, o);
 }
 
 }  // namespace

@@ -14,7 +14,7 @@
 #include "quasistep/core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
 #include "quasistep/core/scene.hpp"
 #include "quasistep/core/formulations/trinkle_lcp/trinkle_lcp.hpp"
-#include "quasistep/core/formulations/ucp/ucp_problem_file.hpp"
+#include "quasistep/core/ucp_problem_file.hpp"
 #include "quasistep/core/formulations/ucp/ucp_scene.hpp"
 #include "quasistep/kernels/ucp.hpp"
 #include "tests/support/allocation_counter.hpp"

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "quasistep/core/scene.hpp"
-#include "tools/cli.hpp"
+#include "tools/cli/cli.hpp"
 
 namespace qs::ecp_ncp_test {
 namespace {

@@ -1,9 +1,9 @@
 // The uncoupled complementarity problem of Pang, Trinkle & Lo 1996: construction of X and Y, recovery and
 // the check of eqs. (2)-(10), the paper's bilinear algorithm on its data sets 1-3, the exact
 // branch-and-bound's proof for data set 4, and the enumeration of contact modes.
-#include "quasistep/core/formulations/ucp/ucp_problem_file.hpp"
+#include "quasistep/core/ucp_problem_file.hpp"
 #include "quasistep/core/formulations/ucp/ucp_scene.hpp"
-#include "quasistep/core/random_problems.hpp"
+#include "tests/support/random_problems.hpp"
 #include "quasistep/kernels/ucp.hpp"
 
 #include <gtest/gtest.h>

@@ -6,7 +6,7 @@
 
 #include "quasistep/kernels/lemke.hpp"
 #include "tests/support/allocation_counter.hpp"
-#include "quasistep/core/random_problems.hpp"
+#include "tests/support/random_problems.hpp"
 
 namespace qs::lemke_allocation_test {
 namespace {

@@ -20,7 +20,7 @@
 #include "quasistep/kernels/lane.hpp"
 #include "quasistep/kernels/lemke.hpp"
 #include "tests/support/bitwise.hpp"
-#include "quasistep/core/random_problems.hpp"
+#include "tests/support/random_problems.hpp"
 #include "tests/support/lcp_check.hpp"
 
 namespace qs::lemke_lanes_test {

@@ -17,7 +17,7 @@
 
 #include "quasistep/kernels/lemke.hpp"
 #include "quasistep/kernels/lemke_lanes.hpp"
-#include "quasistep/core/random_problems.hpp"
+#include "tests/support/random_problems.hpp"
 #include "tests/support/lcp_verify.hpp"
 
 namespace qs::lemke_scale_test {

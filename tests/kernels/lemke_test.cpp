@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "quasistep/core/random_problems.hpp"
+#include "tests/support/random_problems.hpp"
 
 namespace qs::lemke_test {
 namespace {

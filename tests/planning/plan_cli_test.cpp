@@ -1,4 +1,4 @@
-// `quasistep plan` (tools/plan_command.cpp): a plan written as a command file that `quasistep
+// `quasistep plan` (tools/cli/plan_command.cpp): a plan written as a command file that `quasistep
 // run --commands` replays bitwise to the state the planner reached, in the goal region; the
 // same plan for the same seed under a propagation limit; exit 3 and no file when no plan was
 // found; one-line errors for bad input.
@@ -16,7 +16,7 @@
 #include "quasistep/core/scene.hpp"
 #include "quasistep/planning/ompl_adapter.hpp"
 #include "tests/support/cli_run.hpp"
-#include "tools/commands_csv.hpp"
+#include "quasistep/core/commands_csv.hpp"
 
 namespace qs::cli::plan_cli_test {
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/cli.hpp"
+#include "tools/cli/cli.hpp"
 
 namespace qs::test {
 

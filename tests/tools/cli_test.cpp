@@ -1,6 +1,6 @@
 // The CLI's contract: exit codes, one-line errors, provenance, no output file that looks
 // complete after a failure.
-#include "tools/cli.hpp"
+#include "tools/cli/cli.hpp"
 
 #include "quasistep/core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
 #include "quasistep/core/scene.hpp"

@@ -14,8 +14,8 @@
 #include "quasistep/core/model.hpp"
 #include "quasistep/core/scene.hpp"
 #include "tests/support/cli_run.hpp"
-#include "tools/cli.hpp"
-#include "tools/commands_csv.hpp"
+#include "tools/cli/cli.hpp"
+#include "quasistep/core/commands_csv.hpp"
 
 namespace qs::cli::commands_cli_test {
 namespace {

@@ -1,8 +1,8 @@
-// The HTML report of a Monte Carlo study (tools/mc_report.hpp): one self-contained
+// The HTML report of a Monte Carlo study (tools/report/mc_report.hpp): one self-contained
 // document (no network), input text escaped, the numbers it must show, and finite SVG for
 // degenerate input (no samples, empty bins, zero-width ranges, paths that do not move).
 // The report's replays and plots in a browser: tests/browser/test_mc_report.py.
-#include "tools/mc_report.hpp"
+#include "tools/report/mc_report.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// The output rule every output option follows (tools/output_file.hpp, docs/cli.md "Output
+// The output rule every output option follows (quasistep/core/output_file.hpp, docs/cli.md "Output
 // files"): regular and new files atomically, "-" to standard output, devices and pipes
 // straight through, symlinks followed, directories, missing folders and inputs refused
 // before any work, and a command's outputs committed together. Everything happens in a
@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "tests/support/cli_run.hpp"
-#include "tools/output_file.hpp"
+#include "quasistep/core/output_file.hpp"
 
 namespace qs::output_rule_test {
 namespace {

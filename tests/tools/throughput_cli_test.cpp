@@ -11,7 +11,7 @@
 
 #include "tests/support/cli_run.hpp"
 #include "tests/support/example_json.hpp"
-#include "tools/cli.hpp"
+#include "tools/cli/cli.hpp"
 
 namespace qs::cli::throughput_cli_test {
 namespace {

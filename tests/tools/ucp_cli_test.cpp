@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "tests/support/cli_run.hpp"
-#include "tools/cli.hpp"
+#include "tools/cli/cli.hpp"
 
 namespace qs::cli::ucp_cli_test {
 namespace {

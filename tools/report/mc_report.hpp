@@ -17,7 +17,7 @@
 
 #include "quasistep/batch/monte_carlo.hpp"
 #include "quasistep/core/scene.hpp"
-#include "tools/replay.hpp"
+#include "tools/report/replay.hpp"
 
 namespace qs::io {
 

@@ -1,4 +1,4 @@
-#include "tools/lcp_command.hpp"
+#include "quasistep/core/lcp_problem_file.hpp"
 
 #include <fstream>
 #include <iterator>
@@ -8,7 +8,7 @@
 #include "quasistep/core/json_node.hpp"
 #include "quasistep/kernels/lemke.hpp"
 
-namespace qs::cli {
+namespace qs {
 namespace {
 
 using json_input::json;
@@ -97,4 +97,4 @@ std::string solve_lcp_to_json(const LcpProblem& p) {
   return out.dump();
 }
 
-}  // namespace qs::cli
+}  // namespace qs

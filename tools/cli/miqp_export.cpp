@@ -1,4 +1,4 @@
-#include "tools/miqp_export.hpp"
+#include "tools/cli/miqp_export.hpp"
 
 #include <cmath>
 #include <vector>

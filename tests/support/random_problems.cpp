@@ -1,4 +1,4 @@
-#include "quasistep/core/random_problems.hpp"
+#include "tests/support/random_problems.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "tools/cli.hpp"
+#include "tools/cli/cli.hpp"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -20,29 +20,29 @@
 #include <vector>
 
 #include "quasistep/core/contacts.hpp"
-#include "quasistep/core/formulations/ucp/ucp_problem_file.hpp"
+#include "quasistep/core/ucp_problem_file.hpp"
 #include "quasistep/core/formulations/ucp/ucp_scene.hpp"
 #include "quasistep/core/scene.hpp"
 #include "quasistep/core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
 #include "quasistep/core/stepper.hpp"
 #include "quasistep/kernels/lane.hpp"
 #include "quasistep/version.hpp"
-#include "tools/commands_csv.hpp"
-#include "tools/mpi_session.hpp"
-#include "tools/replay.hpp"
-#include "tools/lcp_command.hpp"
-#include "tools/mc_command.hpp"
+#include "quasistep/core/commands_csv.hpp"
+#include "tools/cli/mpi_session.hpp"
+#include "tools/report/replay.hpp"
+#include "quasistep/core/lcp_problem_file.hpp"
+#include "tools/cli/mc_command.hpp"
 #ifdef QUASISTEP_HAVE_MPI
-#include "tools/mc_mpi.hpp"
+#include "tools/cli/mc_mpi.hpp"
 #endif
-#include "tools/mc_csv.hpp"
-#include "tools/default_study.hpp"
-#include "tools/miqp_export.hpp"
-#include "tools/output_file.hpp"
-#include "tools/plan_command.hpp"
-#include "tools/throughput_command.hpp"
+#include "quasistep/batch/mc_csv.hpp"
+#include "quasistep/batch/default_study.hpp"
+#include "tools/cli/miqp_export.hpp"
+#include "quasistep/core/output_file.hpp"
+#include "tools/cli/plan_command.hpp"
+#include "tools/cli/throughput_command.hpp"
 #include "quasistep/batch/world_batch.hpp"
-#include "tools/ucp_command.hpp"
+#include "quasistep/core/ucp_problem_file.hpp"
 
 namespace qs::cli {
 namespace {
@@ -214,7 +214,7 @@ int cmd_lcp(const std::string& path, std::ostream& out) {
   return kOk;
 }
 
-int cmd_ucp(const std::string& path, bool scene, const UcpCommandOptions& o, std::ostream& out) {
+int cmd_ucp(const std::string& path, bool scene, const UcpSolveOptions& o, std::ostream& out) {
   if (scene) {
     // The scene's UCP at its initial state (quasistep/core/formulations/ucp/ucp_scene.hpp).
     const Scene sc = load(path);
@@ -521,7 +521,7 @@ struct ExportOptions {
   double big_m = 10.0;
 };
 
-/// Steps N - 1 MIQP steps, then writes step N's big-M MIQP (tools/miqp_export.hpp).
+/// Steps N - 1 MIQP steps, then writes step N's big-M MIQP (tools/cli/miqp_export.hpp).
 int cmd_export_miqp(const ExportOptions& opt, std::ostream& out, std::ostream& err) {
   const Scene scene = load(opt.scene);
   const Model& m = *scene.model;
@@ -572,14 +572,14 @@ std::string version_text() {
 #endif
   std::string text = std::string("quasistep ") + kVersion + "\nlanes: " + std::to_string(kLaneWidth) +
                      " worlds per lane group (" + isa + ")\noptional parts:";
-  // "Python module no, OMPL planner no, ..." (tools/CMakeLists.txt).
+  // "Python module no, OMPL planner no, ..." (tools/cli/CMakeLists.txt).
   return text + " " + QUASISTEP_OPTIONAL_PARTS;
 }
 
 }  // namespace
 
 /// `mc` under an MPI launcher with several ranks: rank 0 runs its chunks, gathers the others'
-/// and writes every output; the other ranks only run their chunks (tools/mc_mpi.hpp).
+/// and writes every output; the other ranks only run their chunks (tools/cli/mc_mpi.hpp).
 int run_mc_over_ranks(const Scene& scene, McCommandOptions o, std::ostream& out, std::ostream& err) {
 #ifdef QUASISTEP_HAVE_MPI
   o.progress = false;
@@ -612,7 +612,7 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   add_common(*lcp, common);
 
   std::string ucp_path;
-  UcpCommandOptions ucp_opt;
+  UcpSolveOptions ucp_opt;
   CLI::App* ucp = app.add_subcommand("ucp", "Solve one uncoupled complementarity problem (Pang, Trinkle & Lo 1996); prints JSON");
   bool ucp_scene = false;
   ucp->add_option("problem", ucp_path, "Problem file (JSON, docs/ucp.md), or a scene with --scene")->required();

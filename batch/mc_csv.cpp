@@ -1,4 +1,4 @@
-#include "tools/mc_csv.hpp"
+#include "quasistep/batch/mc_csv.hpp"
 
 #include <algorithm>
 #include <array>
@@ -11,7 +11,7 @@
 #include <ostream>
 #include <sstream>
 
-#include "tools/csv_cells.hpp"
+#include "quasistep/core/csv_cells.hpp"
 
 namespace qs::io {
 namespace {

@@ -1,4 +1,4 @@
-#include "tools/output_file.hpp"
+#include "quasistep/core/output_file.hpp"
 
 #include <array>
 #include <atomic>

@@ -1,4 +1,4 @@
-#include "tools/plan_command.hpp"
+#include "tools/cli/plan_command.hpp"
 
 #include <ompl/util/Console.h>
 #include <ompl/util/RandomNumbers.h>
@@ -12,9 +12,9 @@
 
 #include "quasistep/core/stepper.hpp"
 #include "quasistep/planning/ompl_adapter.hpp"
-#include "tools/cli.hpp"
-#include "tools/commands_csv.hpp"
-#include "tools/output_file.hpp"
+#include "tools/cli/cli.hpp"
+#include "quasistep/core/commands_csv.hpp"
+#include "quasistep/core/output_file.hpp"
 
 namespace qs::cli {
 

@@ -1,4 +1,4 @@
-#include "tools/commands_csv.hpp"
+#include "quasistep/core/commands_csv.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <istream>
 #include <ostream>
 
-#include "tools/csv_cells.hpp"
+#include "quasistep/core/csv_cells.hpp"
 
 namespace qs::io {
 namespace {

@@ -1,4 +1,4 @@
-#include "tools/replay.hpp"
+#include "tools/report/replay.hpp"
 
 #include <algorithm>
 #include <array>
@@ -20,9 +20,9 @@
 #include "quasistep/core/contacts.hpp"
 #include "quasistep/core/formulations/formulation_table.hpp"
 #include "quasistep/core/kinematics.hpp"
-#include "tools/replay_assets.hpp"
-#include "tools/csv_cells.hpp"
-#include "tools/output_file.hpp"
+#include "tools/report/replay_assets.hpp"
+#include "quasistep/core/csv_cells.hpp"
+#include "quasistep/core/output_file.hpp"
 
 namespace qs::io {
 namespace {

@@ -1,4 +1,4 @@
-#include "tools/mc_mpi.hpp"
+#include "tools/cli/mc_mpi.hpp"
 
 #include <mpi.h>
 
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/mpi_session.hpp"
+#include "tools/cli/mpi_session.hpp"
 
 namespace qs::cli {
 namespace {

@@ -1,4 +1,4 @@
-#include "tools/mpi_session.hpp"
+#include "tools/cli/mpi_session.hpp"
 
 #include <cstdlib>
 

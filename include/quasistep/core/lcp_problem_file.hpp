@@ -1,4 +1,5 @@
-// `quasistep lcp PROBLEM.json`: one LCP (or mixed LCP) from raw data, solved by Lemke.
+// An LCP problem file (docs/cli.md, "lcp"): one LCP (or mixed LCP) as raw data, what
+// `quasistep lcp` and the Python module's solve_lcp read, solved by Lemke.
 #pragma once
 
 #include <string>
@@ -6,7 +7,7 @@
 #include "quasistep/kernels/eigen.hpp"
 #include "quasistep/kernels/status.hpp"
 
-namespace qs::cli {
+namespace qs {
 
 /// {"M": [[...]], "q": [...], "free": k}: the first k variables free with equality rows.
 struct LcpProblem {
@@ -41,4 +42,4 @@ LcpProblem read_lcp_problem(const std::string& text);
 /// on one line; z and w are null unless the status is `solved`.
 std::string solve_lcp_to_json(const LcpProblem& p);
 
-}  // namespace qs::cli
+}  // namespace qs

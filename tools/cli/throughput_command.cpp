@@ -1,4 +1,4 @@
-#include "tools/throughput_command.hpp"
+#include "tools/cli/throughput_command.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -6,8 +6,8 @@
 
 #include "quasistep/batch/batch_stepper.hpp"
 #include "quasistep/batch/world_batch.hpp"
-#include "tools/cli.hpp"
-#include "tools/mpi_session.hpp"
+#include "tools/cli/cli.hpp"
+#include "tools/cli/mpi_session.hpp"
 
 namespace qs::cli {
 
@@ -59,7 +59,7 @@ int run_throughput(const Scene& scene, const ThroughputOptions& o, std::ostream&
     std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(batch.hash()));
     out << "  hash          " << hex << "\n";
   }
-  return kOk;  // failed worlds are an outcome of a batch command (tools/cli.hpp), reported above
+  return kOk;  // failed worlds are an outcome of a batch command (tools/cli/cli.hpp), reported above
 }
 
 }  // namespace qs::cli

@@ -29,9 +29,6 @@ struct McCommandOptions {
   std::string command_line; // the report's provenance
 };
 
-/// The summary table (stdout of both commands).
-void print_mc_summary(const McStudy& study, const McSummary& summary, std::ostream& out);
-
 /// What runs a study's samples for run_mc, handing their records to records_sink chunk by
 /// chunk in sample order: run_monte_carlo in one process, or the MPI ranks' runner.
 using McRunner = std::function<McRun(const Scene&, const McOptions&)>;

@@ -1,4 +1,4 @@
-#include "tools/mc_report.hpp"
+#include "tools/report/mc_report.hpp"
 
 #include <algorithm>
 #include <array>

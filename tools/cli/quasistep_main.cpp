@@ -3,9 +3,9 @@
 #include <cstring>
 #include <iostream>
 
-#include "tools/cli.hpp"
-#include "tools/mpi_session.hpp"
-#include "tools/output_file.hpp"
+#include "tools/cli/cli.hpp"
+#include "tools/cli/mpi_session.hpp"
+#include "quasistep/core/output_file.hpp"
 
 int main(int argc, char** argv) {
   qs::io::install_interrupt_cleanup();

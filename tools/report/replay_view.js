@@ -1,5 +1,5 @@
 "use strict";
-// The replay widget of quasistep's pages (tools/replay.cpp fills its data): qsReplay(root, D)
+// The replay widget of quasistep's pages (tools/report/replay.cpp fills its data): qsReplay(root, D)
 // draws the data D of one run inside the element root, with its own controls, and returns
 // { frames, show(f), draw(f), selftest() }. A page may hold several (the Monte Carlo report).
 function qsReplay(root, D, options) {
