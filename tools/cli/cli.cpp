@@ -19,38 +19,32 @@
 #include <unistd.h>
 #include <vector>
 
+#include "quasistep/batch/default_study.hpp"
+#include "quasistep/batch/mc_csv.hpp"
+#include "quasistep/batch/world_batch.hpp"
 #include "quasistep/core/contacts.hpp"
-#include "quasistep/core/ucp_problem_file.hpp"
 #include "quasistep/core/formulations/ucp/ucp_scene.hpp"
+#include "quasistep/core/lcp_problem_file.hpp"
+#include "quasistep/core/output_file.hpp"
 #include "quasistep/core/scene.hpp"
-#include "quasistep/core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
 #include "quasistep/core/stepper.hpp"
+#include "quasistep/core/ucp_problem_file.hpp"
 #include "quasistep/kernels/lane.hpp"
 #include "quasistep/version.hpp"
-#include "quasistep/core/commands_csv.hpp"
-#include "tools/cli/mpi_session.hpp"
-#include "tools/report/replay.hpp"
-#include "quasistep/core/lcp_problem_file.hpp"
+#include "tools/cli/cli_common.hpp"
 #include "tools/cli/mc_command.hpp"
+#include "tools/cli/miqp_export.hpp"
+#include "tools/cli/mpi_session.hpp"
+#include "tools/cli/plan_command.hpp"
+#include "tools/cli/run_command.hpp"
+#include "tools/cli/throughput_command.hpp"
+#include "tools/report/replay.hpp"
 #ifdef QUASISTEP_HAVE_MPI
 #include "tools/cli/mc_mpi.hpp"
 #endif
-#include "quasistep/batch/mc_csv.hpp"
-#include "quasistep/batch/default_study.hpp"
-#include "tools/cli/miqp_export.hpp"
-#include "quasistep/core/output_file.hpp"
-#include "tools/cli/plan_command.hpp"
-#include "tools/cli/throughput_command.hpp"
-#include "quasistep/batch/world_batch.hpp"
-#include "quasistep/core/ucp_problem_file.hpp"
 
 namespace qs::cli {
 namespace {
-
-/// A user-facing failure: one line on stderr, exit code 1.
-struct InputError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 /// Sign checks on a number option with a message a user can read (CLI11's own
 /// NonNegativeNumber and PositiveNumber print the whole double range). The option's own
@@ -107,12 +101,6 @@ std::string dof_list(const Model& m, int begin, int end) {
   std::string s = "[";
   for (int i = begin; i < end; ++i) s += (i > begin ? ", " : "") + m.dofs[i].name;
   return s + "]";
-}
-
-std::string format_number(double v) {
-  std::ostringstream o;
-  o << std::setprecision(6) << v;
-  return o.str();
 }
 
 void print_summary(const Scene& scene, std::ostream& out) {
@@ -194,14 +182,6 @@ void print_contacts(const Model& m, const State& s, std::ostream& out) {
   }
 }
 
-Scene load(const std::string& path) {
-  try {
-    return load_scene_file(path);
-  } catch (const SceneError& e) {
-    throw InputError(path + ": " + e.what());
-  }
-}
-
 int cmd_lcp(const std::string& path, std::ostream& out) {
   LcpProblem problem;
   try {
@@ -217,7 +197,7 @@ int cmd_lcp(const std::string& path, std::ostream& out) {
 int cmd_ucp(const std::string& path, bool scene, const UcpSolveOptions& o, std::ostream& out) {
   if (scene) {
     // The scene's UCP at its initial state (quasistep/core/formulations/ucp/ucp_scene.hpp).
-    const Scene sc = load(path);
+    const Scene sc = load_scene_or_fail(path);
     UcpScene us;
     std::string why;
     if (ucp_from_scene(*sc.model, initial_state(*sc.model), us, why) != Status::solved)
@@ -234,327 +214,10 @@ int cmd_ucp(const std::string& path, bool scene, const UcpSolveOptions& o, std::
 }
 
 int cmd_validate(const std::string& path, bool contacts, std::ostream& out) {
-  const Scene scene = load(path);
+  const Scene scene = load_scene_or_fail(path);
   out << "ok: " << path << "\n";
   print_summary(scene, out);
   if (contacts) print_contacts(*scene.model, initial_state(*scene.model), out);
-  return kOk;
-}
-
-struct RunOptions {
-  std::string scene;
-  std::optional<int> steps;
-  std::string out;
-  std::string forces;
-  std::string commands;
-  std::string html;
-};
-
-/// The provenance comment of every output file written for this scene (no seed: one world).
-std::string provenance(const Scene& scene) {
-  const Model& m = *scene.model;
-  return io::provenance_line(scene.source, scene.hash, "none", std::string(to_string(m.world.type)),
-                             std::string(to_string(m.formulation)));
-}
-
-/// The header: the provenance line (with the command file, if any), then step, t, one
-/// column per DOF, then the stepper's extra columns (Stepper::extra_columns(); none for most
-/// steppers).
-void write_trajectory_header(const Scene& scene, const std::vector<std::string>& extra, const std::string& commands,
-                             std::ostream& o) {
-  const Model& m = *scene.model;
-  // A run under a command file says so: its trajectory is not the scene's own.
-  o << provenance(scene) << (commands.empty() ? std::string() : " commands=" + io::printable(commands)) << "\n";
-  o << "step,t";
-  for (const Dof& d : m.dofs) o << "," << d.name;
-  for (const std::string& c : extra) o << "," << c;
-  o << "\n";
-}
-
-/// One row: the State, then n_extra cells holding `extra` (the stepper's values for the step
-/// that produced the row); cells past extra.size() are left empty, as for row 0, which no
-/// step produced.
-void write_trajectory_row(const State& s, const std::vector<double>& extra, std::size_t n_extra, std::ostream& o) {
-  o << s.step << "," << s.t;
-  for (Eigen::Index i = 0; i < s.q.size(); ++i) o << "," << s.q[i];
-  for (std::size_t i = 0; i < n_extra; ++i) {
-    o << ",";
-    if (i < extra.size()) o << extra[i];
-  }
-  o << "\n";
-}
-
-/// The worst (most negative) gap of any slot at configuration q, in m; +inf without slots.
-double min_phi(const Model& m, ContactWorkspace& ws, const Eigen::VectorXd& q) {
-  ws.evaluate(m, q.data());
-  double v = std::numeric_limits<double>::infinity();
-  for (int i = 0; i < m.n_slots(); ++i) v = std::min(v, ws.frame[i].phi);
-  return v;
-}
-
-/// One forces-CSV row per active slot of the step just taken (or failed: impulses empty).
-void write_force_rows(const Model& m, const Stepper& st, int step, double t, Status status, std::ostream& o) {
-  for (int i = 0; i < m.n_slots(); ++i) {
-    if (!st.active()[i]) continue;
-    o << step << "," << t << "," << i << "," << m.pair_name(m.slots[i].pair) << "," << st.phi()[i] << ",";
-    if (status == Status::solved) o << st.normal_impulse()[i] << "," << st.tangent_impulse()[i];
-    else o << ",";
-    o << "," << to_string(status) << "\n";
-  }
-}
-
-struct RenderOptions {
-  std::string scene;
-  std::string traj;
-  std::string forces;
-  std::string out;
-};
-
-/// `render`: the replay page of a trajectory (and its forces), or of the initial state.
-int cmd_render(const RenderOptions& opt, std::ostream& out, std::ostream& err) {
-  const Scene scene = load(opt.scene);
-  const Model& m = *scene.model;
-  if (!opt.forces.empty() && opt.traj.empty())
-    throw InputError("--forces needs --traj: the impulses are drawn on the trajectory's states");
-  const auto open = [](const std::string& path) {
-    if (path == "-") throw InputError("render reads --traj and --forces from files, not standard input");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path + ": cannot open for reading");
-    return in;
-  };
-  io::ReplayInput replay;
-  try {
-    if (opt.traj.empty()) {
-      replay = io::initial_replay(m);
-    } else {
-      std::ifstream in = open(opt.traj);
-      replay = io::read_trajectory_csv(in, opt.traj, scene);
-    }
-    if (!opt.forces.empty()) {
-      std::ifstream in = open(opt.forces);
-      io::read_forces_csv(in, opt.forces, scene, replay);
-    }
-  } catch (const io::ReplayError& e) {
-    throw InputError(e.what());
-  }
-  std::vector<std::string> inputs = {opt.scene};
-  for (const std::string& f : {opt.traj, opt.forces})
-    if (!f.empty()) inputs.push_back(f);
-  io::OutputSet outputs(out, inputs);
-  io::Output* page = outputs.add("--out", opt.out);
-  outputs.open();
-  io::write_replay_html(scene, replay, provenance(scene), page->stream());
-  outputs.commit();
-  if (page->kind() != io::OutputKind::standard_output)
-    err << "render: " << replay.rows() << (replay.rows() == 1 ? " frame" : " frames")
-        << (replay.has_forces ? " with contact impulses" : "") << "; replay in " << io::printable(opt.out) << "\n";
-  return kOk;
-}
-
-int cmd_run(const RunOptions& opt, std::ostream& out, std::ostream& err) {
-  const Scene scene = load(opt.scene);
-  const Model& m = *scene.model;
-  // A command file replaces the velocity schedules; its rows say how many steps to take.
-  std::optional<io::CommandSequence> commands;
-  if (!opt.commands.empty()) {
-    try {
-      commands = io::read_commands_csv_file(opt.commands, command_names(m));
-    } catch (const io::CommandsCsvError& e) {
-      throw InputError(std::string("--commands: ") + e.what());
-    }
-    if (opt.steps && *opt.steps != commands->steps)
-      throw InputError("--commands: " + opt.commands + " holds " + std::to_string(commands->steps) +
-                       " steps; --steps asks for " + std::to_string(*opt.steps));
-  }
-  const int steps = commands ? commands->steps : opt.steps.value_or(m.step.steps);
-  if (steps > 0 && !(m.step.h > 0)) throw InputError(opt.scene + ": step.h: missing (required to take steps)");
-  std::unique_ptr<Stepper> stepper = make_stepper(m);
-  if (steps > 0 && !stepper)
-    throw InputError(opt.scene + ": model.formulation: \"" + std::string(to_string(m.formulation)) +
-                     "\" has no stepper in this build yet; --steps 0 writes the initial state");
-  State s = initial_state(m);
-  // The command file is an input too: an output option naming it is refused.
-  std::vector<std::string> inputs = {opt.scene};
-  if (!opt.commands.empty() && opt.commands != "-") inputs.push_back(opt.commands);
-  io::OutputSet outputs(out, inputs);
-  io::Output* traj = outputs.add("--out", opt.out);
-  io::Output* forces = outputs.add("--forces", opt.forces);
-  io::Output* html = outputs.add("--html", opt.html);
-  if (html && (static_cast<double>(steps) + 1) * static_cast<double>(std::max<std::size_t>(m.bodies.size(), 1)) >
-                  static_cast<double>(io::kMaxReplayBodyRows))
-    throw InputError("--html: " + std::to_string(steps) + " steps of " + std::to_string(m.bodies.size()) +
-                     " bodies is more than one replay draws (steps x bodies <= " + std::to_string(io::kMaxReplayBodyRows) +
-                     "); replay part of the run with render --traj");
-  outputs.open();
-  // The replay page is written at the end from the rows and impulses kept here.
-  std::optional<io::ReplayInput> replay;
-  if (html) {
-    replay.emplace();
-    replay->frames_from = "this run";
-    replay->has_forces = true;
-    replay->scaled_by_k = stepper && stepper->impulses_scaled_by_k();
-  }
-  const auto keep_row = [&](const State& st, const std::vector<double>& values, std::size_t n_extra) {
-    if (!replay) return;
-    io::add_row(*replay, st);
-    replay->extra_names = stepper ? stepper->extra_columns() : std::vector<std::string>{};
-    for (std::size_t i = 0; i < n_extra; ++i)
-      replay->extra.push_back(i < values.size() ? values[i] : std::numeric_limits<double>::quiet_NaN());
-  };
-  // The stepper's per-step outputs (Stepper::extra_columns()), appended to every row.
-  const std::vector<std::string> extra_columns = stepper ? stepper->extra_columns() : std::vector<std::string>{};
-  std::vector<double> extra;
-  extra.reserve(extra_columns.size());
-  if (traj) {
-    write_trajectory_header(scene, extra_columns, opt.commands, traj->stream());
-    write_trajectory_row(s, extra, extra_columns.size(), traj->stream());  // row 0: no step, empty cells
-  }
-  keep_row(s, extra, extra_columns.size());
-  if (forces) {
-    // Halm-Posa's impulses are known up to the factor k of Halm & Posa 2018, eq. (10): say so in
-    // the column names.
-    const bool k = stepper && stepper->impulses_scaled_by_k();
-    forces->stream() << provenance(scene) << "\nstep,t,slot,pair,phi,"
-                     << (k ? "normal_impulse_times_k,tangent_impulse_times_k" : "normal_impulse,tangent_impulse")
-                     << ",status\n";
-  }
-
-  // Worst values over the run: the kernel residual, the true (nonlinear) gap of every row's
-  // state, the linearised gap and force balance of every step.
-  ContactWorkspace ws(m);
-  double worst_residual = 0, worst_lin = 0, worst_balance = 0;
-  int by_enumeration = 0;  // steps Lemke could not solve and the exact enumeration did
-  int open_contacts = 0;   // steps Lemke could not solve, every contact staying open
-  int by_substeps = 0;     // ecp_ncp steps taken as substeps (their whole step found no solution)
-  double worst_phi = min_phi(m, ws, s.q);
-  const double initial_phi = worst_phi;
-  int failed_step = 0;
-  Status failure = Status::solved;
-  std::string failure_detail;
-  WorldParams params(m);  // the scene's own values, and the command file's velocities
-  params.commanded = commands.has_value();
-  for (int l = 1; l <= steps; ++l) {
-    if (commands) params.command.assign(commands->step(l).begin(), commands->step(l).end());
-    const double t0 = s.t;
-    const Status st = stepper->step(m, params, s);
-    const StepReport& rep = stepper->report();
-    if (forces) write_force_rows(m, *stepper, l, t0 + m.step.h, st, forces->stream());
-    if (replay && st == Status::solved) io::add_impulses(*replay, m, *stepper, l);
-    if (st != Status::solved) {
-      failed_step = l;
-      failure = st;
-      failure_detail = rep.detail;
-      break;
-    }
-    worst_residual = std::max(worst_residual, rep.complementarity_residual);
-    by_enumeration += rep.by_enumeration;
-    open_contacts += rep.open_contacts;
-    by_substeps += rep.substeps > 1;
-    worst_lin = std::min(worst_lin, rep.linearised_penetration);
-    worst_balance = std::max(worst_balance, rep.force_balance_residual);
-    worst_phi = std::min(worst_phi, min_phi(m, ws, s.q));
-    if (traj || replay) {
-      extra.clear();
-      stepper->extra_values(extra);
-    }
-    if (traj) write_trajectory_row(s, extra, extra_columns.size(), traj->stream());
-    keep_row(s, extra, extra_columns.size());
-  }
-  const int taken = failed_step ? failed_step - 1 : steps;
-  std::string failure_line;
-  if (failed_step) {
-    std::ostringstream f;
-    f << "step " << failed_step << " (t = " << format_number(s.t) << " to " << format_number(s.t + m.step.h)
-      << " s): " << to_string(failure) << (failure_detail.empty() ? "" : ": " + failure_detail);
-    failure_line = f.str();
-    // The rows written are valid; the file says where and why it stops.
-    if (traj) traj->stream() << "# stopped: " << failure_line << "\n";
-    if (forces) forces->stream() << "# stopped: " << failure_line << "\n";
-    if (replay) replay->stopped = failure_line;
-  }
-  if (html)
-    io::write_replay_html(scene, *replay,
-                          provenance(scene) + (opt.commands.empty() ? std::string() : " commands=" + io::printable(opt.commands)),
-                          html->stream());
-  outputs.commit();
-  const double penetration = std::max(0.0, -worst_phi);
-  err << "run: " << taken << " of " << steps << " steps of " << to_string(m.formulation) << "; worst residual "
-      << format_number(worst_residual) << ", worst penetration " << format_number(penetration) << " m (linearised "
-      << format_number(std::max(0.0, -worst_lin)) << " m)";
-  if (m.world.type == WorldType::vertical) err << ", worst force balance " << format_number(worst_balance) << " N s";
-  // A scene that starts in overlap is usually a placement mistake: say so.
-  if (initial_phi < -1e-9) err << " (the initial state already overlaps by " << format_number(-initial_phi) << " m)";
-  // A point list that is not a hull is accepted; the run says what the stepper used.
-  if (m.body3 && m.body3->dropped_points)
-    err << ", hull of " << m.body3->given_points << " points (" << m.body3->dropped_points << " not extreme, dropped)";
-  if (by_enumeration) err << ", " << by_enumeration << " solved by enumeration after Lemke's ray";
-  if (open_contacts) err << ", " << open_contacts << " with every contact open after Lemke failed";
-  if (by_substeps) err << ", " << by_substeps << " taken as substeps (no solution for the whole step)";
-  const auto where = [](const io::Output* o) {
-    return o->kind() == io::OutputKind::standard_output ? std::string("standard output") : io::printable(o->path());
-  };
-  err << ", " << (failed_step ? 1 : 0) << " failed" << (traj ? "; trajectory in " + where(traj) : std::string())
-      << (forces ? "; forces in " + where(forces) : std::string()) << (html ? "; replay in " + where(html) : std::string())
-      << "\n";
-  // Without a trajectory file the run still shows where it ended (unless stdout carries the
-  // forces CSV): one line per DOF, six significant digits; --out writes every state exactly.
-  if (!traj && !(forces && forces->kind() == io::OutputKind::standard_output) &&
-      !(html && html->kind() == io::OutputKind::standard_output)) {
-    out << "final state (step " << s.step << ", t = " << format_number(s.t) << " s):\n";
-    std::size_t width = 0;
-    for (const Dof& d : m.dofs) width = std::max(width, d.name.size());
-    for (std::size_t i = 0; i < m.dofs.size(); ++i)
-      out << "  " << std::left << std::setw(static_cast<int>(width)) << m.dofs[i].name << std::right << "  "
-          << format_number(s.q[static_cast<Eigen::Index>(i)]) << "\n";
-  }
-  if (failed_step) {
-    err << "quasistep: " << io::printable(opt.scene + ": " + failure_line) << "\n";
-    return kStepFailed;
-  }
-  return kOk;
-}
-
-struct ExportOptions {
-  std::string scene;
-  int step = 1;
-  std::string out;
-  double big_m = 10.0;
-};
-
-/// Steps N - 1 MIQP steps, then writes step N's big-M MIQP (tools/cli/miqp_export.hpp).
-int cmd_export_miqp(const ExportOptions& opt, std::ostream& out, std::ostream& err) {
-  const Scene scene = load(opt.scene);
-  const Model& m = *scene.model;
-  if (m.formulation != Formulation::pang_tedrake_miqp)
-    throw InputError(opt.scene + ": model.formulation: export-miqp needs \"pang_tedrake_miqp\", not \"" +
-                     std::string(to_string(m.formulation)) + "\"");
-  if (!(m.step.h > 0)) throw InputError(opt.scene + ": step.h: missing (required to take steps)");
-  // Checked before the earlier steps are solved; without --out the LP goes to standard output.
-  io::OutputSet outputs(out, {opt.scene});
-  io::Output* lp = outputs.add("--out", opt.out.empty() ? "-" : opt.out);
-  PangTedrakeMiqp stepper(m);
-  State s = initial_state(m);
-  for (int l = 1; l < opt.step; ++l) {
-    if (stepper.step(m, s) != Status::solved) {
-      err << "quasistep: "
-          << io::printable(opt.scene + ": step " + std::to_string(l) + " (before the exported one): " +
-                           std::string(to_string(stepper.report().status)) + ": " + stepper.report().detail)
-          << "\n";
-      return kStepFailed;
-    }
-  }
-  if (stepper.build(m, s) != Status::solved) {
-    err << "quasistep: " << io::printable(opt.scene + ": step " + std::to_string(opt.step) + ": " + stepper.report().detail)
-        << "\n";
-    return kStepFailed;
-  }
-  const std::string line = provenance(scene) + " step=" + std::to_string(opt.step);
-  outputs.open();
-  io::write_miqp_lp(m, stepper.view(), opt.big_m, line, lp->stream());
-  outputs.commit();
-  if (lp->kind() != io::OutputKind::standard_output)
-    err << "export-miqp: step " << opt.step << " (" << stepper.active_contacts() << " contacts, "
-        << 4 * stepper.active_contacts() << " binaries) in " << opt.out << "\n";
   return kOk;
 }
 
@@ -577,6 +240,27 @@ std::string version_text() {
 }
 
 }  // namespace
+
+Scene load_scene_or_fail(const std::string& path) {
+  try {
+    return load_scene_file(path);
+  } catch (const SceneError& e) {
+    throw InputError(path + ": " + e.what());
+  }
+}
+
+/// The provenance comment of every output file written for this scene (no seed: one world).
+std::string provenance(const Scene& scene) {
+  const Model& m = *scene.model;
+  return io::provenance_line(scene.source, scene.hash, "none", std::string(to_string(m.world.type)),
+                             std::string(to_string(m.formulation)));
+}
+
+std::string format_number(double v) {
+  std::ostringstream o;
+  o << std::setprecision(6) << v;
+  return o.str();
+}
 
 /// `mc` under an MPI launcher with several ranks: rank 0 runs its chunks, gathers the others'
 /// and writes every output; the other ranks only run their chunks (tools/cli/mc_mpi.hpp).
@@ -780,7 +464,7 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
         throw InputError("--samples " + std::to_string(mc_opt.samples) + ": a study needs at least 1 sample");
       // No scene: the built-in study, the same bytes as the example (and so the same hash).
       const Scene scene = mc_opt.scene.empty() ? parse_scene(kDefaultStudy, std::string("built-in ") + kDefaultStudyName)
-                                               : load(mc_opt.scene);
+                                               : load_scene_or_fail(mc_opt.scene);
       if (mc_opt.scene.empty()) mc_opt.scene = scene.source;
       try {
         if (mpi_size() > 1) return run_mc_over_ranks(scene, mc_opt, out, err);
@@ -796,14 +480,14 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
         if ((!merge_axes.empty() || !merge_scene.empty()) && merge_report.empty())
           throw InputError(std::string(merge_axes.empty() ? "--scene" : "--report-axes") + ": needs --report");
         std::optional<Scene> scene;
-        if (!merge_scene.empty()) scene.emplace(load(merge_scene));
+        if (!merge_scene.empty()) scene.emplace(load_scene_or_fail(merge_scene));
         return run_mc_merge(merge_files, merge_report, scene ? &*scene : nullptr, merge_axes, command_line, out, err);
       } catch (const std::runtime_error& e) {
         throw InputError(e.what());
       }
     }
     if (*plan) {
-      const Scene scene = load(plan_opt.scene);
+      const Scene scene = load_scene_or_fail(plan_opt.scene);
 #ifdef QUASISTEP_HAVE_OMPL
       plan_opt.threads = common.threads;
       try {
@@ -819,7 +503,7 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
     }
     if (*throughput) {
       tp_opt.threads = common.threads;
-      const Scene scene = load(tp_opt.scene);
+      const Scene scene = load_scene_or_fail(tp_opt.scene);
       try {
         return run_throughput(scene, tp_opt, out);
       } catch (const BatchError& e) {

@@ -1,7 +1,14 @@
 #include "tools/cli/miqp_export.hpp"
 
 #include <cmath>
+#include <ostream>
 #include <vector>
+
+#include "quasistep/core/output_file.hpp"
+#include "quasistep/core/scene.hpp"
+#include "quasistep/core/stepper.hpp"
+#include "tools/cli/cli.hpp"
+#include "tools/cli/cli_common.hpp"
 
 namespace qs::io {
 namespace {
@@ -82,3 +89,43 @@ void write_miqp_lp(const Model& m, const PangTedrakeMiqp::View& v, double big_m,
 }
 
 }  // namespace qs::io
+
+namespace qs::cli {
+
+int cmd_export_miqp(const ExportOptions& opt, std::ostream& out, std::ostream& err) {
+  const Scene scene = load_scene_or_fail(opt.scene);
+  const Model& m = *scene.model;
+  if (m.formulation != Formulation::pang_tedrake_miqp)
+    throw InputError(opt.scene + ": model.formulation: export-miqp needs \"pang_tedrake_miqp\", not \"" +
+                     std::string(to_string(m.formulation)) + "\"");
+  if (!(m.step.h > 0)) throw InputError(opt.scene + ": step.h: missing (required to take steps)");
+  // Checked before the earlier steps are solved; without --out the LP goes to standard output.
+  io::OutputSet outputs(out, {opt.scene});
+  io::Output* lp = outputs.add("--out", opt.out.empty() ? "-" : opt.out);
+  PangTedrakeMiqp stepper(m);
+  State s = initial_state(m);
+  for (int l = 1; l < opt.step; ++l) {
+    if (stepper.step(m, s) != Status::solved) {
+      err << "quasistep: "
+          << io::printable(opt.scene + ": step " + std::to_string(l) + " (before the exported one): " +
+                           std::string(to_string(stepper.report().status)) + ": " + stepper.report().detail)
+          << "\n";
+      return kStepFailed;
+    }
+  }
+  if (stepper.build(m, s) != Status::solved) {
+    err << "quasistep: " << io::printable(opt.scene + ": step " + std::to_string(opt.step) + ": " + stepper.report().detail)
+        << "\n";
+    return kStepFailed;
+  }
+  const std::string line = provenance(scene) + " step=" + std::to_string(opt.step);
+  outputs.open();
+  io::write_miqp_lp(m, stepper.view(), opt.big_m, line, lp->stream());
+  outputs.commit();
+  if (lp->kind() != io::OutputKind::standard_output)
+    err << "export-miqp: step " << opt.step << " (" << stepper.active_contacts() << " contacts, "
+        << 4 * stepper.active_contacts() << " binaries) in " << opt.out << "\n";
+  return kOk;
+}
+
+}  // namespace qs::cli

@@ -3,6 +3,7 @@
 // SCIP, HiGHS) can cross-check quasistep's branch-and-bound on it.
 #pragma once
 
+#include <iosfwd>
 #include <ostream>
 #include <string>
 
@@ -21,3 +22,19 @@ void write_miqp_lp(const Model& m, const PangTedrakeMiqp::View& v, double big_m,
                    std::ostream& out);
 
 }  // namespace qs::io
+
+namespace qs::cli {
+
+/// `quasistep export-miqp`: a pang_tedrake_miqp scene's step N (after N - 1 solved steps) as
+/// an LP file; the one command that exists for one formulation.
+struct ExportOptions {
+  std::string scene;
+  int step = 1;
+  std::string out;
+  double big_m = 10.0;
+};
+
+/// Steps N - 1 MIQP steps, then writes step N's big-M MIQP (tools/cli/miqp_export.hpp).
+int cmd_export_miqp(const ExportOptions& opt, std::ostream& out, std::ostream& err);
+
+}  // namespace qs::cli
