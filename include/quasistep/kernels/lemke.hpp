@@ -251,135 +251,6 @@ Status Lemke<N>::solve(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::
 }
 
 template <int N>
-Status Lemke<N>::solve_mixed(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::Ref<const Eigen::VectorXd>& q, int free,
-    MixedResult& out, const LemkeOptions& opt) {
-  out = MixedResult{};
-  double m_abs = 0, q_abs = 0;
-  const Status in = check_lcp_input(M, q, N, &m_abs, &q_abs);
-  if (in != Status::solved) return out.status = in;
-  const int n = static_cast<int>(q.size());
-  if (free < 0 || free > n) return out.status = Status::bad_input;
-  int eq = 0, ez = 0;
-  lcp_scaling_exponents(m_abs, q_abs, eq, ez);
-  if (free == 0 || (eq == 0 && ez == 0)) return solve_mixed_as_given(M, q, free, out, opt);
-  // Far from unit scale: as solve() does, on the whole mixed problem (u scales as z), so
-  // the block pivot and the check below see data of unit size.
-  mixed_m_.resize(n, n);
-  mixed_q_.resize(n);
-  for (int j = 0; j < n; ++j)
-    for (int i = 0; i < n; ++i) mixed_m_(i, j) = std::ldexp(M(i, j), eq + ez);
-  for (int i = 0; i < n; ++i) mixed_q_[i] = std::ldexp(q[i], eq);
-  solve_mixed_as_given(mixed_m_, mixed_q_, free, out, opt);
-  if (out.status != Status::solved) return out.status;
-  const bool exact = scale_back(out.u, ez) && scale_back(out.z, ez);
-  if (!exact) return out.status = Status::numerical_failure;
-  const int k = free, m = n - k;
-  out.w.noalias() = M.bottomLeftCorner(m, k).lazyProduct(out.u);  // in the caller's units
-  out.w.noalias() += M.bottomRightCorner(m, m).lazyProduct(out.z);
-  out.w += q.tail(m);
-  return out.status;
-}
-
-template <int N>
-inline Status Lemke<N>::solve_mixed_as_given(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::Ref<const Eigen::VectorXd>& q,
-    int free, MixedResult& out, const LemkeOptions& opt) {
-  const int n = static_cast<int>(q.size());
-  if (free == 0) {
-    out.status = solve(M, q, lcp_, nullptr, opt);
-    out.stats = lcp_.stats;
-    out.u.resize(0);
-    out.z = lcp_.z;
-    out.w = lcp_.w;
-    return out.status;
-  }
-  const int k = free, m = n - k;
-  // Choose S (k complementary rows to pivot with the free variables) unless A is invertible.
-  int s_count = 0;
-  lu_small_.compute(M.topLeftCorner(k, k));
-  const double a_norm = M.topLeftCorner(k, k).cwiseAbs().maxCoeff();
-  const bool a_invertible = a_norm > 0 && lu_small_.rcond() > 1e-12;
-  if (!a_invertible) {
-    if (m < k) return out.status = Status::not_found;
-    qr_.compute(M.topRightCorner(k, m));
-    if (qr_.rank() < k) return out.status = Status::not_found;  // u not determined by the rows
-    s_count = k;
-  }
-  // Order [F, S, rest] and pivot on the leading a = k + |S| block.
-  for (int i = 0; i < k; ++i) order_[i] = i;
-  std::array<bool, N>& in_s = flags_;
-  for (int i = 0; i < n; ++i) in_s[i] = false;
-  for (int i = 0; i < s_count; ++i) {
-    const int col = qr_.colsPermutation().indices()[i];
-    order_[k + i] = k + col;
-    in_s[k + col] = true;
-  }
-  int pos = k + s_count;
-  for (int j = k; j < n; ++j)
-    if (!in_s[j]) order_[pos++] = j;
-  const int a = k + s_count;
-  perm_.resize(n, n);
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j) perm_(i, j) = M(order_[i], order_[j]);
-  for (int i = 0; i < n; ++i) qperm_[i] = q[order_[i]];
-  lu_.compute(perm_.topLeftCorner(a, a));
-  if (!(lu_.rcond() > 1e-13)) return out.status = Status::not_found;
-  // Principal pivot transform on the leading block (CPS eq. 2.3.9).
-  const int b = n - a;
-  inv_.resize(a, a);
-  inv_ = lu_.inverse();
-  mp_.resize(n, n);
-  mp_.topLeftCorner(a, a) = inv_;
-  mp_.topRightCorner(a, b).noalias() = -inv_.lazyProduct(perm_.topRightCorner(a, b));
-  mp_.bottomLeftCorner(b, a).noalias() = perm_.bottomLeftCorner(b, a).lazyProduct(inv_);
-  mp_.bottomRightCorner(b, b) = perm_.bottomRightCorner(b, b);
-  mp_.bottomRightCorner(b, b).noalias() -= mp_.bottomLeftCorner(b, a).lazyProduct(perm_.topRightCorner(a, b));
-  qp_.resize(n);
-  qp_.head(a).noalias() = -inv_.lazyProduct(qperm_.head(a));
-  qp_.tail(b) = qperm_.segment(a, b);
-  qp_.tail(b).noalias() -= mp_.bottomLeftCorner(b, a).lazyProduct(qperm_.head(a));
-  // The free rows and the equality slacks (fixed at 0) leave; the rest is LCP(M'', q'')
-  // in the variables y = (w_S, z_rest), r = (z_S, w_rest).
-  if (m == 0) {
-    out.u = qp_.head(k);
-    out.z.resize(0);
-    out.w.resize(0);
-  } else {
-    solve(mp_.bottomRightCorner(m, m), qp_.tail(m), lcp_, nullptr, opt);
-    out.stats = lcp_.stats;
-    if (lcp_.status != Status::solved) return out.status = lcp_.status;
-    out.u = qp_.head(k);
-    out.u.noalias() += mp_.topRightCorner(k, m).lazyProduct(lcp_.z);
-    out.z.resize(m);
-    // z_S comes from the reduced problem's w side, which may carry roundoff of either sign:
-    // values negligible against the data are clamped as the standard path clamps z; the
-    // residual check below still rejects anything larger.
-    const double negligible = 1e-14 * std::max(1.0, q.cwiseAbs().maxCoeff());
-    for (int p = k; p < n; ++p) {
-      const int var = order_[p] - k;  // index into z
-      const double v = in_s[order_[p]] ? lcp_.w[p - k] : lcp_.z[p - k];
-      out.z[var] = v < 0 && v >= -negligible ? 0.0 : v;
-    }
-  }
-  // Check against the original mixed problem.
-  out.w.noalias() = M.bottomLeftCorner(m, k) * out.u;  // noalias: no heap temporary
-  out.w.noalias() += M.bottomRightCorner(m, m) * out.z;
-  out.w += q.tail(m);
-  eq_ = q.head(k);
-  eq_.noalias() += M.topLeftCorner(k, k) * out.u;
-  eq_.noalias() += M.topRightCorner(k, m) * out.z;
-  const double scale = std::max({1.0, q.cwiseAbs().maxCoeff(),
-                                 M.cwiseAbs().maxCoeff() * std::max(out.u.size() ? out.u.cwiseAbs().maxCoeff() : 0.0,
-                                                                    m ? out.z.cwiseAbs().maxCoeff() : 0.0)});
-  double comp = 0;
-  for (int i = 0; i < m; ++i) comp = std::max(comp, std::abs(std::min(out.z[i], out.w[i])));
-  out.equality_residual = eq_.cwiseAbs().maxCoeff() / scale;
-  out.stats.residual = std::max(comp / scale, out.equality_residual);
-  const bool signs_ok = m == 0 || out.z.minCoeff() >= 0;
-  out.status = signs_ok && out.stats.residual <= opt.tolerance ? Status::solved : Status::numerical_failure;
-  return out.status;
-}
-
-template <int N>
 inline Status Lemke<N>::solve_as_given(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::Ref<const Eigen::VectorXd>& q,
     Result& out, const Basis* warm, const LemkeOptions& opt) {
   const int n = static_cast<int>(q.size());
@@ -811,6 +682,13 @@ inline double Lemke<N>::residual_of(const Eigen::Ref<const Eigen::MatrixXd>& M, 
   const double scale = std::max({1.0, q_abs_max_, m_abs_max_ * zmax});
   return worst / scale;
 }
+
+}  // namespace qs
+
+// The mixed LCP's reduction to a standard one (solve_mixed): its own file, part of this one.
+#include "quasistep/kernels/lemke_mixed.hpp"
+
+namespace qs {
 
 // The capacities the library uses (64: the time-stepping formulations' LCPs; 128: the
 // CLI's `lcp` command) are compiled once, each in a file of its own that
