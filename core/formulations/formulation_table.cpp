@@ -1,7 +1,11 @@
 #include "quasistep/core/formulations/formulation_table.hpp"
 
 #include <array>
+#include <atomic>
 #include <limits>
+#include <mutex>
+#include <stdexcept>
+#include <string>
 
 #include "quasistep/core/formulations/anitescu_qp/anitescu_qp.hpp"
 #include "quasistep/core/formulations/ecp_ncp/ecp_ncp.hpp"
@@ -28,7 +32,7 @@ std::unique_ptr<Stepper> make(const Model& m) {
 using K = ParameterRef::Kind;
 
 // One row per Formulation, in its order (formulation_info indexes by the enumeration).
-constexpr std::array<FormulationInfo, 7> kTable{{
+constexpr std::array<FormulationInfo, 7> kProductRows{{
     {.id = Formulation::trinkle_lcp,
      .name = "trinkle_lcp",
      .world = WorldType::vertical,
@@ -124,16 +128,62 @@ constexpr std::array<FormulationInfo, 7> kTable{{
 }};
 
 constexpr bool rows_in_enum_order() {
-  for (std::size_t i = 0; i < kTable.size(); ++i)
-    if (static_cast<std::size_t>(kTable[i].id) != i) return false;
+  for (std::size_t i = 0; i < kProductRows.size(); ++i)
+    if (static_cast<std::size_t>(kProductRows[i].id) != i) return false;
   return true;
 }
-static_assert(rows_in_enum_order(), "formulation_info indexes kTable by the Formulation enumeration");
+static_assert(rows_in_enum_order(), "formulation_info indexes the table by the Formulation enumeration");
+
+constexpr std::array<FormulationInfo, kMaxFormulations> table_of_product_rows() {
+  std::array<FormulationInfo, kMaxFormulations> rows{};
+  for (std::size_t i = 0; i < kProductRows.size(); ++i) rows[i] = kProductRows[i];
+  return rows;
+}
+
+// The table: filled before any code runs (constant initialisation), so a registration from
+// another file's static object finds the library's rows whatever the order files start in.
+// A row is written before the count that publishes it (release), and read after (acquire).
+constinit std::array<FormulationInfo, kMaxFormulations> g_rows = table_of_product_rows();
+constinit std::atomic<int> g_count{static_cast<int>(kProductRows.size())};
+constinit std::mutex g_registering;
 
 }  // namespace
 
-std::span<const FormulationInfo> formulation_table() { return kTable; }
+std::span<const FormulationInfo> formulation_table() {
+  return {g_rows.data(), static_cast<std::size_t>(g_count.load(std::memory_order_acquire))};
+}
 
-const FormulationInfo& formulation_info(Formulation f) { return kTable[static_cast<std::size_t>(f)]; }
+const FormulationInfo& formulation_info(Formulation f) { return g_rows[static_cast<std::size_t>(f)]; }
+
+Formulation register_formulation(FormulationInfo row) {
+  const std::string name(row.name);
+  const auto refuse = [&](const std::string& why) {
+    throw std::invalid_argument("register_formulation(\"" + name + "\"): " + why);
+  };
+  if (row.name.empty()) refuse("the row needs a name (its value of \"model.formulation\")");
+  if (row.reference.empty()) refuse("the row needs a reference (the model's source, authors and year)");
+  if (row.time_stepping && !row.make_stepper) refuse("a time-stepping row needs make_stepper");
+  if (!row.time_stepping && row.make_stepper) refuse("a row without time steps builds no stepper");
+  if ((row.memory_size == nullptr) != (row.start_memory == nullptr))
+    refuse("memory_size and start_memory come together (both null: no memory)");
+  if (row.lane_kernel != LaneKernel::none) refuse("lane kernels are the library's own formulations' for now");
+  if (!row.model_gain.empty() || !row.joint_gain.empty())
+    refuse("gains a batch varies per world are the library's own formulations' for now");
+  if (!row.memory_size) {
+    row.memory_size = no_memory;
+    row.start_memory = no_memory_start;
+  }
+  if (!row.read_params) row.read_params = no_params;
+
+  const std::lock_guard<std::mutex> lock(g_registering);
+  const int n = g_count.load(std::memory_order_relaxed);
+  for (int i = 0; i < n; ++i)
+    if (g_rows[static_cast<std::size_t>(i)].name == row.name) refuse("the name is taken");
+  if (n == kMaxFormulations) refuse("the table is full (" + std::to_string(kMaxFormulations) + " rows)");
+  row.id = static_cast<Formulation>(n);
+  g_rows[static_cast<std::size_t>(n)] = row;
+  g_count.store(n + 1, std::memory_order_release);
+  return row.id;
+}
 
 }  // namespace qs

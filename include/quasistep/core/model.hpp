@@ -26,7 +26,9 @@ namespace qs {
 // ---- worlds and formulations ------------------------------------------------------------
 
 enum class WorldType { vertical, tabletop, body_on_plane };
-enum class Formulation {
+/// The library's formulations; a formulation a program registers
+/// (quasistep/core/formulations/formulation_table.hpp) takes a value after them.
+enum class Formulation : int {
   trinkle_lcp,           // Pang & Tedrake 2018, sec. III-IV without the objective (vertical)
   perfect_velocity_lcp,  // Halm & Posa 2018, eqs. (13)-(14) time-stepping, B = 0 (tabletop)
   halm_posa_lcp,         // Halm & Posa 2018, eqs. (31)-(38) (tabletop)

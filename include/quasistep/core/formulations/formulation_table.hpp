@@ -4,7 +4,8 @@
 // the batch engine has a lane kernel for it, which gains a batch may vary per world, and how
 // to build its stepper and read its parameters. The scene reader (name, parameters, parameter
 // paths), initial_state, make_stepper and the batch engine (checks and lane dispatch) read
-// this table. docs/architecture.md shows how to add a formulation.
+// this table. The library's own formulations are its first rows; a program adds its own
+// formulation with register_formulation (docs/architecture.md, "Adding a formulation").
 #pragma once
 
 #include <memory>
@@ -29,42 +30,69 @@ enum class LaneKernel {
 };
 
 struct FormulationInfo {
-  Formulation id;
+  /// Set by the table: the library's own rows have their Formulation value, a registered
+  /// row the value register_formulation returns.
+  Formulation id{};
   /// Its value of "model.formulation" in a scene file, and its name in every output.
-  std::string_view name;
+  std::string_view name{};
   /// The world it applies in (docs/scene-format.md).
-  WorldType world;
+  WorldType world = WorldType::vertical;
   /// The model's source, authors and year (the references are in README.md).
-  std::string_view reference;
+  std::string_view reference{};
   /// false for an instantaneous problem (no time step): it has no stepper, and neither
   /// `quasistep run` nor the batch engine can step it.
-  bool time_stepping;
+  bool time_stepping = true;
   /// State::memory, what the stepper carries between steps: its size for a Model (0 when
   /// it carries nothing), and its start for a world starting at configuration q (writes
   /// memory_size(m) values). The layout is documented by the functions each formulation
-  /// points to.
-  int (*memory_size)(const Model& m);
-  void (*start_memory)(const Model& m, const double* q, double* memory);
+  /// points to. (register_formulation: null for none.)
+  int (*memory_size)(const Model& m) = nullptr;
+  void (*start_memory)(const Model& m, const double* q, double* memory) = nullptr;
   /// The batch engine's lane kernel for it (a step written on a lane type, run for several
   /// worlds at once; batch/batch_stepper.cpp says when a batch can use it), or none.
-  LaneKernel lane_kernel;
+  LaneKernel lane_kernel = LaneKernel::none;
   /// Its gain that a batch may vary per world as `model.<model_gain>` (a WorldParams value
   /// of kind model_gain_kind), and per velocity-controlled joint as `joints.NAME.<joint_gain>`
   /// (ParameterRef::Kind::joint_stiffness); empty when it has none.
-  std::string_view model_gain;
-  ParameterRef::Kind model_gain_kind;
-  std::string_view joint_gain;
+  std::string_view model_gain{};
+  ParameterRef::Kind model_gain_kind = ParameterRef::Kind::model_c;
+  std::string_view joint_gain{};
   /// Builds its stepper for a Model (null when time_stepping is false).
-  std::unique_ptr<Stepper> (*make_stepper)(const Model& m);
+  std::unique_ptr<Stepper> (*make_stepper)(const Model& m) = nullptr;
   /// Reads its parameters from the scene's "model" object into m.params, refusing keys it
   /// does not know (core/scene_model.cpp calls it once the world, the bodies and the joints are
-  /// read); throws SceneError naming the field.
-  void (*read_params)(const json_input::Node& model, Model& m);
+  /// read); throws SceneError naming the field. (register_formulation: null for a
+  /// formulation without parameters, whose "model" holds only "formulation".)
+  void (*read_params)(const json_input::Node& model, Model& m) = nullptr;
 };
 
-/// Every formulation, in the order of the Formulation enumeration.
+/// Every formulation: the library's own, in the order of the Formulation enumeration, then
+/// the registered ones in the order they were registered.
 std::span<const FormulationInfo> formulation_table();
-/// The descriptor of f.
+/// The row of f.
 const FormulationInfo& formulation_info(Formulation f);
+
+/// How many rows the table holds at most (the library's own included).
+inline constexpr int kMaxFormulations = 64;
+
+/// Adds a formulation to the table, so that scenes name it in "model.formulation" and
+/// make_stepper, initial_state, the batch engine (one world at a time) and the CLI step it
+/// like the library's own: `row` needs a new name, its world, its reference and (when it
+/// is time-stepping) make_stepper; null memory functions mean it carries nothing between
+/// steps, a null read_params that "model" holds only "formulation". Lane kernels and gains
+/// a batch varies are the library's own formulations' for now: a row asking for one is
+/// refused. Returns the id its Models carry. Register before a scene names it (from
+/// main, or a static FormulationRegistration in a file linked into the program); safe
+/// from several threads. The row's name and reference must outlive the program (string
+/// literals do). Throws std::invalid_argument naming what is wrong.
+Formulation register_formulation(FormulationInfo row);
+
+/// Registers `row` when the program starts: `static const qs::FormulationRegistration
+/// kMine{{.name = "my_lcp", ...}};` in a file linked into the program (not in a static
+/// library nothing else references: the linker would leave the file out).
+struct FormulationRegistration {
+  explicit FormulationRegistration(const FormulationInfo& row) : id(register_formulation(row)) {}
+  Formulation id;
+};
 
 }  // namespace qs
