@@ -15,6 +15,7 @@
 #include "quasistep/batch/sampling.hpp"
 #include "quasistep/batch/world_batch.hpp"
 #include "quasistep/core/contacts.hpp"
+#include "quasistep/core/formulations/formulation_table.hpp"
 #include "quasistep/core/kinematics.hpp"
 
 namespace qs {
@@ -114,14 +115,8 @@ std::string ignored_reason(const Model& m, const ParameterRef& r) {
       if (!moves_unactuated(r.index))
         return "the body moves only with velocity-controlled joints, which follow their commands whatever it "
                "weighs: its mass never reaches the motion";
-      // Halm & Posa 2018: the object's motion comes from the limit surface A and the gains; A is
-      // computed once from the scene's mass (or given), so a sampled mass changes nothing.
-      if (m.formulation == Formulation::halm_posa_lcp)
-        return "halm_posa_lcp takes the object's resistance from the limit surface A, fixed when the model is "
-               "built; a sampled mass would change nothing";
-      // Perfect velocity tracking on a table: mass scales every force and no motion.
-      if (m.formulation == Formulation::perfect_velocity_lcp)
-        return "under perfect_velocity_lcp the mass only rescales the contact forces, never the motion";
+      // The formulation may take the motion from elsewhere (its row says why).
+      if (const auto inert = formulation_info(m.formulation).inert_parameter) return inert(m, r);
       return {};
     case K::body_scale:
       if (!in_a_pair(r.index)) return "the body is in no contact pair, so its size never matters";

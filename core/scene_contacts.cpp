@@ -4,7 +4,7 @@
 #include "scene_compiler.hpp"
 
 #include "quasistep/core/contacts.hpp"
-#include "quasistep/core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
+#include "quasistep/core/formulations/formulation_table.hpp"
 #include "quasistep/core/json_node.hpp"
 #include "quasistep/core/scene_reading.hpp"
 
@@ -107,9 +107,9 @@ void SceneCompiler::count_pair(int a, int b) {
 }
 
 /// The dense buffers one world of this model holds, as the steppers size them
-/// (ContactWorkspace, AnitescuStepWorkspace, the MIQP's step memory), for `slots` slots.
+/// (ContactWorkspace, and the formulation's own: its row's stepper_buffers), for `slots` slots.
 SceneCompiler::Footprint SceneCompiler::footprint(double pairs, double slots) const {
-  const double nq = m_.n_q(), nu = m_.n_u, d = sizeof(double);
+  const double nq = m_.n_q(), d = sizeof(double);
   Footprint f;
   auto add = [&](double bytes, std::string what) {
     f.total += bytes;
@@ -120,18 +120,16 @@ SceneCompiler::Footprint SceneCompiler::footprint(double pairs, double slots) co
   };
   add(pairs * sizeof(ContactPair) + slots * (sizeof(ContactSlot) + sizeof(ContactFrame<double>) + 4 * d),
       "the contact slots and their per-step results");
-  double jacobians = 2 * slots * nq * d;  // J_n, J_t of every stepper's ContactWorkspace
-  if (m_.formulation == Formulation::anitescu_qp) {
-    jacobians += 2 * slots * nq * d + 2 * (2 * slots) * nq * d;  // its own J_n, J_t; A and Q^-1 A'
-    add((2 * slots) * (2 * slots) * d, "anitescu_qp's LCP matrix ((2 x slots)^2 doubles)");
-    add((nq * nq + 2 * nu * nu) * d, "anitescu_qp's mass matrices (DOFs^2 doubles)");
+  // The formulation's own buffers, then the contact Jacobians (ContactWorkspace's J_n and J_t,
+  // and whatever copies the formulation keeps).
+  const FormulationInfo& row = formulation_info(m_.formulation);
+  if (row.stepper_buffers) {
+    std::vector<StepperBuffer> buffers;
+    row.stepper_buffers(m_, slots, buffers);
+    for (StepperBuffer& b : buffers) add(b.bytes, std::move(b.what));
   }
-  if (m_.formulation == Formulation::pang_tedrake_miqp) {
-    const double k = std::min(slots, static_cast<double>(PangTedrakeMiqp::kMaxContacts));
-    add((5 * slots + 2 * k * (nq + 4) + 3 * nq) * d, "pang_tedrake_miqp's step memory");
-  }
-  add(jacobians, "the contact Jacobians (" + std::string(m_.formulation == Formulation::anitescu_qp ? "8" : "2") +
-                     " x slots x DOFs doubles)");
+  add(row.jacobian_doubles * slots * nq * d,
+      "the contact Jacobians (" + std::to_string(row.jacobian_doubles) + " x slots x DOFs doubles)");
   return f;
 }
 

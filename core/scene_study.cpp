@@ -224,13 +224,11 @@ ParameterRef resolve_parameter(const Model& m, std::string_view path, const std:
                 gain_owners(true));
   }
   if (parts.size() == 2 && parts[0] == "world" && parts[1] == "support_friction") {
-    // Halm & Posa 2018: the support friction enters only the limit surface A, computed once when the
-    // model is built (not at all when A is given): a per-world value would change nothing.
-    if (m.formulation == Formulation::halm_posa_lcp || m.formulation == Formulation::perfect_velocity_lcp)
-      return fail(m.params.limit_surface_A && !m.params.limit_surface_computed
-                      ? "the model's limit surface A is given, so the support friction is never used"
-                      : "the support friction only sets the limit surface A, computed once when the model is "
-                        "built: one value per study");
+    // A formulation whose model uses the support friction once, when it is built, says why.
+    if (const auto fixed = formulation_info(m.formulation).fixed_world_parameter) {
+      const std::string why = fixed(m, "world.support_friction");
+      if (!why.empty()) return fail(why);
+    }
     return fail("the support friction cannot vary per world (only a tabletop or body_on_plane world has one, "
                 "and neither varies it per world yet)");
   }

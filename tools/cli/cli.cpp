@@ -198,11 +198,11 @@ int cmd_ucp(const std::string& path, bool scene, const UcpSolveOptions& o, std::
   if (scene) {
     // The scene's UCP at its initial state (quasistep/core/formulations/ucp/ucp_scene.hpp).
     const Scene sc = load_scene_or_fail(path);
-    UcpScene us;
-    std::string why;
-    if (ucp_from_scene(*sc.model, initial_state(*sc.model), us, why) != Status::solved)
-      throw InputError(path + ": " + why);
-    out << solve_ucp_to_json(us.data, o) << "\n";
+    try {
+      out << solve_scene_ucp_to_json(*sc.model, o) << "\n";
+    } catch (const std::invalid_argument& e) {
+      throw InputError(path + ": " + e.what());
+    }
     return kOk;
   }
   try {

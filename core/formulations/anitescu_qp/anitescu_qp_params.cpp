@@ -2,6 +2,7 @@
 #include <string>
 
 #include "quasistep/core/formulations/anitescu_qp/anitescu_qp.hpp"
+#include "quasistep/core/formulations/formulation_table.hpp"
 #include "quasistep/core/scene.hpp"
 
 namespace qs {
@@ -40,6 +41,12 @@ void read_anitescu_qp_params(const json_input::Node& n, Model& m) {
                          "missing (required by anitescu_qp in quasi_dynamic mode: body \"" + body.name +
                              "\" rotates, and its mass matrix needs it)");
     }
+}
+
+void anitescu_qp_stepper_buffers(const Model& m, double slots, std::vector<StepperBuffer>& out) {
+  const double nq = m.n_q(), nu = m.n_u, d = sizeof(double);
+  out.push_back({(2 * slots) * (2 * slots) * d, "anitescu_qp's LCP matrix ((2 x slots)^2 doubles)"});
+  out.push_back({(nq * nq + 2 * nu * nu) * d, "anitescu_qp's mass matrices (DOFs^2 doubles)"});
 }
 
 }  // namespace qs

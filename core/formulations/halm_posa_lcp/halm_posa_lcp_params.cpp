@@ -75,4 +75,28 @@ void read_halm_posa_lcp_params(const json_input::Node& n, Model& m) { read_table
 
 void read_perfect_velocity_lcp_params(const json_input::Node& n, Model& m) { read_tabletop_params(n, m, false); }
 
+// Halm & Posa 2018: the object's motion comes from the limit surface A and the gains; A is
+// computed once from the scene's mass (or given), so a sampled mass changes nothing.
+std::string halm_posa_lcp_inert_parameter(const Model&, const ParameterRef& r) {
+  if (r.kind != ParameterRef::Kind::body_mass) return {};
+  return "halm_posa_lcp takes the object's resistance from the limit surface A, fixed when the model is "
+         "built; a sampled mass would change nothing";
+}
+
+// Perfect velocity tracking on a table: mass scales every force and no motion.
+std::string perfect_velocity_lcp_inert_parameter(const Model&, const ParameterRef& r) {
+  if (r.kind != ParameterRef::Kind::body_mass) return {};
+  return "under perfect_velocity_lcp the mass only rescales the contact forces, never the motion";
+}
+
+// Halm & Posa 2018: the support friction enters only the limit surface A, computed once when the
+// model is built (not at all when A is given): a per-world value would change nothing.
+std::string tabletop_fixed_world_parameter(const Model& m, std::string_view path) {
+  if (path != "world.support_friction") return {};
+  return m.params.limit_surface_A && !m.params.limit_surface_computed
+             ? "the model's limit surface A is given, so the support friction is never used"
+             : "the support friction only sets the limit surface A, computed once when the model is built: one "
+               "value per study";
+}
+
 }  // namespace qs

@@ -1,6 +1,8 @@
 // The pang_tedrake_miqp section of a scene's "model" (docs/scene-format.md).
+#include <algorithm>
 #include <string>
 
+#include "quasistep/core/formulations/formulation_table.hpp"
 #include "quasistep/core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
 #include "quasistep/core/scene.hpp"
 
@@ -16,6 +18,12 @@ void read_pang_tedrake_miqp_params(const json_input::Node& n, Model& m) {
     p.search_round_width = r->integer(1);
     if (p.search_round_width > kMaxSearchRoundWidth) r->fail("must be <= " + std::to_string(kMaxSearchRoundWidth));
   }
+}
+
+void pang_tedrake_miqp_stepper_buffers(const Model& m, double slots, std::vector<StepperBuffer>& out) {
+  const double nq = m.n_q(), d = sizeof(double);
+  const double k = std::min(slots, static_cast<double>(PangTedrakeMiqp::kMaxContacts));
+  out.push_back({(5 * slots + 2 * k * (nq + 4) + 3 * nq) * d, "pang_tedrake_miqp's step memory"});
 }
 
 }  // namespace qs

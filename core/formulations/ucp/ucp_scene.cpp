@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "quasistep/core/contacts.hpp"
 #include "quasistep/core/kinematics.hpp"
 #include "quasistep/core/model.hpp"
+#include "quasistep/core/stepper.hpp"
+#include "quasistep/core/ucp_problem_file.hpp"
 
 namespace qs {
 
@@ -84,6 +87,13 @@ Status ucp_from_scene(const Model& m, const State& s, UcpScene& out, std::string
   d.P.leftCols(nq) = WT;
   for (size_t k = 0; k < abar.size(); ++k) d.P.col(nq + static_cast<Eigen::Index>(k)) = J.col(abar[k]);
   return Status::solved;
+}
+
+std::string solve_scene_ucp_to_json(const Model& m, const UcpSolveOptions& options) {
+  UcpScene us;
+  std::string why;
+  if (ucp_from_scene(m, initial_state(m), us, why) != Status::solved) throw std::invalid_argument(why);
+  return solve_ucp_to_json(us.data, options);
 }
 
 }  // namespace qs

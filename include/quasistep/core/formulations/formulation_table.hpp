@@ -10,7 +10,9 @@
 
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "quasistep/core/model.hpp"
 #include "quasistep/core/world_params.hpp"
@@ -27,6 +29,12 @@ enum class LaneKernel {
   none,
   halm_posa,              // quasistep/core/formulations/halm_posa_lcp/halm_posa_lanes.hpp
   anitescu_quasi_dynamic  // quasistep/core/formulations/anitescu_qp/anitescu_lanes.hpp (quasi-dynamic mode only)
+};
+
+/// One dense buffer of a stepper: its bytes and what it holds.
+struct StepperBuffer {
+  double bytes = 0;
+  std::string what;
 };
 
 struct FormulationInfo {
@@ -64,6 +72,22 @@ struct FormulationInfo {
   /// read); throws SceneError naming the field. (register_formulation: null for a
   /// formulation without parameters, whose "model" holds only "formulation".)
   void (*read_params)(const json_input::Node& model, Model& m) = nullptr;
+
+  // What the rest of the library asks of a formulation beyond stepping (each optional:
+  // null or the default says "nothing particular").
+
+  /// Its stepper's dense buffers beyond every stepper's contact slots, for a model with
+  /// `slots` contact slots: each buffer's bytes and a name for the scene reader's message
+  /// when one world of the model would not fit in memory (core/scene_contacts.cpp).
+  void (*stepper_buffers)(const Model& m, double slots, std::vector<StepperBuffer>& out) = nullptr;
+  /// The contact Jacobians its stepper holds, in doubles per slot and DOF (J_n and J_t: 2).
+  int jacobian_doubles = 2;
+  /// Why a Monte Carlo parameter of this kind (ParameterRef) cannot change this
+  /// formulation's motion, or empty (batch/monte_carlo.cpp warns about such a parameter).
+  std::string (*inert_parameter)(const Model& m, const ParameterRef& r) = nullptr;
+  /// Why the world parameter at `path` ("world.support_friction") cannot vary per world
+  /// under this formulation, or empty (the scene reader refuses it with the reason).
+  std::string (*fixed_world_parameter)(const Model& m, std::string_view path) = nullptr;
 };
 
 /// Every formulation: the library's own, in the order of the Formulation enumeration, then

@@ -165,4 +165,8 @@ class Node;
 /// world, bodies, joints and contacts are read); throws SceneError naming the field.
 void read_anitescu_qp_params(const json_input::Node& model, Model& m);
 
+struct StepperBuffer;
+/// Its stepper's own dense buffers for `slots` slots (the formulation table's stepper_buffers).
+void anitescu_qp_stepper_buffers(const Model& m, double slots, std::vector<StepperBuffer>& out);
+
 }  // namespace qs

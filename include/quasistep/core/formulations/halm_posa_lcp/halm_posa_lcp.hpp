@@ -132,4 +132,11 @@ class Node;
 /// world, bodies, joints and contacts are read); throws SceneError naming the field.
 void read_halm_posa_lcp_params(const json_input::Node& model, Model& m);
 
+/// The formulation table's inert_parameter and fixed_world_parameter for the tabletop
+/// formulations (this one and perfect_velocity_lcp): the limit surface A is computed once,
+/// when the model is built, from the object's mass and the support friction (or given).
+std::string halm_posa_lcp_inert_parameter(const Model& m, const ParameterRef& r);
+std::string perfect_velocity_lcp_inert_parameter(const Model& m, const ParameterRef& r);
+std::string tabletop_fixed_world_parameter(const Model& m, std::string_view path);
+
 }  // namespace qs

@@ -236,4 +236,8 @@ class Node;
 /// world, bodies, joints and contacts are read); throws SceneError naming the field.
 void read_pang_tedrake_miqp_params(const json_input::Node& model, Model& m);
 
+struct StepperBuffer;
+/// Its stepper's step memory for `slots` slots (the formulation table's stepper_buffers).
+void pang_tedrake_miqp_stepper_buffers(const Model& m, double slots, std::vector<StepperBuffer>& out);
+
 }  // namespace qs

@@ -37,4 +37,10 @@ struct UcpScene {
 Status ucp_from_scene(const Model& m, const State& s, UcpScene& out, std::string& why,
                       double contact_tolerance = 1e-6);
 
+struct UcpSolveOptions;
+/// `quasistep ucp --scene`: the UCP of a ucp scene at its initial state, solved and answered
+/// as a problem file is (solve_ucp_to_json, quasistep/core/ucp_problem_file.hpp). Throws
+/// std::invalid_argument with ucp_from_scene's reason when the state poses no UCP.
+std::string solve_scene_ucp_to_json(const Model& m, const UcpSolveOptions& options);
+
 }  // namespace qs
