@@ -10,12 +10,10 @@
 #include <atomic>
 #include <cmath>
 
-#include "quasistep/kernels/lane.hpp"
-#include "quasistep/core/formulations/anitescu_qp/anitescu_qp.hpp"
-#include "quasistep/core/formulations/halm_posa_lcp/halm_posa_lcp.hpp"
-#include "quasistep/core/formulations/halm_posa_lcp/halm_posa_lanes.hpp"
 #include "quasistep/core/formulations/formulation_table.hpp"
+#include "quasistep/core/lane_step.hpp"
 #include "quasistep/core/stepper.hpp"
+#include "quasistep/kernels/lane.hpp"
 
 namespace qs {
 
@@ -31,24 +29,6 @@ std::string batch_unsupported_reason(const Model& m) {
 
 namespace {
 
-/// The lane path's buffers for one lane group: the template step of the batch's formulation
-/// (anitescu_qp quasi-dynamic, or halm_posa_lcp / perfect_velocity_lcp) and its inputs.
-struct LaneWorkspace {
-  std::unique_ptr<AnitescuStepWorkspace<Lane>> anitescu;
-  std::unique_ptr<HalmPosaStepWorkspace<Lane>> halm_posa;
-  std::vector<Lane> q, mu, u, memory;  // (n_q), (pairs), (n_a), (State::memory rows)
-  Lane c;                              // halm_posa: the gain scale c where it varies per world
-  explicit LaneWorkspace(const Model& m)
-      : q(m.n_q()), mu(std::max<size_t>(m.pairs.size(), 1)), u(std::max(m.n_a, 1)),
-        memory(std::max(step_memory_size(m), 1)) {
-    switch (formulation_info(m.formulation).lane_kernel) {
-      case LaneKernel::anitescu_quasi_dynamic: anitescu = std::make_unique<AnitescuStepWorkspace<Lane>>(m); break;
-      case LaneKernel::halm_posa: halm_posa = std::make_unique<HalmPosaStepWorkspace<Lane>>(m); break;
-      case LaneKernel::none: break;
-    }
-  }
-};
-
 /// What one thread needs to step any world of the batch: nothing in it survives from one
 /// world to the next but buffers (the stepper's per-step results are overwritten). The
 /// Model is shared and read-only; a world's varied values and commands go into `params`.
@@ -56,43 +36,32 @@ struct Workspace {
   std::unique_ptr<Stepper> stepper;
   WorldParams params;  // the world being stepped: the scene's values, its varied ones written over them
   State state;
-  std::unique_ptr<LaneWorkspace> lanes;  // the lane path only
-  Workspace(const Model& m, const PgsSettings& pgs, bool lane_path) : stepper(make_stepper(m)), params(m) {
+  std::unique_ptr<LaneStep> lanes;  // the lane path only: the formulation's lane step and its group
+  Workspace(const Model& m, const StepperOptions& o, bool lane_path) : stepper(make_stepper(m, o)), params(m) {
     state = initial_state(m);
-    if (auto* a = dynamic_cast<AnitescuQp*>(stepper.get())) a->set_pgs_settings(pgs);
-    if (lane_path) lanes = std::make_unique<LaneWorkspace>(m);
+    if (lane_path) lanes = formulation_info(m.formulation).lanes->make(m, o);
   }
 };
 
 /// Why the lane path cannot step this batch (empty when it can).
 std::string lane_path_reason(const WorldBatch& b, const BatchOptions& o) {
   const Model& m = b.model();
-  const LaneKernel kernel = formulation_info(m.formulation).lane_kernel;
-  const bool halm_posa = kernel == LaneKernel::halm_posa;
-  if (kernel == LaneKernel::none) return "no lane kernel for this formulation yet";
-  if (kernel == LaneKernel::anitescu_quasi_dynamic && !m.params.quasi_dynamic)
-    return "no lane kernel for anitescu_qp's quasistatic mode yet";
+  const LaneEntry* lanes = formulation_info(m.formulation).lanes;
+  if (!lanes) return "no lane kernel for this formulation yet";
+  if (lanes->mode_refusal)
+    if (std::string why = lanes->mode_refusal(m); !why.empty()) return why;
   if (o.scalar) return "--scalar";
   if (!(b.step_size() > 0) || !std::isfinite(b.step_size())) return "the scalar stepper reports this batch's bad h";
-  if (halm_posa) {
-    if (4 * m.n_slots() > kHalmPosaTemplateCapacity)
-      return std::to_string(m.n_slots()) + " contact slots, more than the lane template's " +
-             std::to_string(kHalmPosaTemplateCapacity / 4);
-    if (!halm_posa_template_applies(m)) return "the scalar stepper reports this model's bad input";
-  } else {
-    const int na = m.n_a;
-    if (m.world.type != WorldType::vertical || m.n_q() == 0 ||
-        (na > 0 && (!m.params.stiffness_Ka || m.params.stiffness_Ka->size() != na ||
-                    !(m.params.stiffness_Ka->minCoeff() > 0))))
-      return "the scalar stepper reports this model's bad input";
-  }
+  if (lanes->input_refusal)
+    if (std::string why = lanes->input_refusal(m); !why.empty()) return why;
+  const bool gain = !lanes->gain_path.empty();
   for (int k = 0; k < b.varied_count(); ++k) {
     const ParameterRef& r = b.varied(k);
     const bool in_lanes = r.kind == ParameterRef::Kind::pair_friction || is_start_parameter(m, r) ||
-                          (halm_posa && r.kind == ParameterRef::Kind::model_c);
+                          (gain && r.kind == lanes->gain_kind);
     if (!in_lanes)
       return "parameter \"" + r.path + "\" varies per world and only friction, " +
-             (halm_posa ? "model.c " : "") + "and start poses run in lanes";
+             (gain ? std::string(lanes->gain_path) + " " : std::string()) + "and start poses run in lanes";
   }
   return {};
 }
@@ -112,7 +81,7 @@ struct BatchStepper::Impl {
   std::string path;
   // Every stepper is built for the Model and stepped with a world's WorldParams.
   std::vector<int> pair_param;  // lane path: the varied parameter of each pair's friction, or -1
-  int c_param = -1;             // lane path (halm_posa): the varied parameter model.c, or -1
+  int gain_param = -1;          // lane path: the varied parameter of the lanes' gain (LaneEntry::gain_kind), or -1
   std::atomic<long> fallbacks{0};
 
   Impl(const WorldBatch& b, BatchOptions o)
@@ -120,29 +89,24 @@ struct BatchStepper::Impl {
         options(o),
         arena(o.threads > 0 ? o.threads : tbb::task_arena::automatic),
         workspaces([m = b.model_ptr(), o, lp = lane_path_reason(b, o).empty()] {
-          return std::make_unique<Workspace>(*m, o.anitescu_pgs, lp);
+          return std::make_unique<Workspace>(*m, StepperOptions{o.pgs}, lp);
         }) {
     const Model& m = *base;
     const std::string why = lane_path_reason(b, o);
     lane_path = why.empty();
-    const bool anitescu = formulation_info(m.formulation).lane_kernel == LaneKernel::anitescu_quasi_dynamic;
+    const LaneEntry* lanes = formulation_info(m.formulation).lanes;
     // One sentence for the CLI's summaries (`throughput`, `mc`).
-    const std::string width = std::to_string(kLaneWidth);
     path = !lane_path ? "per-world: one world at a time on each thread (" + why + ")"
-           : anitescu ? "lanes of " + width +
-                            " worlds (the anitescu_qp quasi-dynamic step by PGS, each world's friction and commands "
-                            "in its lane); steps a lane cannot settle fall back to the scalar path"
-                      : "lanes of " + width + " worlds (the " + std::string(to_string(m.formulation)) +
-                            " step by Lemke, each world's friction, c and commands in its lane); steps a lane "
-                            "cannot solve fall back to the scalar path";
+                      : "lanes of " + std::to_string(kLaneWidth) + " worlds (" + lanes->describe(m);
     pair_param.assign(m.pairs.size(), -1);
     for (int k = 0; k < b.varied_count(); ++k) {
       const ParameterRef& r = b.varied(k);
       if (r.kind != ParameterRef::Kind::pair_friction) continue;
       for (int p : r.pairs) pair_param[p] = k;  // as WorldParams::set in order: the last one naming the pair wins
     }
-    for (int k = 0; k < b.varied_count(); ++k)
-      if (b.varied(k).kind == ParameterRef::Kind::model_c) c_param = k;
+    if (lane_path && !lanes->gain_path.empty())
+      for (int k = 0; k < b.varied_count(); ++k)
+        if (b.varied(k).kind == lanes->gain_kind) gain_param = k;
     for (int a = 0; a < m.n_a; ++a) commanded_joint.push_back(m.dofs[m.n_u + a].index);
     for (int k = 0; k < b.varied_count(); ++k) {
       const ParameterRef& r = b.varied(k);
@@ -208,10 +172,10 @@ struct BatchStepper::Impl {
         if (live[l]) step_world(b, ws, first_world + l, c);
       return;
     }
-    LaneWorkspace& L = *ws.lanes;
+    LaneGroup& L = ws.lanes->group;
     const int na = m.n_a;
-    // What every lane shares: the batch's h, the scene's values (a varied friction or c, and
-    // the commands, travel in the lanes).
+    // What every lane shares: the batch's h, the scene's values (a varied friction or gain,
+    // and the commands, travel in the lanes).
     ws.params.h = b.step_size();
     ws.params.commanded = false;
     if (c.velocity) {
@@ -239,6 +203,7 @@ struct BatchStepper::Impl {
       for (int l = 0; l < W; ++l)
         if (!live[l]) out.set(l, row[src[l]]);
     };
+    L.t = t;
     for (int i = 0; i < m.n_q(); ++i) gather(b.world_q(i), L.q[i]);
     for (int r = 0; r < b.memory_rows(); ++r) gather(b.world_memory(r), L.memory[r]);
     for (size_t p = 0; p < m.pairs.size(); ++p) {
@@ -248,36 +213,30 @@ struct BatchStepper::Impl {
         L.mu[p] = Lane(m.pairs[p].friction);
       }
     }
+    L.commanded = c.velocity != nullptr;
     if (c.velocity)
       for (int a = 0; a < na; ++a)
         for (int l = 0; l < W; ++l) L.u[a].set(l, c.velocity[a * static_cast<size_t>(c.stride) + src[l]]);
-    if (L.halm_posa) {
-      step_halm_posa_group(b, ws, first_world, live, c, t);
-      return;
-    }
-    AnitescuStepWorkspace<Lane>& S = *L.anitescu;
-    // State::memory of anitescu_qp: the reference q̄_a, then the PGS warm start (AnitescuQp::memory_size).
-    const int ref = AnitescuQp::kMemoryReference, warm = AnitescuQp::memory_warm_start(m), warm_rows = 2 * m.n_slots();
-    anitescu_quasi_dynamic_step<Lane>(m, ws.params, S, L.q.data(), L.memory.data() + ref, L.mu.data(),
-                                      c.velocity ? L.u.data() : nullptr, L.memory.data() + warm, t,
-                                      options.anitescu_pgs);
+    L.gain_varies = gain_param >= 0;
+    if (L.gain_varies)
+      for (int l = 0; l < W; ++l) L.gain.set(l, b.param_value(gain_param)[src[l]]);
+    ws.lanes->step(m, ws.params);
     const double h = ws.params.h;
     // The common case, every lane a live world and accepted: whole-row vector stores, the
     // same values (and bits) as the per-lane loop below.
     bool all_ok = true;
-    for (int l = 0; l < W; ++l) all_ok = all_ok && live[l] && S.ok[l];
+    for (int l = 0; l < W; ++l) all_ok = all_ok && live[l] && L.ok[l];
     if (all_ok) {
-      for (int i = 0; i < m.n_q(); ++i) S.q_out[i].store(b.world_q(i) + first_world);
-      for (int a = 0; a < na; ++a) S.qbar[a].store(b.world_memory(ref + a) + first_world);
-      for (int r = 0; r < warm_rows; ++r) S.z[r].store(b.world_memory(warm + r) + first_world);
+      for (int i = 0; i < m.n_q(); ++i) L.q[i].store(b.world_q(i) + first_world);
+      for (int r = 0; r < b.memory_rows(); ++r) L.memory[r].store(b.world_memory(r) + first_world);
       (Lane::load(b.world_time() + first_world) + Lane(h)).store(b.world_time() + first_world);  // s.t += h
       const Lane res = Lane::load(b.world_max_residual() + first_world);
-      select(res < S.kkt, S.kkt, res).store(b.world_max_residual() + first_world);  // std::max(res, kkt)
+      select(res < L.residual, L.residual, res).store(b.world_max_residual() + first_world);  // std::max
       for (int l = 0; l < W; ++l) {
         const int w = first_world + l;
         ++b.world_step()[w];
         b.world_status()[w] = Status::solved;
-        b.world_pivots()[w] += S.pgs_result.iterations[l];
+        b.world_pivots()[w] += L.pivots[l];
       }
       return;
     }
@@ -285,63 +244,18 @@ struct BatchStepper::Impl {
     for (int l = 0; l < W; ++l) {
       if (!live[l]) continue;
       const int w = first_world + l;
-      if (!S.ok[l]) {
+      if (!L.ok[l]) {
         fallbacks.fetch_add(1, std::memory_order_relaxed);
         step_world(b, ws, w, c, true);
         continue;
       }
-      for (int i = 0; i < m.n_q(); ++i) b.world_q(i)[w] = S.q_out[i][l];
-      for (int a = 0; a < na; ++a) b.world_memory(ref + a)[w] = S.qbar[a][l];
-      for (int r = 0; r < warm_rows; ++r) b.world_memory(warm + r)[w] = S.z[r][l];
+      for (int i = 0; i < m.n_q(); ++i) b.world_q(i)[w] = L.q[i][l];
+      for (int r = 0; r < b.memory_rows(); ++r) b.world_memory(r)[w] = L.memory[r][l];
       b.world_time()[w] += h;  // s.t += h
       ++b.world_step()[w];
       b.world_status()[w] = Status::solved;
-      b.world_pivots()[w] += S.pgs_result.iterations[l];
-      b.world_max_residual()[w] = std::max(b.world_max_residual()[w], S.kkt[l]);
-    }
-  }
-
-  /// The Halm-Posa template step of a gathered lane group (step_group's inputs in ws.lanes),
-  /// stored as HalmPosaLcp::step stores a world: q, t += h, step, pivots, the residual.
-  void step_halm_posa_group(WorldBatch& b, Workspace& ws, int first_world, const bool* live, const BatchCommands& c,
-                            double t) {
-    constexpr int W = kLaneWidth;
-    const Model& m = *base;
-    LaneWorkspace& L = *ws.lanes;
-    HalmPosaStepWorkspace<Lane>& H = *L.halm_posa;
-    const Lane* c_scale = nullptr;
-    if (c_param >= 0) {
-      const double* row = b.param_value(c_param);
-      int first = 0;
-      while (!live[first]) ++first;
-      for (int l = 0; l < W; ++l) L.c.set(l, row[first_world + (live[l] ? l : first)]);
-      c_scale = &L.c;
-    }
-    halm_posa_template_step<Lane>(m, ws.params, H, L.q.data(), L.mu.data(), c_scale,
-                                  c.velocity ? L.u.data() : nullptr, t);
-    const double h = ws.params.h;
-    bool all_ok = true;
-    for (int l = 0; l < W; ++l) all_ok = all_ok && live[l] && H.ok[l];
-    if (all_ok) {
-      for (int i = 0; i < m.n_q(); ++i) H.q_end[i].store(b.world_q(i) + first_world);
-      (Lane::load(b.world_time() + first_world) + Lane(h)).store(b.world_time() + first_world);  // s.t += h
-    }
-    for (int l = 0; l < W; ++l) {
-      if (!live[l]) continue;
-      const int w = first_world + l;
-      if (!H.ok[l]) {
-        fallbacks.fetch_add(1, std::memory_order_relaxed);
-        step_world(b, ws, w, c, true);
-        continue;
-      }
-      if (!all_ok) {
-        for (int i = 0; i < m.n_q(); ++i) b.world_q(i)[w] = H.q_end[i][l];
-        b.world_time()[w] += h;  // s.t += h
-      }
-      ++b.world_step()[w];
-      b.world_status()[w] = Status::solved;
-      b.world_pivots()[w] += H.pivots[l];
-      b.world_max_residual()[w] = std::max(b.world_max_residual()[w], H.residual[l]);
+      b.world_pivots()[w] += L.pivots[l];
+      b.world_max_residual()[w] = std::max(b.world_max_residual()[w], L.residual[l]);
     }
   }
 };
@@ -352,7 +266,7 @@ BatchStepper::BatchStepper(const WorldBatch& batch, BatchOptions options) {
   if (options.threads < 0) throw BatchError("batch: threads must be >= 0 (0 = all)");
   {
     // make_stepper returns null for a formulation this build has no stepper for.
-    Workspace probe(batch.model(), options.anitescu_pgs, false);
+    Workspace probe(batch.model(), StepperOptions{options.pgs}, false);
     if (!probe.stepper)
       throw BatchError("batch: this build has no stepper for " + std::string(to_string(batch.model().formulation)));
   }

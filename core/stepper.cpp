@@ -59,9 +59,9 @@ Status Stepper::record_enumeration(const LcpEnumeration::Result& ex) {
   }
 }
 
-std::unique_ptr<Stepper> make_stepper(const Model& m) {
+std::unique_ptr<Stepper> make_stepper(const Model& m, const StepperOptions& options) {
   const FormulationInfo& f = formulation_info(m.formulation);
-  return f.make_stepper ? f.make_stepper(m) : nullptr;
+  return f.make_stepper ? f.make_stepper(m, options) : nullptr;
 }
 
 }  // namespace qs

@@ -14,6 +14,8 @@
 #include "quasistep/core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
 #include "quasistep/core/formulations/trinkle_lcp/trinkle_lcp.hpp"
 #include "quasistep/core/json_node.hpp"
+#include "quasistep/core/lane_step.hpp"
+#include "quasistep/core/stepper.hpp"
 
 namespace qs {
 namespace {
@@ -25,7 +27,7 @@ void no_memory_start(const Model&, const double*, double*) {}
 void no_params(const json_input::Node& model, Model&) { model.expect_object({"formulation"}); }
 
 template <class S>
-std::unique_ptr<Stepper> make(const Model& m) {
+std::unique_ptr<Stepper> make(const Model& m, const StepperOptions&) {
   return std::make_unique<S>(m);
 }
 
@@ -40,7 +42,6 @@ constexpr std::array<FormulationInfo, 7> kProductRows{{
      .time_stepping = true,
      .memory_size = no_memory,
      .start_memory = no_memory_start,
-     .lane_kernel = LaneKernel::none,
      .model_gain = {},
      .model_gain_kind = K::model_c,
      .joint_gain = {},
@@ -53,7 +54,7 @@ constexpr std::array<FormulationInfo, 7> kProductRows{{
      .time_stepping = true,
      .memory_size = no_memory,
      .start_memory = no_memory_start,
-     .lane_kernel = LaneKernel::halm_posa,
+     .lanes = &kHalmPosaLanes,
      .model_gain = {},  // c scales B = 0
      .model_gain_kind = K::model_c,
      .joint_gain = {},
@@ -68,7 +69,7 @@ constexpr std::array<FormulationInfo, 7> kProductRows{{
      .time_stepping = true,
      .memory_size = no_memory,
      .start_memory = no_memory_start,
-     .lane_kernel = LaneKernel::halm_posa,
+     .lanes = &kHalmPosaLanes,
      .model_gain = "c",
      .model_gain_kind = K::model_c,
      .joint_gain = {},
@@ -83,7 +84,6 @@ constexpr std::array<FormulationInfo, 7> kProductRows{{
      .time_stepping = true,
      .memory_size = PangTedrakeMiqp::memory_size,
      .start_memory = PangTedrakeMiqp::start_memory,
-     .lane_kernel = LaneKernel::none,
      .model_gain = "stiffness",
      .model_gain_kind = K::model_stiffness,
      .joint_gain = {},
@@ -98,11 +98,11 @@ constexpr std::array<FormulationInfo, 7> kProductRows{{
      .time_stepping = true,
      .memory_size = AnitescuQp::memory_size,
      .start_memory = AnitescuQp::start_memory,
-     .lane_kernel = LaneKernel::anitescu_quasi_dynamic,
+     .lanes = &kAnitescuQuasiDynamicLanes,
      .model_gain = {},
      .model_gain_kind = K::model_c,
      .joint_gain = "stiffness",
-     .make_stepper = make<AnitescuQp>,
+     .make_stepper = make_anitescu_qp,
      .read_params = read_anitescu_qp_params,
      .stepper_buffers = anitescu_qp_stepper_buffers,
      .jacobian_doubles = 8},  // its own J_n, J_t (2), A and Q^-1 A' (2 x 2 per slot and DOF)
@@ -113,7 +113,6 @@ constexpr std::array<FormulationInfo, 7> kProductRows{{
      .time_stepping = false,
      .memory_size = no_memory,
      .start_memory = no_memory_start,
-     .lane_kernel = LaneKernel::none,
      .model_gain = {},
      .model_gain_kind = K::model_c,
      .joint_gain = {},
@@ -126,7 +125,6 @@ constexpr std::array<FormulationInfo, 7> kProductRows{{
      .time_stepping = true,
      .memory_size = EcpNcp::memory_size,
      .start_memory = EcpNcp::start_memory,
-     .lane_kernel = LaneKernel::none,
      .model_gain = {},
      .model_gain_kind = K::model_c,
      .joint_gain = {},
@@ -173,7 +171,7 @@ Formulation register_formulation(FormulationInfo row) {
   if (!row.time_stepping && row.make_stepper) refuse("a row without time steps builds no stepper");
   if ((row.memory_size == nullptr) != (row.start_memory == nullptr))
     refuse("memory_size and start_memory come together (both null: no memory)");
-  if (row.lane_kernel != LaneKernel::none) refuse("lane kernels are the library's own formulations' for now");
+  if (row.lanes && !row.lanes->make) refuse("a lane entry needs make");
   if (!row.model_gain.empty() || !row.joint_gain.empty())
     refuse("gains a batch varies per world are the library's own formulations' for now");
   if (!row.memory_size) {

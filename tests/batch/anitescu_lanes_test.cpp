@@ -96,7 +96,7 @@ void check_study(const std::string& name, const PgsSettings& pgs, int steps, boo
   // The whole study at 1 and 2 threads, and --scalar.
   for (int threads : {1, 2}) {
     WorldBatch b = study_batch(sc, name, 0, n);
-    BatchStepper st(b, {.threads = threads, .anitescu_pgs = pgs});
+    BatchStepper st(b, {.threads = threads, .pgs = pgs});
     ASSERT_TRUE(st.lanes()) << st.path();
     st.run(b, steps);
     expect_same_as_single(b, 0, single, threads == 1 ? "lanes, 1 thread" : "lanes, 2 threads");
@@ -108,7 +108,7 @@ void check_study(const std::string& name, const PgsSettings& pgs, int steps, boo
   }
   {
     WorldBatch b = study_batch(sc, name, 0, n);
-    BatchStepper st(b, {.threads = 2, .scalar = true, .anitescu_pgs = pgs});
+    BatchStepper st(b, {.threads = 2, .scalar = true, .pgs = pgs});
     EXPECT_FALSE(st.lanes());
     EXPECT_NE(st.path().find("--scalar"), std::string::npos) << st.path();
     st.run(b, steps);
@@ -118,7 +118,7 @@ void check_study(const std::string& name, const PgsSettings& pgs, int steps, boo
   for (int cut : {5, kLaneWidth - 1}) {
     if (cut <= 0 || cut >= n) continue;
     WorldBatch a = study_batch(sc, name, 0, cut), c = study_batch(sc, name, cut, n - cut);
-    BatchStepper sa(a, {.threads = 2, .anitescu_pgs = pgs}), sc2(c, {.threads = 1, .anitescu_pgs = pgs});
+    BatchStepper sa(a, {.threads = 2, .pgs = pgs}), sc2(c, {.threads = 1, .pgs = pgs});
     sa.run(a, steps);
     sc2.run(c, steps);
     expect_same_as_single(a, 0, single, "split, first part");

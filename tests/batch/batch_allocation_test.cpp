@@ -51,7 +51,7 @@ TEST(BatchAllocation, AnitescuLanePathStepsAfterTheFirstAllocateNothing) {
   for (int w = 0; w < b.padded_size(); ++w) u[static_cast<size_t>(b.padded_size()) + w] = -0.05;
   PgsSettings pgs = anitescu_pgs_settings();
   pgs.max_iterations = 4;
-  BatchStepper st(b, {.threads = 1, .anitescu_pgs = pgs});
+  BatchStepper st(b, {.threads = 1, .pgs = pgs});
   ASSERT_TRUE(st.lanes()) << st.path();
   st.run(b, 20, {u.data(), b.padded_size()});  // the first step builds the workspace; the fingers close in
   long allocations = 0;

@@ -14,6 +14,7 @@
 #include "quasistep/batch/world_batch.hpp"
 #include "quasistep/core/formulations/formulation_table.hpp"
 #include "quasistep/core/kinematics.hpp"
+#include "quasistep/core/lane_step.hpp"
 #include "quasistep/core/scene.hpp"
 #include "quasistep/core/stepper.hpp"
 #include "tests/support/cli_run.hpp"
@@ -63,7 +64,9 @@ class FrictionlessProjection final : public Stepper {
   Eigen::VectorXd dq_;
 };
 
-std::unique_ptr<Stepper> make_projection(const Model& m) { return std::make_unique<FrictionlessProjection>(m); }
+std::unique_ptr<Stepper> make_projection(const Model& m, const StepperOptions&) {
+  return std::make_unique<FrictionlessProjection>(m);
+}
 
 // The whole plug-in: one row, registered when the test program starts.
 const FormulationRegistration kProjection{{.name = "test_frictionless_projection",
@@ -183,8 +186,9 @@ TEST(RegisteredFormulation, ARowIsRefusedWithTheReason) {
   refused({.name = "", .reference = "r", .make_stepper = make_projection}, "needs a name");
   refused({.name = "no_reference", .make_stepper = make_projection}, "needs a reference");
   refused({.name = "no_stepper", .reference = "r"}, "needs make_stepper");
-  refused({.name = "lanes", .reference = "r", .lane_kernel = LaneKernel::halm_posa, .make_stepper = make_projection},
-          "lane kernels");
+  const LaneEntry no_lane_step{};
+  refused({.name = "lanes", .reference = "r", .lanes = &no_lane_step, .make_stepper = make_projection},
+          "a lane entry needs make");
   refused({.name = "gain", .reference = "r", .model_gain = "c", .make_stepper = make_projection}, "gains");
   EXPECT_EQ(formulation_table().size(), rows);
 }

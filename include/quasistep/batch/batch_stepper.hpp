@@ -9,9 +9,11 @@
 // split and at any thread count. A world whose step fails is marked (status, step, reason)
 // and is never stepped again; the rest go on.
 //
-// The lane path: one lane group of kLaneWidth worlds steps at once through a template step
-// with T = Lane, the code the scalar stepper runs with T = double, so a world's numbers are
-// again those of `quasistep run`:
+// The lane path: one lane group of kLaneWidth worlds steps at once through the
+// formulation's lane step (the LaneEntry of its row, quasistep/core/lane_step.hpp: the batch
+// gathers and scatters rows and names no formulation), a template step with T = Lane, the
+// code the scalar stepper runs with T = double, so a world's numbers are again those of
+// `quasistep run`:
 // - anitescu_qp, quasi-dynamic mode: quasistep/core/formulations/anitescu_qp/anitescu_lanes.hpp (PGS); its fallback is
 //   Stepper::step_fallback (AnitescuQp: Lemke, then the dense QP);
 // - halm_posa_lcp and perfect_velocity_lcp with at most 16 contact slots:
@@ -31,11 +33,12 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "quasistep/batch/world_batch.hpp"
-#include "quasistep/core/formulations/anitescu_qp/anitescu_lanes.hpp"
 #include "quasistep/core/model.hpp"
+#include "quasistep/kernels/pgs.hpp"
 
 namespace qs {
 
@@ -50,9 +53,10 @@ struct BatchCommands {
 struct BatchOptions {
   int threads = 0;  // worker threads; 0 = all this process may use
   bool scalar = false;  // the per-world path even where a lane kernel exists (same numbers)
-  /// anitescu_qp quasi-dynamic: the PGS settings of both paths (tests force fallbacks with a
-  /// tiny max_iterations; a single-world comparison must set the same on its AnitescuQp).
-  PgsSettings anitescu_pgs = anitescu_pgs_settings();
+  /// The PGS settings of both paths of a formulation that solves by PGS (anitescu_qp's
+  /// quasi-dynamic mode), or its own when null (StepperOptions::pgs; tests force fallbacks
+  /// with a tiny max_iterations, and a single-world comparison sets the same on its stepper).
+  std::optional<PgsSettings> pgs;
 };
 
 /// Formulations the per-world path can step, or the reason it cannot (empty when it can).

@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "quasistep/core/model.hpp"
 #include "quasistep/core/world_params.hpp"
 #include "quasistep/kernels/lcp_enumeration.hpp"
+#include "quasistep/kernels/pgs.hpp"
 #include "quasistep/kernels/status.hpp"
 
 namespace qs {
@@ -164,7 +166,14 @@ class Stepper {
   WorldParams scene_;  // step(m, s)'s parameters
 };
 
+/// What a program may set on the steppers it builds (make_stepper, BatchOptions): the
+/// projected Gauss-Seidel settings of a formulation that solves by PGS (anitescu_qp), or
+/// its own when null.
+struct StepperOptions {
+  std::optional<PgsSettings> pgs;
+};
+
 /// The stepper of m.formulation, or null when this build has none for it.
-std::unique_ptr<Stepper> make_stepper(const Model& m);
+std::unique_ptr<Stepper> make_stepper(const Model& m, const StepperOptions& options = {});
 
 }  // namespace qs

@@ -20,16 +20,11 @@
 namespace qs {
 
 class Stepper;
+struct StepperOptions;
+struct LaneEntry;
 namespace json_input {
 class Node;
 }
-
-/// The lane kernels of the batch engine (batch/batch_stepper.cpp dispatches on them).
-enum class LaneKernel {
-  none,
-  halm_posa,              // quasistep/core/formulations/halm_posa_lcp/halm_posa_lanes.hpp
-  anitescu_quasi_dynamic  // quasistep/core/formulations/anitescu_qp/anitescu_lanes.hpp (quasi-dynamic mode only)
-};
 
 /// One dense buffer of a stepper: its bytes and what it holds.
 struct StepperBuffer {
@@ -56,9 +51,9 @@ struct FormulationInfo {
   /// points to. (register_formulation: null for none.)
   int (*memory_size)(const Model& m) = nullptr;
   void (*start_memory)(const Model& m, const double* q, double* memory) = nullptr;
-  /// The batch engine's lane kernel for it (a step written on a lane type, run for several
-  /// worlds at once; batch/batch_stepper.cpp says when a batch can use it), or none.
-  LaneKernel lane_kernel = LaneKernel::none;
+  /// Its step for a lane group of worlds in the batch engine (quasistep/core/lane_step.hpp),
+  /// or null: the batch steps its worlds one at a time.
+  const LaneEntry* lanes = nullptr;
   /// Its gain that a batch may vary per world as `model.<model_gain>` (a WorldParams value
   /// of kind model_gain_kind), and per velocity-controlled joint as `joints.NAME.<joint_gain>`
   /// (ParameterRef::Kind::joint_stiffness); empty when it has none.
@@ -66,7 +61,7 @@ struct FormulationInfo {
   ParameterRef::Kind model_gain_kind = ParameterRef::Kind::model_c;
   std::string_view joint_gain{};
   /// Builds its stepper for a Model (null when time_stepping is false).
-  std::unique_ptr<Stepper> (*make_stepper)(const Model& m) = nullptr;
+  std::unique_ptr<Stepper> (*make_stepper)(const Model& m, const StepperOptions& options) = nullptr;
   /// Reads its parameters from the scene's "model" object into m.params, refusing keys it
   /// does not know (core/scene_model.cpp calls it once the world, the bodies and the joints are
   /// read); throws SceneError naming the field. (register_formulation: null for a
@@ -103,9 +98,9 @@ inline constexpr int kMaxFormulations = 64;
 /// make_stepper, initial_state, the batch engine (one world at a time) and the CLI step it
 /// like the library's own: `row` needs a new name, its world, its reference and (when it
 /// is time-stepping) make_stepper; null memory functions mean it carries nothing between
-/// steps, a null read_params that "model" holds only "formulation". Lane kernels and gains
-/// a batch varies are the library's own formulations' for now: a row asking for one is
-/// refused. Returns the id its Models carry. Register before a scene names it (from
+/// steps, a null read_params that "model" holds only "formulation"; a lane entry needs
+/// make. Gains a batch varies per world are the library's own formulations' for now: a row
+/// naming one is refused. Returns the id its Models carry. Register before a scene names it (from
 /// main, or a static FormulationRegistration in a file linked into the program); safe
 /// from several threads. The row's name and reference must outlive the program (string
 /// literals do). Throws std::invalid_argument naming what is wrong.

@@ -165,6 +165,15 @@ class Node;
 /// world, bodies, joints and contacts are read); throws SceneError naming the field.
 void read_anitescu_qp_params(const json_input::Node& model, Model& m);
 
+/// Its stepper with a program's options (StepperOptions::pgs: the PGS settings of both
+/// paths; anitescu_pgs_settings() when null): the formulation table's make_stepper.
+std::unique_ptr<Stepper> make_anitescu_qp(const Model& m, const StepperOptions& options);
+
+struct LaneEntry;
+/// Its lane entry (quasistep/core/lane_step.hpp): the quasi-dynamic mode's template step on
+/// lanes (anitescu_lane_step.cpp).
+extern const LaneEntry kAnitescuQuasiDynamicLanes;
+
 struct StepperBuffer;
 /// Its stepper's own dense buffers for `slots` slots (the formulation table's stepper_buffers).
 void anitescu_qp_stepper_buffers(const Model& m, double slots, std::vector<StepperBuffer>& out);

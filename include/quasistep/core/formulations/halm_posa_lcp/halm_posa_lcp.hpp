@@ -132,6 +132,11 @@ class Node;
 /// world, bodies, joints and contacts are read); throws SceneError naming the field.
 void read_halm_posa_lcp_params(const json_input::Node& model, Model& m);
 
+struct LaneEntry;
+/// The lane entry of both tabletop formulations (quasistep/core/lane_step.hpp): the
+/// template step on lanes, with the gain scale c per lane (halm_posa_lane_step.cpp).
+extern const LaneEntry kHalmPosaLanes;
+
 /// The formulation table's inert_parameter and fixed_world_parameter for the tabletop
 /// formulations (this one and perfect_velocity_lcp): the limit surface A is computed once,
 /// when the model is built, from the object's mass and the support friction (or given).
