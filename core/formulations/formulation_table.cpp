@@ -171,7 +171,7 @@ Formulation register_formulation(FormulationInfo row) {
   if (!row.time_stepping && row.make_stepper) refuse("a row without time steps builds no stepper");
   if ((row.memory_size == nullptr) != (row.start_memory == nullptr))
     refuse("memory_size and start_memory come together (both null: no memory)");
-  if (row.lanes && !row.lanes->make) refuse("a lane entry needs make");
+  if (row.lanes) refuse("lane steps are the library's own formulations' for now");
   if (!row.model_gain.empty() || !row.joint_gain.empty())
     refuse("gains a batch varies per world are the library's own formulations' for now");
   if (!row.memory_size) {

@@ -8,6 +8,7 @@
 #include "quasistep/batch/batch_stepper.hpp"
 #include "quasistep/batch/rollout.hpp"
 #include "quasistep/batch/world_batch.hpp"
+#include "quasistep/core/formulations/anitescu_qp/anitescu_lanes.hpp"
 #include "quasistep/core/scene.hpp"
 #include "tests/support/allocation_counter.hpp"
 

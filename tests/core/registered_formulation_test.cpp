@@ -186,9 +186,8 @@ TEST(RegisteredFormulation, ARowIsRefusedWithTheReason) {
   refused({.name = "", .reference = "r", .make_stepper = make_projection}, "needs a name");
   refused({.name = "no_reference", .make_stepper = make_projection}, "needs a reference");
   refused({.name = "no_stepper", .reference = "r"}, "needs make_stepper");
-  const LaneEntry no_lane_step{};
-  refused({.name = "lanes", .reference = "r", .lanes = &no_lane_step, .make_stepper = make_projection},
-          "a lane entry needs make");
+  const LaneEntry lane_step{};
+  refused({.name = "lanes", .reference = "r", .lanes = &lane_step, .make_stepper = make_projection}, "lane steps");
   refused({.name = "gain", .reference = "r", .model_gain = "c", .make_stepper = make_projection}, "gains");
   EXPECT_EQ(formulation_table().size(), rows);
 }

@@ -56,7 +56,7 @@ struct BatchOptions {
   /// The PGS settings of both paths of a formulation that solves by PGS (anitescu_qp's
   /// quasi-dynamic mode), or its own when null (StepperOptions::pgs; tests force fallbacks
   /// with a tiny max_iterations, and a single-world comparison sets the same on its stepper).
-  std::optional<PgsSettings> pgs;
+  std::optional<PgsSettings> pgs{};
 };
 
 /// Formulations the per-world path can step, or the reason it cannot (empty when it can).

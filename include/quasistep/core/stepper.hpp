@@ -170,7 +170,7 @@ class Stepper {
 /// projected Gauss-Seidel settings of a formulation that solves by PGS (anitescu_qp), or
 /// its own when null.
 struct StepperOptions {
-  std::optional<PgsSettings> pgs;
+  std::optional<PgsSettings> pgs{};
 };
 
 /// The stepper of m.formulation, or null when this build has none for it.

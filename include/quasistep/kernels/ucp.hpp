@@ -30,8 +30,8 @@
 // mode combination with a solution, the enumerative method the paper compares against).
 // Nothing here throws or prints; results carry a Status (quasistep/kernels/status.hpp).
 // The solvers know no physics: the UCP of a scene is built in core/formulations/ucp/
-// (ucp_scene.hpp), problem files are read there (ucp_problem_file.hpp) and random problems
-// are made in quasistep/core/random_problems.hpp.
+// (ucp_scene.hpp), problem files are read by quasistep/core/ucp_problem_file.hpp and the
+// tests' random problems are made in tests/support/random_problems.hpp.
 #pragma once
 
 #include "quasistep/kernels/eigen.hpp"

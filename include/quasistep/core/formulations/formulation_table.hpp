@@ -1,10 +1,10 @@
 // The formulation table: one descriptor per formulation, the one place that says what a
 // formulation is to the rest of the library: its name in scene files, the world it applies
-// in, the paper it implements, what its State carries from one step to the next, whether
-// the batch engine has a lane kernel for it, which gains a batch may vary per world, and how
-// to build its stepper and read its parameters. The scene reader (name, parameters, parameter
-// paths), initial_state, make_stepper and the batch engine (checks and lane dispatch) read
-// this table. The library's own formulations are its first rows; a program adds its own
+// in, the paper it implements, what its State carries from one step to the next, its step
+// for a lane group of worlds (LaneEntry), which gains a batch may vary per world, how to
+// build its stepper and read its parameters, and what the scene reader and Monte Carlo ask
+// of it. The scene reader (name, parameters, parameter paths, size limit), initial_state,
+// make_stepper, Monte Carlo and the batch engine (its lane path) read this table. The library's own formulations are its first rows; a program adds its own
 // formulation with register_formulation (docs/architecture.md, "Adding a formulation").
 #pragma once
 
@@ -98,9 +98,10 @@ inline constexpr int kMaxFormulations = 64;
 /// make_stepper, initial_state, the batch engine (one world at a time) and the CLI step it
 /// like the library's own: `row` needs a new name, its world, its reference and (when it
 /// is time-stepping) make_stepper; null memory functions mean it carries nothing between
-/// steps, a null read_params that "model" holds only "formulation"; a lane entry needs
-/// make. Gains a batch varies per world are the library's own formulations' for now: a row
-/// naming one is refused. Returns the id its Models carry. Register before a scene names it (from
+/// steps, a null read_params that "model" holds only "formulation". Lane steps and gains a
+/// batch varies per world are the library's own formulations' for now (a LaneGroup is as
+/// wide as the library's build, which a program's own code need not be): a row with either
+/// is refused. Returns the id its Models carry. Register before a scene names it (from
 /// main, or a static FormulationRegistration in a file linked into the program); safe
 /// from several threads. The row's name and reference must outlive the program (string
 /// literals do). Throws std::invalid_argument naming what is wrong.

@@ -166,7 +166,8 @@ class Node;
 void read_anitescu_qp_params(const json_input::Node& model, Model& m);
 
 /// Its stepper with a program's options (StepperOptions::pgs: the PGS settings of both
-/// paths; anitescu_pgs_settings() when null): the formulation table's make_stepper.
+/// paths; anitescu_pgs_settings() when null): the formulation table's make_stepper
+/// (anitescu_lane_step.cpp, beside the lane step that takes the same options).
 std::unique_ptr<Stepper> make_anitescu_qp(const Model& m, const StepperOptions& options);
 
 struct LaneEntry;
