@@ -10,7 +10,7 @@
 #include <atomic>
 #include <cmath>
 
-#include "quasistep/core/formulations/formulation_table.hpp"
+#include "quasistep/core/formulation_table.hpp"
 #include "quasistep/core/lane_step.hpp"
 #include "quasistep/core/stepper.hpp"
 #include "quasistep/kernels/lane.hpp"
@@ -58,7 +58,7 @@ std::string lane_path_reason(const WorldBatch& b, const BatchOptions& o) {
   for (int k = 0; k < b.varied_count(); ++k) {
     const ParameterRef& r = b.varied(k);
     const bool in_lanes = r.kind == ParameterRef::Kind::pair_friction || is_start_parameter(m, r) ||
-                          (gain && r.kind == lanes->gain_kind);
+                          (gain && r.kind == ParameterRef::Kind::model_gain);
     if (!in_lanes)
       return "parameter \"" + r.path + "\" varies per world and only friction, " +
              (gain ? std::string(lanes->gain_path) + " " : std::string()) + "and start poses run in lanes";
@@ -81,7 +81,7 @@ struct BatchStepper::Impl {
   std::string path;
   // Every stepper is built for the Model and stepped with a world's WorldParams.
   std::vector<int> pair_param;  // lane path: the varied parameter of each pair's friction, or -1
-  int gain_param = -1;          // lane path: the varied parameter of the lanes' gain (LaneEntry::gain_kind), or -1
+  int gain_param = -1;          // lane path: the varied parameter of the lanes' gain (the model gain), or -1
   std::atomic<long> fallbacks{0};
 
   Impl(const WorldBatch& b, BatchOptions o)
@@ -106,7 +106,7 @@ struct BatchStepper::Impl {
     }
     if (lane_path && !lanes->gain_path.empty())
       for (int k = 0; k < b.varied_count(); ++k)
-        if (b.varied(k).kind == lanes->gain_kind) gain_param = k;
+        if (b.varied(k).kind == ParameterRef::Kind::model_gain) gain_param = k;
     for (int a = 0; a < m.n_a; ++a) commanded_joint.push_back(m.dofs[m.n_u + a].index);
     for (int k = 0; k < b.varied_count(); ++k) {
       const ParameterRef& r = b.varied(k);

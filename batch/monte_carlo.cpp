@@ -15,7 +15,7 @@
 #include "quasistep/batch/sampling.hpp"
 #include "quasistep/batch/world_batch.hpp"
 #include "quasistep/core/contacts.hpp"
-#include "quasistep/core/formulations/formulation_table.hpp"
+#include "quasistep/core/formulation_table.hpp"
 #include "quasistep/core/kinematics.hpp"
 
 namespace qs {
@@ -155,9 +155,8 @@ std::string ignored_reason(const Model& m, const ParameterRef& r) {
       return {};
     }
     case K::joint_position:
-    case K::joint_stiffness:
-    case K::model_stiffness:
-    case K::model_c: return {};
+    case K::model_gain:
+    case K::joint_gain: return {};
     case K::pair_friction: {
       for (int p : r.pairs)
         if (m.pairs[p].slot_count > 0) return {};

@@ -5,7 +5,7 @@
 #include <limits>
 #include <string>
 
-#include "quasistep/core/formulations/formulation_table.hpp"
+#include "quasistep/core/formulation_table.hpp"
 #include "quasistep/core/contacts.hpp"
 #include "quasistep/core/kinematics.hpp"
 

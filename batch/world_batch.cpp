@@ -8,7 +8,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "quasistep/core/formulations/formulation_table.hpp"
+#include "quasistep/core/formulation_table.hpp"
 #include "quasistep/kernels/lane.hpp"
 
 namespace qs {
@@ -62,14 +62,8 @@ std::string gib(std::size_t bytes) {
 
 /// Why a batch cannot vary r in model m, or empty.
 std::string cannot_vary(const Model& m, const ParameterRef& r) {
-  using K = ParameterRef::Kind;
   if (m.world.type == WorldType::body_on_plane) return "the body_on_plane world has no per-world parameters in the batch yet";
-  if (m.world.type == WorldType::tabletop && (r.kind == K::body_mass || r.kind == K::body_scale) &&
-      m.params.limit_surface_computed)
-    return "the tabletop limit surface is computed from the object's mass and shape when the scene is loaded, "
-           "so varying them per world would need one limit surface per world (not supported yet)";
-  if (m.world.type == WorldType::tabletop && r.kind == K::body_scale)
-    return "scaling the tabletop object would change its support patch and limit surface (not supported yet)";
+  if (const auto fixed = formulation_info(m.formulation).batch_fixed_parameter) return fixed(m, r);
   return {};
 }
 
@@ -162,9 +156,8 @@ void WorldBatch::set_parameter(int k, int world, double value) {
         bad(model_->bodies[r.index].kind == BodyKind::free ? "a free body's mass must be > 0" : "must be >= 0");
       break;
     case K::body_scale:
-    case K::joint_stiffness:
-    case K::model_stiffness:
-    case K::model_c:
+    case K::model_gain:
+    case K::joint_gain:
       if (!(value > 0)) bad("must be > 0");
       break;
     case K::pair_friction:

@@ -1,6 +1,9 @@
 #include "quasistep/core/model.hpp"
 
-#include "quasistep/core/formulations/formulation_table.hpp"
+#include <stdexcept>
+#include <string>
+
+#include "quasistep/core/formulation_table.hpp"
 
 namespace qs {
 
@@ -56,6 +59,11 @@ int Model::find_joint(std::string_view n) const {
 
 std::string Model::pair_name(int pair) const {
   return bodies[pairs[pair].body_a].name + "/" + bodies[pairs[pair].body_b].name;
+}
+
+void throw_formulation_params_mismatch(const Model& m) {
+  throw std::logic_error("formulation_params: the model's formulation " + std::string(to_string(m.formulation)) +
+                         (m.params.has_value() ? " holds parameters of another type" : " holds no parameters"));
 }
 
 int step_memory_size(const Model& m) { return formulation_info(m.formulation).memory_size(m); }

@@ -4,7 +4,7 @@
 #include "scene_compiler.hpp"
 
 #include "quasistep/core/contacts.hpp"
-#include "quasistep/core/formulations/formulation_table.hpp"
+#include "quasistep/core/formulation_table.hpp"
 #include "quasistep/core/json_node.hpp"
 #include "quasistep/core/scene_reading.hpp"
 

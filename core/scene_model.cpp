@@ -1,10 +1,10 @@
 // The scene reader's model: the formulation and its parameters (each formulation reads
-// its own, quasistep/core/formulations/formulation_table.hpp), the time step, loads and commands,
+// its own, quasistep/core/formulation_table.hpp), the time step, loads and commands,
 // and the schedules loads and commands follow.
 
 #include "scene_compiler.hpp"
 
-#include "quasistep/core/formulations/formulation_table.hpp"
+#include "quasistep/core/formulation_table.hpp"
 #include "quasistep/core/json_node.hpp"
 
 #include <string>
@@ -70,7 +70,7 @@ void SceneCompiler::read_model(const Node& n) {
   if (!formulation_applies(m_.formulation, m_.world.type))
     f.fail("\"" + std::string(to_string(m_.formulation)) + "\" does not apply in a " +
            std::string(to_string(m_.world.type)) + " world");
-  // Each formulation reads its own parameters (quasistep/core/formulations/formulation_table.hpp).
+  // Each formulation reads its own parameters (quasistep/core/formulation_table.hpp).
   formulation_info(m_.formulation).read_params(n, m_);
 }
 

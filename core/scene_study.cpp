@@ -3,7 +3,7 @@
 
 #include "scene_compiler.hpp"
 
-#include "quasistep/core/formulations/formulation_table.hpp"
+#include "quasistep/core/formulation_table.hpp"
 #include "quasistep/core/json_node.hpp"
 
 #include <string>
@@ -38,9 +38,8 @@ SceneCompiler::Range SceneCompiler::range_of(const Model& m, const ParameterRef&
     case ParameterRef::Kind::body_mass:
       return m.bodies[p.index].kind == BodyKind::free ? Range::positive : Range::nonnegative;
     case ParameterRef::Kind::body_scale:
-    case ParameterRef::Kind::joint_stiffness:
-    case ParameterRef::Kind::model_stiffness:
-    case ParameterRef::Kind::model_c: return Range::positive;
+    case ParameterRef::Kind::model_gain:
+    case ParameterRef::Kind::joint_gain: return Range::positive;
     case ParameterRef::Kind::pair_friction: return Range::nonnegative;
     default: return Range::any;
   }
@@ -201,23 +200,26 @@ ParameterRef resolve_parameter(const Model& m, std::string_view path, const std:
     ref.index = m.find_joint(parts[1]);
     if (ref.index < 0) return fail("no joint named " + json_quote(parts[1]));
     const FormulationInfo& f = formulation_info(m.formulation);
-    if (parts[2] == "stiffness") {
-      // the Anitescu slides' (Pang & Tedrake) impedance: one K_a entry per velocity-controlled joint.
-      if (f.joint_gain != "stiffness") return fail("a joint's stiffness is a parameter of " + gain_owners(true) + " only");
+    if (parts[2] != "position") {
+      // A formulation's gain per velocity-controlled joint (anitescu_qp's impedance K_a).
+      if (f.joint_gain.empty() || parts[2] != f.joint_gain) {
+        if (parts[2] == "stiffness") return fail("a joint's stiffness is a parameter of " + gain_owners(true) + " only");
+        return fail("a joint parameter is position or stiffness");
+      }
       const Joint& j = m.joints[ref.index];
-      if (j.control != Control::velocity) return fail("the joint is effort-controlled: it has no impedance stiffness");
-      ref.kind = K::joint_stiffness;
+      if (j.control != Control::velocity)
+        return fail("the joint is effort-controlled: it has no " + std::string(f.joint_gain));
+      ref.kind = K::joint_gain;
       ref.index = j.dof - m.n_u;
       return ref;
     }
-    if (parts[2] != "position") return fail("a joint parameter is position or stiffness");
     ref.kind = K::joint_position;
     return ref;
   }
   if (parts.size() == 2 && parts[0] == "model") {
     const FormulationInfo& f = formulation_info(m.formulation);
     if (!f.model_gain.empty() && parts[1] == f.model_gain) {
-      ref.kind = f.model_gain_kind;
+      ref.kind = K::model_gain;
       return ref;
     }
     return fail("a model parameter is " + gain_owners(false) + "; per joint: joints.NAME.stiffness of " +

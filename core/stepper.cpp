@@ -5,7 +5,7 @@
 #include <sstream>
 #include <string>
 
-#include "quasistep/core/formulations/formulation_table.hpp"
+#include "quasistep/core/formulation_table.hpp"
 
 namespace qs {
 

@@ -1,5 +1,7 @@
 #include "quasistep/core/world_params.hpp"
 
+#include "quasistep/core/formulation_table.hpp"
+
 namespace qs {
 
 bool is_start_parameter(const Model& m, const ParameterRef& r) {
@@ -26,9 +28,11 @@ double scene_value(const Model& m, const ParameterRef& r) {
     case K::body_scale: return 1.0;
     case K::joint_position: return m.joints[r.index].initial_position;
     case K::pair_friction: return r.pairs.empty() ? 0.0 : m.pairs[r.pairs.front()].friction;
-    case K::joint_stiffness: return (*m.params.stiffness_Ka)[r.index];
-    case K::model_stiffness: return m.params.stiffness_K;
-    case K::model_c: return m.params.feedback_scale_c;
+    case K::model_gain:
+    case K::joint_gain: {
+      const WorldParams scene(m);
+      return r.kind == K::model_gain ? scene.model_gain : scene.joint_gain[static_cast<std::size_t>(r.index)];
+    }
   }
   return 0.0;
 }
@@ -46,14 +50,9 @@ void WorldParams::reset(const Model& m) {
     body_scale[b] = 1.0;
   }
   scaled = false;
-  if (m.params.stiffness_Ka) {
-    joint_stiffness.resize(m.params.stiffness_Ka->size());
-    for (int a = 0; a < m.params.stiffness_Ka->size(); ++a) joint_stiffness[a] = (*m.params.stiffness_Ka)[a];
-  } else {
-    joint_stiffness.clear();
-  }
-  model_stiffness = m.params.stiffness_K;
-  feedback_scale_c = m.params.feedback_scale_c;
+  model_gain = 0.0;
+  joint_gain.clear();
+  if (const auto gains = formulation_info(m.formulation).scene_gains) gains(m, model_gain, joint_gain);
   command.assign(static_cast<size_t>(m.n_a), 0.0);
   commanded = false;
 }
@@ -79,9 +78,8 @@ void WorldParams::set(const Model& m, const ParameterRef& r, double value) {
     case K::pair_friction:
       for (int p : r.pairs) pair_friction[p] = value;
       break;
-    case K::joint_stiffness: joint_stiffness[r.index] = value; break;
-    case K::model_stiffness: model_stiffness = value; break;
-    case K::model_c: feedback_scale_c = value; break;
+    case K::model_gain: model_gain = value; break;
+    case K::joint_gain: joint_gain[static_cast<std::size_t>(r.index)] = value; break;
   }
 }
 

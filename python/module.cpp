@@ -24,7 +24,7 @@
 
 #include "quasistep/batch/default_study.hpp"
 #include "quasistep/batch/mc_summary.hpp"
-#include "quasistep/core/formulations/formulation_table.hpp"
+#include "quasistep/core/formulation_table.hpp"
 #include "quasistep/core/lcp_problem_file.hpp"
 #include "quasistep/core/ucp_problem_file.hpp"
 #include "quasistep/kernels/lane.hpp"

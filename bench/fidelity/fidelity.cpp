@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "mujoco_world.hpp"
+#include "quasistep/core/formulations/anitescu_qp/anitescu_qp_params.hpp"
 #include "quasistep/core/kinematics.hpp"
 #include "quasistep/core/scene.hpp"
 #include "quasistep/core/stepper.hpp"
@@ -180,7 +181,7 @@ json step_size_study(bool quick, const fidelity::MujocoOptions& mo) {
                {"runs", json::array()}};
     for (const bool quasi_dynamic : {false, true}) {
       qs::Model m = base;
-      m.params.quasi_dynamic = quasi_dynamic;
+      qs::formulation_params<qs::AnitescuQpParams>(m).quasi_dynamic = quasi_dynamic;
       // The quasi-dynamic step needs the inertia of a free angle; the scene's quasistatic box
       // has none: the one MuJoCo gets.
       for (qs::Body& b : m.bodies)
@@ -220,7 +221,7 @@ json pinch_study(bool quick, const fidelity::MujocoOptions& mo) {
   const double t_end = scene_params.h * m.step.steps;
   const int every = std::max(1, static_cast<int>(std::lround(1e-3 / mo.dt)));  // a sample per ms
   json out = {{"scene", m.name}, {"file", kPinchScene}, {"t_end", t_end}, {"h", scene_params.h},
-              {"c", scene_params.feedback_scale_c}, {"mujoco", json::array()},
+              {"c", scene_params.model_gain}, {"mujoco", json::array()},
               {"c_runs", json::array()}, {"h_runs", json::array()}};
   std::vector<std::vector<fidelity::Sample>> refs;
   const std::vector<double> gains = quick ? std::vector<double>{mo.servo_gain}
@@ -245,7 +246,7 @@ json pinch_study(bool quick, const fidelity::MujocoOptions& mo) {
   }
   auto one = [&](double c, double h) {
     qs::WorldParams p(m);
-    p.feedback_scale_c = c;
+    p.model_gain = c;
     p.h = h;
     QsRun r = run_quasistep(m, p, t_end);
     for (int rep = 1; rep < kRepeats; ++rep) r.wall = std::min(r.wall, run_quasistep(m, p, t_end).wall);
@@ -259,11 +260,11 @@ json pinch_study(bool quick, const fidelity::MujocoOptions& mo) {
     }
     return run;
   };
-  const std::vector<double> cs = quick ? std::vector<double>{scene_params.feedback_scale_c}
+  const std::vector<double> cs = quick ? std::vector<double>{scene_params.model_gain}
                                        : std::vector<double>{1e3, 1e2, 10, 1, 0.1, 0.01, 1e-3};
   for (const double c : cs) out["c_runs"].push_back(one(c, scene_params.h));
   if (!quick)
-    for (const double h : {0.1, 0.05, 0.025, 0.01, 0.005, 0.0025}) out["h_runs"].push_back(one(scene_params.feedback_scale_c, h));
+    for (const double h : {0.1, 0.05, 0.025, 0.01, 0.005, 0.0025}) out["h_runs"].push_back(one(scene_params.model_gain, h));
   return out;
 }
 

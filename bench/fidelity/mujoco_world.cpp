@@ -8,6 +8,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "quasistep/core/formulations/halm_posa_lcp/halm_posa_params.hpp"
+
 namespace fidelity {
 namespace {
 
@@ -279,14 +281,15 @@ MujocoWorld::MujocoWorld(const qs::Model& m, const qs::WorldParams& p, const Muj
     // a velocity feedback whose mobility is B; the servo that has it is the torque
     // D (u - qdot) on the actuated joints, D = servo_gain B^-1 (the scale c has no physical
     // counterpart: the fidelity study sweeps it).
-    const Eigen::MatrixXd B = m.params.gain_B ? *m.params.gain_B : Eigen::MatrixXd::Identity(m.n_a, m.n_a);
+    const std::optional<Eigen::MatrixXd>& gain_B = qs::formulation_params<qs::HalmPosaParams>(m).gain_B;
+    const Eigen::MatrixXd B = gain_B ? *gain_B : Eigen::MatrixXd::Identity(m.n_a, m.n_a);
     servo_damping_ = o.servo_gain * B.inverse();
   } else {
     // Critical damping of each velocity-commanded joint's spring, with its own inertia.
     damping_.assign(nq, 0.0);
     for (const qs::Joint& j : m.joints) {
       if (j.control != qs::Control::velocity) continue;
-      const double K = params_.joint_stiffness.empty() ? 0.0 : params_.joint_stiffness[j.dof - m.n_u];
+      const double K = params_.joint_gain.empty() ? 0.0 : params_.joint_gain[j.dof - m.n_u];
       if (!(K > 0)) refuse("joint " + j.name + ": the MuJoCo servo needs the scene's stiffness K_a > 0 (anitescu_qp)");
       damping_[j.dof] = 2 * std::sqrt(K * m_->dof_M0[dof_of_dof_[j.dof]]);
     }
@@ -351,7 +354,7 @@ std::vector<Sample> MujocoWorld::run(double t_end, int sample_every) {
         } else {
           // The reference moves as the Anitescu step's does: q̄' = q̄ + dt u(t + dt/2).
           reference[j.dof] += dt * u;
-          const double K = params_.joint_stiffness[j.dof - m.n_u];
+          const double K = params_.joint_gain[j.dof - m.n_u];
           force += K * (reference[j.dof] - d_->qpos[qpos_of_dof_[j.dof]]) + damping_[j.dof] * (u - d_->qvel[v]);
         }
       } else {

@@ -1,4 +1,4 @@
-#include "quasistep/core/formulations/formulation_table.hpp"
+#include "quasistep/core/formulation_table.hpp"
 
 #include <array>
 #include <atomic>
@@ -31,8 +31,6 @@ std::unique_ptr<Stepper> make(const Model& m, const StepperOptions&) {
   return std::make_unique<S>(m);
 }
 
-using K = ParameterRef::Kind;
-
 // One row per Formulation, in its order (formulation_info indexes by the enumeration).
 constexpr std::array<FormulationInfo, 7> kProductRows{{
     {.id = Formulation::trinkle_lcp,
@@ -43,7 +41,6 @@ constexpr std::array<FormulationInfo, 7> kProductRows{{
      .memory_size = no_memory,
      .start_memory = no_memory_start,
      .model_gain = {},
-     .model_gain_kind = K::model_c,
      .joint_gain = {},
      .make_stepper = make<TrinkleLcp>,
      .read_params = no_params},
@@ -56,12 +53,14 @@ constexpr std::array<FormulationInfo, 7> kProductRows{{
      .start_memory = no_memory_start,
      .lanes = &kHalmPosaLanes,
      .model_gain = {},  // c scales B = 0
-     .model_gain_kind = K::model_c,
      .joint_gain = {},
+     .scene_gains = halm_posa_scene_gains,
      .make_stepper = make<PerfectVelocityLcp>,
      .read_params = read_perfect_velocity_lcp_params,
      .inert_parameter = perfect_velocity_lcp_inert_parameter,
-     .fixed_world_parameter = tabletop_fixed_world_parameter},
+     .fixed_world_parameter = tabletop_fixed_world_parameter,
+     .batch_fixed_parameter = tabletop_batch_fixed_parameter,
+     .describe = tabletop_describe},
     {.id = Formulation::halm_posa_lcp,
      .name = "halm_posa_lcp",
      .world = WorldType::tabletop,
@@ -71,12 +70,14 @@ constexpr std::array<FormulationInfo, 7> kProductRows{{
      .start_memory = no_memory_start,
      .lanes = &kHalmPosaLanes,
      .model_gain = "c",
-     .model_gain_kind = K::model_c,
      .joint_gain = {},
+     .scene_gains = halm_posa_scene_gains,
      .make_stepper = make<HalmPosaLcp>,
      .read_params = read_halm_posa_lcp_params,
      .inert_parameter = halm_posa_lcp_inert_parameter,
-     .fixed_world_parameter = tabletop_fixed_world_parameter},
+     .fixed_world_parameter = tabletop_fixed_world_parameter,
+     .batch_fixed_parameter = tabletop_batch_fixed_parameter,
+     .describe = tabletop_describe},
     {.id = Formulation::pang_tedrake_miqp,
      .name = "pang_tedrake_miqp",
      .world = WorldType::vertical,
@@ -85,8 +86,8 @@ constexpr std::array<FormulationInfo, 7> kProductRows{{
      .memory_size = PangTedrakeMiqp::memory_size,
      .start_memory = PangTedrakeMiqp::start_memory,
      .model_gain = "stiffness",
-     .model_gain_kind = K::model_stiffness,
      .joint_gain = {},
+     .scene_gains = pang_tedrake_miqp_scene_gains,
      .make_stepper = make<PangTedrakeMiqp>,
      .read_params = read_pang_tedrake_miqp_params,
      .stepper_buffers = pang_tedrake_miqp_stepper_buffers},
@@ -100,8 +101,8 @@ constexpr std::array<FormulationInfo, 7> kProductRows{{
      .start_memory = AnitescuQp::start_memory,
      .lanes = &kAnitescuQuasiDynamicLanes,
      .model_gain = {},
-     .model_gain_kind = K::model_c,
      .joint_gain = "stiffness",
+     .scene_gains = anitescu_qp_scene_gains,
      .make_stepper = make_anitescu_qp,
      .read_params = read_anitescu_qp_params,
      .stepper_buffers = anitescu_qp_stepper_buffers,
@@ -114,7 +115,6 @@ constexpr std::array<FormulationInfo, 7> kProductRows{{
      .memory_size = no_memory,
      .start_memory = no_memory_start,
      .model_gain = {},
-     .model_gain_kind = K::model_c,
      .joint_gain = {},
      .make_stepper = nullptr,
      .read_params = no_params},
@@ -126,7 +126,6 @@ constexpr std::array<FormulationInfo, 7> kProductRows{{
      .memory_size = EcpNcp::memory_size,
      .start_memory = EcpNcp::start_memory,
      .model_gain = {},
-     .model_gain_kind = K::model_c,
      .joint_gain = {},
      .make_stepper = make<EcpNcp>,
      .read_params = read_ecp_ncp_params},
@@ -172,8 +171,8 @@ Formulation register_formulation(FormulationInfo row) {
   if ((row.memory_size == nullptr) != (row.start_memory == nullptr))
     refuse("memory_size and start_memory come together (both null: no memory)");
   if (row.lanes) refuse("lane steps are the library's own formulations' for now");
-  if (!row.model_gain.empty() || !row.joint_gain.empty())
-    refuse("gains a batch varies per world are the library's own formulations' for now");
+  if ((!row.model_gain.empty() || !row.joint_gain.empty()) && !row.scene_gains)
+    refuse("a row naming a gain needs scene_gains (the scene's values of its gains)");
   if (!row.memory_size) {
     row.memory_size = no_memory;
     row.start_memory = no_memory_start;

@@ -51,7 +51,10 @@ int main() {
   QS_PROBE(Joint);
   QS_PROBE(Load);
   QS_PROBE(Load3);
-  QS_PROBE(FormulationParams);
+  QS_PROBE(HalmPosaParams);
+  QS_PROBE(AnitescuQpParams);
+  QS_PROBE(PangTedrakeMiqpParams);
+  QS_PROBE(EcpNcpParams);
   QS_PROBE(Schedule);
   QS_PROBE(StepReport);
   QS_PROBE(ContactFrame<double>);

@@ -108,7 +108,7 @@ TEST(AllocationFree, HalmPosaLcpStepWithRelinearisation) {
   // exercises the repeated solves.
   const Scene scene = load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/examples/halm_posa_wall.json");
   Model m = *scene.model;
-  m.params.relinearize_iterations = 2;
+  formulation_params<HalmPosaParams>(m).relinearize_iterations = 2;
   State s = initial_state(m);
   HalmPosaLcp stepper(m);
   test::CountAllocations guard;

@@ -116,14 +116,14 @@ KktCheck check_step(const Model& m, const State& s0, const State& s1, const Step
   }
   // Q and b.
   Eigen::MatrixXd Q = Eigen::MatrixXd::Zero(n, n);
-  if (m.params.quasi_dynamic) Q.topLeftCorner(nu, nu) = mass_matrix_fd(m, s0.q).topLeftCorner(nu, nu);
+  if (formulation_params<AnitescuQpParams>(m).quasi_dynamic) Q.topLeftCorner(nu, nu) = mass_matrix_fd(m, s0.q).topLeftCorner(nu, nu);
   Eigen::VectorXd tau(n);
   generalized_external_force(m, WorldParams(m), ws.body_pose.data(), ws.joint_frame.data(), t_mid, tau.data());
   const Eigen::VectorXd grav = robot_gravity_fd(m, s0.q);
   Eigen::VectorXd b(n);
   for (int e = 0; e < nu; ++e) b[e] = -h * tau[e];
   for (int a = 0; a < na; ++a) {
-    const double K = (*m.params.stiffness_Ka)[a];
+    const double K = (*formulation_params<AnitescuQpParams>(m).stiffness_Ka)[a];
     Q(nu + a, nu + a) = h * h * K;
     b[nu + a] = -h * (K * (qbar[a] - s0.q[nu + a]) + tau[nu + a] - grav[nu + a]);
   }

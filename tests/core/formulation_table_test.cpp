@@ -1,6 +1,6 @@
-// The formulation table (quasistep/core/formulations/formulation_table.hpp): one row per formulation,
+// The formulation table (quasistep/core/formulation_table.hpp): one row per formulation,
 // and the scene reader, initial_state, make_stepper and the batch engine agree with it.
-#include "quasistep/core/formulations/formulation_table.hpp"
+#include "quasistep/core/formulation_table.hpp"
 
 #include <gtest/gtest.h>
 

@@ -172,7 +172,7 @@ TEST(HalmPosaPeg, RelinearisationDrivesThePenetrationOfTheRotatingPegDown) {
   auto worst_penetration = [](int iterations) {
     Scene scene = load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/examples/halm_posa_peg.json");
     Model m = *scene.model;
-    m.params.relinearize_iterations = iterations;
+    formulation_params<HalmPosaParams>(m).relinearize_iterations = iterations;
     HalmPosaLcp stepper(m);
     ContactWorkspace ws(m);
     State s = initial_state(m);

@@ -519,13 +519,13 @@ TEST(SupportPressure, HalmPosaSequenceOfProgramsConvergesToTheTrueSurface) {
   // satisfy eq. (10) with the true H (V parallel to ∇H(F)); with the ellipsoid they do not.
   const Scene scene = parse_scene(kOffCenterPush, "off_center_push");
   const Model base = *scene.model;
-  ASSERT_TRUE(base.params.limit_surface_computed);
+  ASSERT_TRUE(formulation_params<HalmPosaParams>(base).limit_surface_computed);
   const SupportPressure sp = support_pressure_uniform(base, 0, 0.5, 9.81, 60);
   double worst_violation = 0.0;
   std::vector<Eigen::Vector3d> twists;
   auto solve = [&](const Eigen::Matrix3d& A_body) {
     Model m = base;
-    m.params.limit_surface_A = A_body;
+    formulation_params<HalmPosaParams>(m).limit_surface_A = A_body;
     HalmPosaLcp stepper(m);
     State s = initial_state(m);
     EXPECT_EQ(stepper.step(m, s), Status::solved) << stepper.report().detail;
@@ -534,7 +534,7 @@ TEST(SupportPressure, HalmPosaSequenceOfProgramsConvergesToTheTrueSurface) {
     twists.push_back(stepper.object_displacement());  // theta = 0: the body frame is the world's
     return twists.back();
   };
-  const LimitSurfaceIteration it = iterate_limit_surface(sp, *base.params.limit_surface_A, solve);
+  const LimitSurfaceIteration it = iterate_limit_surface(sp, *formulation_params<HalmPosaParams>(base).limit_surface_A, solve);
   ASSERT_TRUE(it.converged) << it.programs << " programs, last change " << it.change;
   EXPECT_LE(it.programs, 20);
   EXPECT_LE(worst_violation, 1e-9);
@@ -550,7 +550,7 @@ TEST(SupportPressure, HalmPosaSequenceOfProgramsConvergesToTheTrueSurface) {
     return a.dot(b) / (a.norm() * b.norm());
   };
   EXPECT_GT(cosine(it.V, it.A), 1 - 1e-12);
-  EXPECT_LT(cosine(twists.front(), *base.params.limit_surface_A), 1 - 1e-6);  // the ellipsoid's step
+  EXPECT_LT(cosine(twists.front(), *formulation_params<HalmPosaParams>(base).limit_surface_A), 1 - 1e-6);  // the ellipsoid's step
   // The object's motion changes measurably from the first (ellipsoid) step.
   EXPECT_GT((twists.front() - it.V).norm(), 1e-3 * it.V.norm());
 }

@@ -213,7 +213,7 @@ TEST(PangTedrakeHardScenes, BothScenesLoad) {
     const Scene scene = load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/examples/" + file);
     const Model& m = *scene.model;
     EXPECT_EQ(m.formulation, Formulation::pang_tedrake_miqp) << file;
-    EXPECT_TRUE(m.params.elastic_bound_previous) << file;
+    EXPECT_TRUE(formulation_params<PangTedrakeMiqpParams>(m).elastic_bound_previous) << file;
     ASSERT_EQ(m.n_u, 3) << file;
     ASSERT_EQ(m.n_a, 5) << file;
     const char* names[] = {"box.x", "box.y", "box.theta", "lift", "wrist", "x_l", "x_r", "thumb_y"};

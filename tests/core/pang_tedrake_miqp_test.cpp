@@ -325,7 +325,7 @@ TEST(PangTedrakeMiqp, AStepWhoseDataRepeatBitwiseReusesTheLastAnswer) {
       for (int variant = 0; variant < 5; ++variant) {
         Model changed = m;
         if (variant == 0) changed.pairs[0].friction *= 1.001;
-        if (variant == 1) changed.params.stiffness_K *= 1.001;
+        if (variant == 1) formulation_params<PangTedrakeMiqpParams>(changed).stiffness_K *= 1.001;
         const double t_mid = before.t + 0.5 * m.step.h;
         if (variant == 2)
           for (Joint& j : changed.joints)
@@ -496,7 +496,7 @@ TEST(PangTedrakeMiqp, TheModelsRoundWidthFixesTheSearch) {
   narrow["model"]["round_width"] = 1;
   const Scene sw = parse_scene(wide.dump()), sn = parse_scene(narrow.dump());
   const Model &mw = *sw.model, &mn = *sn.model;
-  ASSERT_EQ(mw.params.search_round_width, 8);
+  ASSERT_EQ(formulation_params<PangTedrakeMiqpParams>(mw).search_round_width, 8);
   ASSERT_EQ(PangTedrakeMiqp::default_options(mn).round_width, 1);
   const auto w = make_stepper(mw), n = make_stepper(mn);
   auto& pw = dynamic_cast<PangTedrakeMiqp&>(*w);

@@ -1,7 +1,7 @@
 // A formulation the library does not know, added from outside it: this file registers a
 // test-only formulation (a frictionless projection) with one row and steps scenes that name
 // it alone, in a batch and through the CLI, touching no file of the library
-// (quasistep/core/formulations/formulation_table.hpp, register_formulation).
+// (quasistep/core/formulation_table.hpp, register_formulation).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,7 +12,7 @@
 
 #include "quasistep/batch/batch_stepper.hpp"
 #include "quasistep/batch/world_batch.hpp"
-#include "quasistep/core/formulations/formulation_table.hpp"
+#include "quasistep/core/formulation_table.hpp"
 #include "quasistep/core/kinematics.hpp"
 #include "quasistep/core/lane_step.hpp"
 #include "quasistep/core/scene.hpp"

@@ -2,6 +2,10 @@
 // offending field and the cause in one line; valid scenes compile into the documented Model.
 #include "quasistep/core/scene.hpp"
 
+#include "quasistep/core/formulations/anitescu_qp/anitescu_qp_params.hpp"
+#include "quasistep/core/formulations/ecp_ncp/ecp_ncp_params.hpp"
+#include "quasistep/core/formulations/halm_posa_lcp/halm_posa_params.hpp"
+#include "quasistep/core/formulations/pang_tedrake_miqp/pang_tedrake_miqp_params.hpp"
 #include "quasistep/core/limit_surface.hpp"
 
 #include <gtest/gtest.h>
@@ -360,9 +364,12 @@ TEST(SceneErrors, FormulationParameters) {
   EXPECT_NO_THROW(parse(with("/model/stiffness", 1000, s)));
   // The search's round width: 8 by default, an integer in 1 .. 64.
   s = with("/model/stiffness", 1000, s);
-  EXPECT_EQ(parse(s).model->params.search_round_width, 8);
-  EXPECT_EQ(parse(with("/model/round_width", 1, s)).model->params.search_round_width, 1);
-  EXPECT_EQ(parse(with("/model/round_width", 64, s)).model->params.search_round_width, 64);
+  const auto round_width = [](const json& scene) {
+    return formulation_params<PangTedrakeMiqpParams>(*parse(scene).model).search_round_width;
+  };
+  EXPECT_EQ(round_width(s), 8);
+  EXPECT_EQ(round_width(with("/model/round_width", 1, s)), 1);
+  EXPECT_EQ(round_width(with("/model/round_width", 64, s)), 64);
   EXPECT_TRUE(Fails(with("/model/round_width", 0, s), "model.round_width", "must be >= 1"));
   EXPECT_TRUE(Fails(with("/model/round_width", -2, s), "model.round_width", "must be >= 1"));
   EXPECT_TRUE(Fails(with("/model/round_width", 65, s), "model.round_width", "must be <= 64"));
@@ -372,7 +379,7 @@ TEST(SceneErrors, FormulationParameters) {
   EXPECT_TRUE(Fails(with("/model/round_width", 1, s), "model.round_width", "unknown field"));
   EXPECT_TRUE(Fails(s, "model.mode", "is not one of: quasistatic, quasi_dynamic"));
   const Scene qd = parse(with("/model/mode", "quasi_dynamic", s));
-  EXPECT_TRUE(qd.model->params.quasi_dynamic);
+  EXPECT_TRUE(formulation_params<AnitescuQpParams>(*qd.model).quasi_dynamic);
   EXPECT_TRUE(Fails(with("/model", json{{"formulation", "ucp"}, {"A", 1}}), "model.A", "unknown field"));
 }
 
@@ -387,10 +394,10 @@ TEST(SceneErrors, AnitescuStiffness) {
                     "must be a number or an array of 2 numbers (one per velocity-controlled joint"));
   EXPECT_TRUE(Fails(with("/model/stiffness", json::array({1000, 0}), s), "model.stiffness[1]", "must be > 0"));
   const Scene one = parse(with("/model/stiffness", 500, s));
-  ASSERT_TRUE(one.model->params.stiffness_Ka.has_value());
-  EXPECT_EQ(*one.model->params.stiffness_Ka, Eigen::Vector2d(500, 500));
+  ASSERT_TRUE(formulation_params<AnitescuQpParams>(*one.model).stiffness_Ka.has_value());
+  EXPECT_EQ(*formulation_params<AnitescuQpParams>(*one.model).stiffness_Ka, Eigen::Vector2d(500, 500));
   const Scene each = parse(with("/model/stiffness", json::array({100, 200}), s));
-  EXPECT_EQ(*each.model->params.stiffness_Ka, Eigen::Vector2d(100, 200));
+  EXPECT_EQ(*formulation_params<AnitescuQpParams>(*each.model).stiffness_Ka, Eigen::Vector2d(100, 200));
   EXPECT_EQ(initial_state(*each.model).memory.head(2), Eigen::Vector2d(0.01, -0.07));  // q̄_a(0) = q_a(0)
   // No actuated joint: no stiffness needed.
   json no_robot = s;
@@ -435,8 +442,8 @@ TEST(SceneErrors, TabletopLimitSurface) {
   const json with_a = with("/model/A", json::parse("[[1,0,0],[0,1,0],[0,0,2]]"),
                            without("/world/support_friction", tabletop_scene()));
   const Scene s = parse(with_a);
-  ASSERT_TRUE(s.model->params.limit_surface_A.has_value());
-  EXPECT_EQ((*s.model->params.limit_surface_A)(2, 2), 2.0);
+  ASSERT_TRUE(formulation_params<HalmPosaParams>(*s.model).limit_surface_A.has_value());
+  EXPECT_EQ((*formulation_params<HalmPosaParams>(*s.model).limit_surface_A)(2, 2), 2.0);
 }
 
 TEST(SceneErrors, MatrixA) {
@@ -471,7 +478,7 @@ TEST(SceneErrors, HalmPosaGainAndScale) {
   EXPECT_TRUE(Fails(with("/model/c", 1, pv), "model.c", "unknown field"));
   // Valid values.
   const Scene s = parse(with("/model/B", 2.0, with("/model/c", 0.5, with("/model/relinearize", 3, t))));
-  const FormulationParams& p = s.model->params;
+  const HalmPosaParams& p = formulation_params<HalmPosaParams>(*s.model);
   ASSERT_TRUE(p.gain_B.has_value());
   EXPECT_EQ(p.gain_B->rows(), 2);
   EXPECT_EQ((*p.gain_B)(1, 1), 2.0);
@@ -480,8 +487,8 @@ TEST(SceneErrors, HalmPosaGainAndScale) {
   EXPECT_EQ(p.relinearize_iterations, 3);
   // Default B is the identity.
   const Scene d = parse(t);
-  ASSERT_TRUE(d.model->params.gain_B.has_value());
-  EXPECT_TRUE(d.model->params.gain_B->isIdentity());
+  ASSERT_TRUE(formulation_params<HalmPosaParams>(*d.model).gain_B.has_value());
+  EXPECT_TRUE(formulation_params<HalmPosaParams>(*d.model).gain_B->isIdentity());
 }
 
 TEST(SceneErrors, Step) {
@@ -1534,12 +1541,12 @@ TEST(SceneModel, TabletopLimitSurfaceComputedFromTheSupport) {
   for (const char* formulation : {"halm_posa_lcp", "perfect_velocity_lcp"}) {
     const Scene s = parse(with("/model/formulation", formulation, tabletop_scene()));
     const Model& m = *s.model;
-    ASSERT_TRUE(m.params.limit_surface_A.has_value());
-    EXPECT_TRUE(m.params.limit_surface_computed);
+    ASSERT_TRUE(formulation_params<HalmPosaParams>(m).limit_surface_A.has_value());
+    EXPECT_TRUE(formulation_params<HalmPosaParams>(m).limit_surface_computed);
     // 0.1 m square box, 1 kg, support friction 0.5, g = 9.81 (quasistep/core/limit_surface.hpp).
     const double f = 0.5 * 1.0 * 9.81;
     const double m_max = f * 0.1 / 6 * (std::sqrt(2.0) + std::log(1 + std::sqrt(2.0)));
-    const Eigen::Matrix3d& A = *m.params.limit_surface_A;
+    const Eigen::Matrix3d& A = *formulation_params<HalmPosaParams>(m).limit_surface_A;
     EXPECT_NEAR(A(0, 0), 1 / (f * f), 1e-14 / (f * f));
     EXPECT_NEAR(A(1, 1), 1 / (f * f), 1e-14 / (f * f));
     EXPECT_NEAR(A(2, 2), 1 / (m_max * m_max), 1e-13 / (m_max * m_max));
@@ -1549,27 +1556,29 @@ TEST(SceneModel, TabletopLimitSurfaceComputedFromTheSupport) {
   }
   // An off-center shape couples force and torque at the body origin.
   const Scene off = parse(with("/bodies/0/shapes/0/pose", {0.02, 0, 0}, tabletop_scene()));
-  const Eigen::Matrix3d& A = *off.model->params.limit_surface_A;
+  const Eigen::Matrix3d& A = *formulation_params<HalmPosaParams>(*off.model).limit_surface_A;
   EXPECT_NEAR(A(1, 2), -0.02 * A(2, 2), 1e-12 * A(2, 2));
 }
 
 TEST(SceneModel, TabletopLimitSurfaceGivenIsKept) {
   const Scene s = parse(with("/model/A", json::parse("[[1,0,0],[0,1,0.1],[0,0.1,2]]"), tabletop_scene()));
-  ASSERT_TRUE(s.model->params.limit_surface_A.has_value());
-  EXPECT_FALSE(s.model->params.limit_surface_computed);
-  EXPECT_EQ((*s.model->params.limit_surface_A)(1, 2), 0.1);
-  EXPECT_EQ((*s.model->params.limit_surface_A)(2, 2), 2.0);
-  // Not a tabletop formulation: nothing is computed.
-  EXPECT_FALSE(parse(base_scene()).model->params.limit_surface_A.has_value());
-  EXPECT_FALSE(parse(base_scene()).model->params.limit_surface_computed);
+  ASSERT_TRUE(formulation_params<HalmPosaParams>(*s.model).limit_surface_A.has_value());
+  EXPECT_FALSE(formulation_params<HalmPosaParams>(*s.model).limit_surface_computed);
+  EXPECT_EQ((*formulation_params<HalmPosaParams>(*s.model).limit_surface_A)(1, 2), 0.1);
+  EXPECT_EQ((*formulation_params<HalmPosaParams>(*s.model).limit_surface_A)(2, 2), 2.0);
+  // Not a tabletop formulation: its model holds no limit surface, and asking for one is a bug.
+  const Scene vertical = parse(base_scene());
+  EXPECT_EQ(std::any_cast<HalmPosaParams>(&vertical.model->params), nullptr);
+  EXPECT_THROW((void)formulation_params<HalmPosaParams>(*vertical.model), std::logic_error);
+  EXPECT_FALSE(formulation_params_or_default<HalmPosaParams>(*vertical.model).limit_surface_A.has_value());
 }
 
 }  // namespace
 TEST(SceneModel, PangTedrakeElasticBoundVariant) {
   json s = with("/model", json::parse(R"({"formulation": "pang_tedrake_miqp", "stiffness": 1e4})"));
-  EXPECT_FALSE(parse(s).model->params.elastic_bound_previous);
+  EXPECT_FALSE(formulation_params<PangTedrakeMiqpParams>(*parse(s).model).elastic_bound_previous);
   s["model"]["elastic_bound"] = "previous";
-  EXPECT_TRUE(parse(s).model->params.elastic_bound_previous);
+  EXPECT_TRUE(formulation_params<PangTedrakeMiqpParams>(*parse(s).model).elastic_bound_previous);
   s["model"]["elastic_bound"] = "later";
   EXPECT_TRUE(Fails(s, "model.elastic_bound", "is not one of: current, previous"));
 }

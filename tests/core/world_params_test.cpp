@@ -33,7 +33,7 @@ TEST(WorldParams, HoldsTheScenesValuesAndSetsEachKind) {
     EXPECT_EQ(p.body_scale[b], 1.0);
   }
   EXPECT_EQ(p.scales(), nullptr);
-  ASSERT_EQ(p.joint_stiffness.size(), static_cast<size_t>(m.n_a));
+  ASSERT_EQ(p.joint_gain.size(), static_cast<size_t>(m.n_a));
   EXPECT_FALSE(p.commanded);
 
   const int cylinder = m.find_body("cylinder"), ground = m.find_body("ground");
@@ -47,7 +47,7 @@ TEST(WorldParams, HoldsTheScenesValuesAndSetsEachKind) {
   EXPECT_EQ(p.body_pose[cylinder][0], m.bodies[cylinder].pose[0]);
   const ParameterRef friction = resolve_parameter(m, "pairs.ground/cylinder.friction", "t");
   for (int k : friction.pairs) EXPECT_EQ(p.pair_friction[k], 0.9);
-  EXPECT_EQ(p.joint_stiffness[0], 123.0);
+  EXPECT_EQ(p.joint_gain[0], 123.0);
   p.set(m, resolve_parameter(m, "bodies.cylinder.scale", "t"), 1.1);
   ASSERT_NE(p.scales(), nullptr);
   EXPECT_EQ(p.scales()[cylinder], 1.1);
@@ -58,7 +58,7 @@ TEST(WorldParams, HoldsTheScenesValuesAndSetsEachKind) {
   p.reset(m);
   EXPECT_EQ(p.body_mass[cylinder], m.bodies[cylinder].mass);
   EXPECT_EQ(p.body_pose[ground], m.bodies[ground].pose);
-  EXPECT_EQ(p.joint_stiffness[0], (*m.params.stiffness_Ka)[0]);
+  EXPECT_EQ(p.joint_gain[0], (*formulation_params<AnitescuQpParams>(m).stiffness_Ka)[0]);
 }
 
 const char* const kExamples[] = {"examples/pang_tedrake_gripper.json", "examples/pang_tedrake_grasp.json",

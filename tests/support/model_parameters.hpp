@@ -4,6 +4,9 @@
 // (which writes the value into a WorldParams instead) must reproduce bit for bit.
 #pragma once
 
+#include "quasistep/core/formulations/anitescu_qp/anitescu_qp_params.hpp"
+#include "quasistep/core/formulations/halm_posa_lcp/halm_posa_params.hpp"
+#include "quasistep/core/formulations/pang_tedrake_miqp/pang_tedrake_miqp_params.hpp"
 #include "quasistep/core/model.hpp"
 #include "quasistep/core/world_params.hpp"
 
@@ -31,9 +34,12 @@ inline void apply_parameter(Model& m, const Model& base, const ParameterRef& r, 
     case K::pair_friction:
       for (int p : r.pairs) m.pairs[p].friction = value;
       break;
-    case K::joint_stiffness: (*m.params.stiffness_Ka)[r.index] = value; break;
-    case K::model_stiffness: m.params.stiffness_K = value; break;
-    case K::model_c: m.params.feedback_scale_c = value; break;
+    case K::model_gain:
+      // The library's formulations with a model gain: halm_posa_lcp's c, pang_tedrake_miqp's K.
+      if (auto* hp = std::any_cast<HalmPosaParams>(&m.params)) hp->feedback_scale_c = value;
+      else formulation_params<PangTedrakeMiqpParams>(m).stiffness_K = value;
+      break;
+    case K::joint_gain: (*formulation_params<AnitescuQpParams>(m).stiffness_Ka)[r.index] = value; break;
   }
 }
 

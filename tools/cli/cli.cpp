@@ -23,6 +23,7 @@
 #include "quasistep/batch/mc_csv.hpp"
 #include "quasistep/batch/world_batch.hpp"
 #include "quasistep/core/contacts.hpp"
+#include "quasistep/core/formulation_table.hpp"
 #include "quasistep/core/formulations/ucp/ucp_scene.hpp"
 #include "quasistep/core/lcp_problem_file.hpp"
 #include "quasistep/core/output_file.hpp"
@@ -113,15 +114,7 @@ void print_summary(const Scene& scene, std::ostream& out) {
   if (m.world.type == WorldType::tabletop) out << ", support friction " << format_number(m.world.support_friction);
   out << ")\n";
   out << "  model     " << to_string(m.formulation) << "\n";
-  if (m.params.limit_surface_A) {
-    // Where Ã came from matters: a computed one has physical units (docs/steppers.md).
-    const Eigen::Matrix3d& A = *m.params.limit_surface_A;
-    out << "  limit     A (body frame) = [";
-    for (int i = 0; i < 3; ++i)
-      for (int j = 0; j < 3; ++j) out << format_number(A(i, j)) << (j < 2 ? ", " : i < 2 ? "; " : "], ");
-    out << (m.params.limit_surface_computed ? "computed from mass, support friction and shape" : "given (model.A)")
-        << "\n";
-  }
+  if (const auto describe = formulation_info(m.formulation).describe) describe(m, out);
   out << "  bodies    " << m.bodies.size() << " (" << kinds[0] << " fixed, " << kinds[1] << " free, " << kinds[2]
       << " linked), " << m.joints.size() << " joints, " << m.shapes.size() << " shapes\n";
   out << "  dofs      " << m.n_q() << ": u = " << dof_list(m, 0, m.n_u) << ", a = " << dof_list(m, m.n_u, m.n_q())

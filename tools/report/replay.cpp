@@ -18,7 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "quasistep/core/contacts.hpp"
-#include "quasistep/core/formulations/formulation_table.hpp"
+#include "quasistep/core/formulation_table.hpp"
 #include "quasistep/core/kinematics.hpp"
 #include "tools/report/replay_assets.hpp"
 #include "quasistep/core/csv_cells.hpp"

@@ -177,15 +177,15 @@ Status AnitescuQp::check_input(const Model& m, const WorldParams& p, const State
     return fail(Status::bad_input, "the State needs n_q = " + std::to_string(n) + " coordinates and its memory of " +
                                        std::to_string(memory_size(m)) + " values (the n_a = " + std::to_string(na) +
                                        " impedance references first; initial_state sets it)");
-  bool stiff = static_cast<int>(p.joint_stiffness.size()) == na;
-  for (int a = 0; stiff && a < na; ++a) stiff = p.joint_stiffness[a] > 0;
+  bool stiff = static_cast<int>(p.joint_gain.size()) == na;
+  for (int a = 0; stiff && a < na; ++a) stiff = p.joint_gain[a] > 0;
   if (!stiff)
     return fail(Status::bad_input, "anitescu_qp needs model.stiffness: n_a = " + std::to_string(na) + " positive entries");
   return Status::solved;
 }
 
 Status AnitescuQp::advance(const Model& m, const WorldParams& p, State& s) {
-  if (!m.params.quasi_dynamic || nq_ == 0) return advance_fallback(m, p, s);
+  if (!formulation_params_or_default<AnitescuQpParams>(m).quasi_dynamic || nq_ == 0) return advance_fallback(m, p, s);
   begin_step();
   if (check_input(m, p, s) != Status::solved) return report_.status;
   const int nu = m.n_u, na = m.n_a, n = nq_;
@@ -202,7 +202,7 @@ Status AnitescuQp::advance(const Model& m, const WorldParams& p, State& s) {
   H_.setZero();
   for (int i = 0; i < nu; ++i)
     for (int j = 0; j < nu; ++j) H_(i, j) = Mu_(i, j) = w.Mu[i * nu + j];
-  for (int a = 0; a < na; ++a) H_(nu + a, nu + a) = h * h * p.joint_stiffness[a];
+  for (int a = 0; a < na; ++a) H_(nu + a, nu + a) = h * h * p.joint_gain[a];
   for (int e = 0; e < n; ++e) c_[e] = w.c[e];
   for (int i = 0; i < m.n_slots(); ++i) {
     active_[i] = w.active[i] > 0.0;
@@ -288,7 +288,7 @@ Status AnitescuQp::advance_fallback(const Model& m, const WorldParams& p, State&
   H_.setZero();
   for (int e = 0; e < nu; ++e) c_[e] = -h * tau_[e];
   for (int a = 0; a < na; ++a) {
-    const double K = p.joint_stiffness[a];
+    const double K = p.joint_gain[a];
     H_(nu + a, nu + a) = h * h * K;
     c_[nu + a] = -h * (K * (qbar_[a] - s.q[nu + a]) + tau_[nu + a] - tau_grav_[nu + a]);
   }
@@ -305,7 +305,7 @@ Status AnitescuQp::advance_fallback(const Model& m, const WorldParams& p, State&
   }
 
   // 4: solve.
-  const Status st = m.params.quasi_dynamic ? solve_quasi_dynamic(m, p) : solve_quasistatic(m);
+  const Status st = formulation_params_or_default<AnitescuQpParams>(m).quasi_dynamic ? solve_quasi_dynamic(m, p) : solve_quasistatic(m);
   if (st != Status::solved) return st;
   report_.complementarity_residual = qp_kkt_residual(problem(), v_, y_, beta_.head(rows_), w_.head(n));
   if (!(report_.complementarity_residual <= kKktTolerance)) {
@@ -330,7 +330,7 @@ Status AnitescuQp::advance_fallback(const Model& m, const WorldParams& p, State&
   for (int e = 0; e < nu; ++e) {
     // Quasistatic: h tau_u + J_u' beta = 0; quasi-dynamic: M_u v_u' - h tau_u - J_u' beta = 0.
     double r = -h * tau_[e];
-    if (m.params.quasi_dynamic)
+    if (formulation_params_or_default<AnitescuQpParams>(m).quasi_dynamic)
       for (int f = 0; f < nu; ++f) r += Mu_(e, f) * v_[f];
     for (int k = 0; k < rows_; ++k) r -= A_(k, e) * beta_[k];
     balance = std::max(balance, std::abs(r));
@@ -338,7 +338,7 @@ Status AnitescuQp::advance_fallback(const Model& m, const WorldParams& p, State&
   report_.force_balance_residual = balance;
   for (int e = 0; e < n; ++e) s.q[e] += h * v_[e];
   for (int a = 0; a < na; ++a) s.memory[kMemoryReference + a] = qbar_[a];
-  if (m.params.quasi_dynamic) {
+  if (formulation_params_or_default<AnitescuQpParams>(m).quasi_dynamic) {
     // The next PGS warm-starts from this step's beta, in the fixed slot layout.
     double* const warm = s.memory.data() + memory_warm_start(m);
     std::fill(warm, warm + 2 * m.n_slots(), 0.0);

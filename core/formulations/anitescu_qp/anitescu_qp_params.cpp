@@ -2,13 +2,13 @@
 #include <string>
 
 #include "quasistep/core/formulations/anitescu_qp/anitescu_qp.hpp"
-#include "quasistep/core/formulations/formulation_table.hpp"
+#include "quasistep/core/formulation_table.hpp"
 #include "quasistep/core/scene.hpp"
 
 namespace qs {
 
 void read_anitescu_qp_params(const json_input::Node& n, Model& m) {
-  FormulationParams& p = m.params;
+  AnitescuQpParams& p = m.params.emplace<AnitescuQpParams>();
   n.expect_object({"formulation", "mode", "stiffness"});
   if (auto mode = n.get("mode")) p.quasi_dynamic = mode->choice<bool>({{"quasistatic", false}, {"quasi_dynamic", true}});
   // Pang & Tedrake's Anitescu slides: the robots are impedances, tau_a = K_a (q̄_a' - (q_a + h v_a')) - tau_g, one
@@ -41,6 +41,12 @@ void read_anitescu_qp_params(const json_input::Node& n, Model& m) {
                          "missing (required by anitescu_qp in quasi_dynamic mode: body \"" + body.name +
                              "\" rotates, and its mass matrix needs it)");
     }
+}
+
+void anitescu_qp_scene_gains(const Model& m, double&, std::vector<double>& joint_gain) {
+  const Eigen::VectorXd& K = *formulation_params<AnitescuQpParams>(m).stiffness_Ka;
+  joint_gain.resize(static_cast<std::size_t>(K.size()));
+  for (Eigen::Index a = 0; a < K.size(); ++a) joint_gain[static_cast<std::size_t>(a)] = K[a];
 }
 
 void anitescu_qp_stepper_buffers(const Model& m, double slots, std::vector<StepperBuffer>& out) {

@@ -56,9 +56,9 @@ void EcpStepProblem::setup(const Model& m, const Eigen::Ref<const Eigen::VectorX
   h_ = h;
   mass_ = m.bodies[body_->body].mass;
   mu_ = m.world.support_friction;
-  et_ = m.params.ellipsoid_e_t;
-  eo_ = m.params.ellipsoid_e_o;
-  er_ = m.params.ellipsoid_e_r;
+  et_ = formulation_params_or_default<EcpNcpParams>(m).ellipsoid_e_t;
+  eo_ = formulation_params_or_default<EcpNcpParams>(m).ellipsoid_e_o;
+  er_ = formulation_params_or_default<EcpNcpParams>(m).ellipsoid_e_r;
   c0_ = state_position(q);
   q0_ = state_quaternion(q);
   v0_ = q.segment<3>(7);
@@ -274,7 +274,7 @@ Status EcpNcp::advance(const Model& m, const WorldParams& p, State& s) {
     return fail(Status::bad_input, "the ECP stepper needs a body_on_plane world (one 3D body, a 13-entry state)");
   const Body3& b = *m.body3;
   const int faces = hull_face_count(b);
-  if (faces < 1 || faces > kEcpMaxHullFaces || !(m.params.ellipsoid_e_r > 0))
+  if (faces < 1 || faces > kEcpMaxHullFaces || !(formulation_params_or_default<EcpNcpParams>(m).ellipsoid_e_r > 0))
     return fail(Status::bad_input, "the body's hull or model.e_r is out of range");
   if (!s.q.allFinite()) return fail(Status::bad_input, "the state is not finite");
 

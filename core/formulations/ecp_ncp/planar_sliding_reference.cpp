@@ -29,9 +29,9 @@ bool PlanarSlidingReference::setup(const Model& m, const Eigen::Ref<const Eigen:
   h_ = m.step.h;
   mass_ = m.bodies[b.body].mass;
   mu_ = m.world.support_friction;
-  et_ = m.params.ellipsoid_e_t;
-  eo_ = m.params.ellipsoid_e_o;
-  er_ = m.params.ellipsoid_e_r;
+  et_ = formulation_params_or_default<EcpNcpParams>(m).ellipsoid_e_t;
+  eo_ = formulation_params_or_default<EcpNcpParams>(m).ellipsoid_e_o;
+  er_ = formulation_params_or_default<EcpNcpParams>(m).ellipsoid_e_r;
   const Mat3 R = ecp_rotation(Q);
   Iw_ = R * b.inertia * R.transpose();
   p_ext_ = ecp_external_impulse(m, q, t, h_);
@@ -94,7 +94,7 @@ bool PlanarSlidingReference::operator()(const Eigen::Ref<const Eigen::VectorXd>&
 
 Status PlanarSlidingReference::step(const Model& m, State& s) {
   detail_.clear();
-  if (!m.body3 || s.q.size() != 13 || !(m.step.h > 0) || !(m.params.ellipsoid_e_r > 0)) {
+  if (!m.body3 || s.q.size() != 13 || !(m.step.h > 0) || !(formulation_params_or_default<EcpNcpParams>(m).ellipsoid_e_r > 0)) {
     detail_ = "the sliding reference needs a body_on_plane model";
     return Status::bad_input;
   }

@@ -50,7 +50,6 @@ std::unique_ptr<LaneStep> make(const Model& m, const StepperOptions&) { return s
 }  // namespace
 
 const LaneEntry kHalmPosaLanes{.input_refusal = input_refusal,
-                               .gain_kind = ParameterRef::Kind::model_c,
                                .gain_path = "model.c",
                                .describe = describe,
                                .make = make};

@@ -11,7 +11,7 @@ namespace qs {
 HalmPosaLcp::HalmPosaLcp(const Model& m)
     : Stepper(m),
       perfect_(m.formulation == Formulation::perfect_velocity_lcp),
-      A_body_(m.params.limit_surface_A.value_or(Eigen::Matrix3d::Zero())),
+      A_body_(formulation_params_or_default<HalmPosaParams>(m).limit_surface_A.value_or(Eigen::Matrix3d::Zero())),
       cB_(Eigen::MatrixXd::Zero(m.n_a, m.n_a)),
       ws_(m),
       solver_(std::make_unique<Solver>()),
@@ -103,17 +103,18 @@ Status HalmPosaLcp::advance_fallback(const Model& m, const WorldParams& p, State
   by_template_ = false;
   report_ = StepReport{};
   *result_ = Solver::Result{};
-  if (m.world.type != WorldType::tabletop || object_ < 0 || dof_o_[2] < 0 || !m.params.limit_surface_A || m.n_u != 3)
+  const HalmPosaParams& params = formulation_params_or_default<HalmPosaParams>(m);
+  if (m.world.type != WorldType::tabletop || object_ < 0 || dof_o_[2] < 0 || !params.limit_surface_A || m.n_u != 3)
     return fail(Status::bad_input, "the tabletop models step one free object (x, y, theta) with a limit surface");
   const double h = p.h;
   // Halm & Posa 2018, eq. (37), with this world's c (same size: no allocation).
-  if (!perfect_ && m.params.gain_B) cB_.noalias() = p.feedback_scale_c * *m.params.gain_B;
+  if (!perfect_ && params.gain_B) cB_.noalias() = p.model_gain * *params.gain_B;
   const double t_mid = s.t + 0.5 * h;
   for (const Joint& j : m.joints) u_h_[j.dof - m.n_u] = h * p.velocity(m, j, t_mid);  // all velocity-commanded
 
   q_lin_ = s.q;
   int pivots = 0;
-  for (int it = 0; it <= m.params.relinearize_iterations; ++it) {
+  for (int it = 0; it <= params.relinearize_iterations; ++it) {
     const Status st = solve_about(m, p, s.q, q_lin_, q_end_);
     pivots += result_->stats.iterations;
     report_.pivots = pivots;

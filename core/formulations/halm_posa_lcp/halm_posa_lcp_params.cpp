@@ -1,5 +1,8 @@
 // The halm_posa_lcp and perfect_velocity_lcp sections of a scene's "model"
 // (docs/scene-format.md).
+#include <iomanip>
+#include <ostream>
+#include <sstream>
 #include <string>
 
 #include "quasistep/core/formulations/halm_posa_lcp/halm_posa_lcp.hpp"
@@ -13,7 +16,7 @@ namespace {
 
 /// Halm & Posa 2018 move exactly one object in x, y and theta on the support; its limit
 /// surface is model.A or computed from the support.
-void check_tabletop_object(const json_input::Node& model, Model& m) {
+void check_tabletop_object(const json_input::Node& model, Model& m, HalmPosaParams& p) {
   int object = -1;
   for (size_t b = 0; b < m.bodies.size(); ++b) {
     if (m.bodies[b].kind != BodyKind::free) continue;
@@ -34,19 +37,18 @@ void check_tabletop_object(const json_input::Node& model, Model& m) {
       throw SceneError("joints[" + std::to_string(j) + "].control",
                        "the tabletop models command every joint by velocity (Halm & Posa 2018, eq. (15)); joint \"" +
                            m.joints[j].name + "\" is effort-controlled");
-  if (!m.params.limit_surface_A && !(m.world.support_friction > 0))
+  if (!p.limit_surface_A && !(m.world.support_friction > 0))
     model.fail("needs the limit surface: give model.A, or world.support_friction > 0 to compute it");
   // Bodies and shapes are read before the model section, so the support patch is known.
-  if (!m.params.limit_surface_A) {
-    m.params.limit_surface_A =
-        limit_surface_from_support(m, object, m.world.support_friction, m.world.gravity).A;
-    m.params.limit_surface_computed = true;
+  if (!p.limit_surface_A) {
+    p.limit_surface_A = limit_surface_from_support(m, object, m.world.support_friction, m.world.gravity).A;
+    p.limit_surface_computed = true;
   }
 }
 
 /// hp: Halm-Posa (A, B, c, relinearize); otherwise perfect velocity (A, relinearize).
 void read_tabletop_params(const json_input::Node& n, Model& m, bool hp) {
-  FormulationParams& p = m.params;
+  HalmPosaParams& p = m.params.emplace<HalmPosaParams>();
   if (hp) n.expect_object({"formulation", "A", "B", "c", "relinearize"});
   else n.expect_object({"formulation", "A", "relinearize"});
   if (auto a = n.get("A")) p.limit_surface_A = Eigen::Matrix3d(read_spd(*a, 3));
@@ -66,7 +68,7 @@ void read_tabletop_params(const json_input::Node& n, Model& m, bool hp) {
       p.gain_B = Eigen::MatrixXd::Identity(m.n_a, m.n_a);
     }
   }
-  check_tabletop_object(n, m);
+  check_tabletop_object(n, m, p);
 }
 
 }  // namespace
@@ -93,10 +95,43 @@ std::string perfect_velocity_lcp_inert_parameter(const Model&, const ParameterRe
 // model is built (not at all when A is given): a per-world value would change nothing.
 std::string tabletop_fixed_world_parameter(const Model& m, std::string_view path) {
   if (path != "world.support_friction") return {};
-  return m.params.limit_surface_A && !m.params.limit_surface_computed
+  const HalmPosaParams& p = formulation_params<HalmPosaParams>(m);
+  return p.limit_surface_A && !p.limit_surface_computed
              ? "the model's limit surface A is given, so the support friction is never used"
              : "the support friction only sets the limit surface A, computed once when the model is built: one "
                "value per study";
+}
+
+void halm_posa_scene_gains(const Model& m, double& model_gain, std::vector<double>&) {
+  model_gain = formulation_params<HalmPosaParams>(m).feedback_scale_c;
+}
+
+// The object's limit surface is computed from its mass and support patch when the model is
+// built (Halm & Posa 2018, sec. 3 with the support's pressure), once for the whole batch.
+std::string tabletop_batch_fixed_parameter(const Model& m, const ParameterRef& r) {
+  using K = ParameterRef::Kind;
+  if ((r.kind == K::body_mass || r.kind == K::body_scale) && formulation_params<HalmPosaParams>(m).limit_surface_computed)
+    return "the tabletop limit surface is computed from the object's mass and shape when the scene is loaded, "
+           "so varying them per world would need one limit surface per world (not supported yet)";
+  if (r.kind == K::body_scale)
+    return "scaling the tabletop object would change its support patch and limit surface (not supported yet)";
+  return {};
+}
+
+void tabletop_describe(const Model& m, std::ostream& out) {
+  const HalmPosaParams& p = formulation_params<HalmPosaParams>(m);
+  if (!p.limit_surface_A) return;
+  // Where Ã came from matters: a computed one has physical units (docs/steppers.md).
+  const Eigen::Matrix3d& A = *p.limit_surface_A;
+  const auto six_digits = [](double v) {
+    std::ostringstream o;
+    o << std::setprecision(6) << v;
+    return o.str();
+  };
+  out << "  limit     A (body frame) = [";
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) out << six_digits(A(i, j)) << (j < 2 ? ", " : i < 2 ? "; " : "], ");
+  out << (p.limit_surface_computed ? "computed from mass, support friction and shape" : "given (model.A)") << "\n";
 }
 
 }  // namespace qs

@@ -58,12 +58,12 @@ PangTedrakeMiqp::~PangTedrakeMiqp() = default;
 Status PangTedrakeMiqp::build(const Model& m, const WorldParams& wp, const State& s) {
   report_ = StepReport{};
   stage1_ = stage2_ = BnbStats{};
-  if (m.world.type != WorldType::vertical || !(wp.h > 0) || !(wp.model_stiffness > 0))
+  if (m.world.type != WorldType::vertical || !(wp.h > 0) || !(wp.model_gain > 0))
     return fail(Status::bad_input, "pang_tedrake_miqp steps a vertical world with h > 0 and stiffness K > 0");
   Problem& p = *problem_;
   ++p.generation;  // new rows: no workspace's factorization carries over
   p.hint = nullptr;
-  const double h = wp.h, K = wp.model_stiffness, t_mid = s.t + 0.5 * h;
+  const double h = wp.h, K = wp.model_gain, t_mid = s.t + 0.5 * h;
   const int nu = m.n_u, na = m.n_a;
 
   // Contacts at the start of the step (all active slots counted, so every slot's outputs
@@ -148,7 +148,7 @@ Status PangTedrakeMiqp::build(const Model& m, const WorldParams& wp, const State
     // P_n + h K J_n^u dq_u >= -h K (phi + J_n^a dqa_bar).
     const int r = 4 * nc + c;
     p.A_in(r, p.pair_var(c, 0)) = 1.0;
-    if (m.params.elastic_bound_previous) {
+    if (formulation_params_or_default<PangTedrakeMiqpParams>(m).elastic_bound_previous) {
       // sec. V.B: the bound from the previous step's phi_bar, kept in State::memory (none
       // where it was inactive, nor in a State without memory).
       const double prev = s.memory.size() == memory_.size ? s.memory[memory_.phi_bar + i] : std::numeric_limits<double>::infinity();

@@ -55,8 +55,8 @@ int PangTedrakeMiqp::memo_key(const Model& m, const WorldParams& wp) {
   double* k = key_.data();
   int len = 0;
   k[len++] = wp.h;
-  k[len++] = wp.model_stiffness;
-  k[len++] = m.params.elastic_bound_previous ? 1.0 : 0.0;
+  k[len++] = wp.model_gain;
+  k[len++] = formulation_params_or_default<PangTedrakeMiqpParams>(m).elastic_bound_previous ? 1.0 : 0.0;
   k[len++] = p.nc;
   for (int c = 0; c < p.nc; ++c) {
     const int i = record_.slots[c];

@@ -2,14 +2,14 @@
 #include <algorithm>
 #include <string>
 
-#include "quasistep/core/formulations/formulation_table.hpp"
+#include "quasistep/core/formulation_table.hpp"
 #include "quasistep/core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
 #include "quasistep/core/scene.hpp"
 
 namespace qs {
 
 void read_pang_tedrake_miqp_params(const json_input::Node& n, Model& m) {
-  FormulationParams& p = m.params;
+  PangTedrakeMiqpParams& p = m.params.emplace<PangTedrakeMiqpParams>();
   n.expect_object({"formulation", "stiffness", "elastic_bound", "round_width"});
   p.stiffness_K = n.at("stiffness").positive();
   if (auto e = n.get("elastic_bound"))
@@ -18,6 +18,10 @@ void read_pang_tedrake_miqp_params(const json_input::Node& n, Model& m) {
     p.search_round_width = r->integer(1);
     if (p.search_round_width > kMaxSearchRoundWidth) r->fail("must be <= " + std::to_string(kMaxSearchRoundWidth));
   }
+}
+
+void pang_tedrake_miqp_scene_gains(const Model& m, double& model_gain, std::vector<double>&) {
+  model_gain = formulation_params<PangTedrakeMiqpParams>(m).stiffness_K;
 }
 
 void pang_tedrake_miqp_stepper_buffers(const Model& m, double slots, std::vector<StepperBuffer>& out) {

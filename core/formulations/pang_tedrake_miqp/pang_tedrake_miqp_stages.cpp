@@ -229,7 +229,7 @@ Status PangTedrakeMiqp::solve_stages(const Model& m, const State& s) {
     if (!grip) continue;
     p.c[p.pair_var(c, 0)] = 1.0;
     grip_here += answer1.x[p.pair_var(c, 0)];
-    if (m.params.elastic_bound_previous) least_grip += std::max(0.0, p.b_in[4 * nc + c]);
+    if (formulation_params_or_default<PangTedrakeMiqpParams>(m).elastic_bound_previous) least_grip += std::max(0.0, p.b_in[4 * nc + c]);
   }
   p.constant = 0;
   p.m_eq = nu + na;

@@ -45,8 +45,9 @@ Status ucp_from_scene(const Model& m, const State& s, UcpScene& out, std::string
   const int nth = static_cast<int>(m.joints.size());
   if (nc == 0) return bad("contacts: nothing touches the object " + m.bodies[static_cast<size_t>(object)].name);
 
+  const WorldParams scene(m);  // the scene's own values: the UCP is one instant of the scene
   Eigen::VectorXd F(m.n_q());
-  generalized_external_force(m, WorldParams(m), ws.body_pose.data(), ws.joint_frame.data(), s.t, F.data());
+  generalized_external_force(m, scene, ws.body_pose.data(), ws.joint_frame.data(), s.t, F.data());
   UcpData& d = out.data;
   Eigen::MatrixXd WT(2 * nc, nq);
   d.J_n.setZero(nc, nth);
@@ -63,7 +64,7 @@ Status ucp_from_scene(const Model& m, const State& s, UcpScene& out, std::string
       d.J_n(i, j) = -ws.J_n(slot, dof);  // eqs. (4)-(5): the joints enter with a minus sign
       d.J_t(i, j) = -ws.J_t(slot, dof);
     }
-    d.mu[i] = m.slot_friction(slot);
+    d.mu[i] = scene.slot_friction(m, slot);
   }
   std::vector<int> alpha, abar;
   d.theta_dot.setZero(nth);

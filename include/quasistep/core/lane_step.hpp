@@ -4,7 +4,7 @@
 // as its stepper's first path at T = double, so a world's numbers are bitwise the same
 // alone or in a lane), and the batch scatters the lanes the step accepted; it finishes the
 // others one world at a time with the stepper's fallback. The batch names no formulation:
-// a formulation's row (quasistep/core/formulations/formulation_table.hpp) carries its
+// a formulation's row (quasistep/core/formulation_table.hpp) carries its
 // LaneEntry. Lane-typed, so as wide as the build's vectors: it lives behind the batch's
 // pointers (docs/architecture.md, "Layouts that do not depend on the instruction set").
 #pragma once
@@ -36,7 +36,7 @@ struct LaneGroup {
   std::vector<Lane> mu;      // (pairs) in: each lane's friction of every pair
   std::vector<Lane> u;       // (n_a) in, when commanded: each lane's velocity commands
   bool commanded = false;    // false: the scene's schedules (WorldParams::velocity at t + h/2)
-  Lane gain{};               // in, when gain_varies: each lane's LaneEntry::gain_kind value
+  Lane gain{};               // in, when gain_varies: each lane's model gain (WorldParams::model_gain)
   bool gain_varies = false;  // false: the shared WorldParams' value
   // Out, per lane: the step accepted (q and memory are the step's), the solver's
   // iterations, and the residual of the accepted answer.
@@ -67,9 +67,8 @@ struct LaneEntry {
   /// Why this model's worlds cannot step in lanes (capacity, input the stepper refuses and
   /// then reports world by world), or empty.
   std::string (*input_refusal)(const Model& m) = nullptr;
-  /// The per-world gain that travels in the lanes (LaneGroup::gain): its kind and its path
-  /// ("model.c"); an empty path: none does.
-  ParameterRef::Kind gain_kind = ParameterRef::Kind::model_c;
+  /// The path of the model gain when it travels in the lanes (LaneGroup::gain), as in
+  /// messages ("model.c"); empty: no gain does.
   std::string_view gain_path{};
   /// The batch's description of its lanes (BatchStepper::path): what steps them and what
   /// travels in a lane, after "lanes of W worlds (".

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "quasistep/kernels/eigen.hpp"
+#include <any>
 #include <array>
 #include <limits>
 #include <optional>
@@ -27,7 +28,7 @@ namespace qs {
 
 enum class WorldType { vertical, tabletop, body_on_plane };
 /// The library's formulations; a formulation a program registers
-/// (quasistep/core/formulations/formulation_table.hpp) takes a value after them.
+/// (quasistep/core/formulation_table.hpp) takes a value after them.
 enum class Formulation : int {
   trinkle_lcp,           // Pang & Tedrake 2018, sec. III-IV without the objective (vertical)
   perfect_velocity_lcp,  // Halm & Posa 2018, eqs. (13)-(14) time-stepping, B = 0 (tabletop)
@@ -47,35 +48,6 @@ struct World {
   WorldType type = WorldType::vertical;
   double gravity = 9.81;           // m/s^2; vertical: acts along -y; tabletop: into the support
   double support_friction = 0.0;   // tabletop: object-support friction coefficient
-};
-
-/// Parameters of the chosen formulation (docs/scene-format.md, "model"). Only the fields of
-/// the chosen formulation are set; the reader rejects the others.
-/// The widest search round a scene may ask for (a branch-and-bound holds one QP workspace per
-/// node of a round).
-inline constexpr int kMaxSearchRoundWidth = 64;
-
-struct FormulationParams {
-  /// Ã of Halm & Posa 2018, eq. (11): body frame, torque about the body origin; symmetric positive
-  /// definite. World-frame A = R Ã R' (eq. (12)) is formed by the stepper.
-  std::optional<Eigen::Matrix3d> limit_surface_A;
-  bool limit_surface_computed = false;             // Ã from the support (quasistep/core/limit_surface.hpp), not model.A
-  std::optional<Eigen::MatrixXd> gain_B;           // Halm & Posa 2018, eq. (33), n_a x n_a, SPD
-  double feedback_scale_c = 1.0;                   // Halm & Posa 2018 c in M(cB), > 0
-  int relinearize_iterations = 0;                  // Halm & Posa 2018, sec. 5 fixed-point re-linearisation
-  double stiffness_K = 0.0;                        // Pang & Tedrake 2018, eq. (22), N/m, > 0
-  bool elastic_bound_previous = false;             // Pang & Tedrake 2018, sec. V.B: (23f) with the previous step's phi_bar
-  /// pang_tedrake_miqp: nodes per round of the branch-and-bound (BnbOptions::round_width, 1
-  /// .. kMaxSearchRoundWidth). It fixes the search, and with it the answer among tied
-  /// optima, on any thread count; wider rounds let one world's search use more threads.
-  int search_round_width = 8;
-  bool quasi_dynamic = false;                      // Pang & Tedrake's Anitescu slides: anitescu_qp mode
-  /// Pang & Tedrake's Anitescu slides: the robots' impedance K_a (n_a, one positive entry per actuated joint, N/m or
-  /// N m/rad); set for anitescu_qp (empty when the scene has no actuated joint).
-  std::optional<Eigen::VectorXd> stiffness_Ka;
-  // ecp_ncp (Xie & Chakraborty 2021, eq. (5)): the friction ellipsoid's semi-axes; e_t, e_o dimensionless,
-  // e_r in m. mu is world.support_friction.
-  double ellipsoid_e_t = 1.0, ellipsoid_e_o = 1.0, ellipsoid_e_r = 0.0;
 };
 
 // ---- bodies, shapes, joints -------------------------------------------------------------
@@ -233,8 +205,12 @@ struct StepSettings {
 struct Model {
   std::string name;
   World world;
-  Formulation formulation = Formulation::trinkle_lcp;
-  FormulationParams params;
+  Formulation formulation{};  // the table's first row unless the scene says otherwise
+  /// The formulation's own parameters (docs/scene-format.md, "model"), of the type its
+  /// folder defines (e.g. HalmPosaParams in quasistep/core/formulations/halm_posa_lcp/),
+  /// written by its scene reader; empty for a formulation without parameters. Read them
+  /// with formulation_params<P>(m).
+  std::any params;
   StepSettings step;
 
   std::vector<Body> bodies;
@@ -255,13 +231,37 @@ struct Model {
 
   int n_q() const { return n_u + n_a; }
   int n_slots() const { return static_cast<int>(slots.size()); }
-  /// The Coulomb friction coefficient of slot i: its pair's.
-  double slot_friction(int slot) const { return pairs[slots[slot].pair].friction; }
   int find_body(std::string_view name) const;   // -1 when absent
   int find_joint(std::string_view name) const;  // -1 when absent
   /// "A/B", the name of a pair in outputs and parameter paths.
   std::string pair_name(int pair) const;
 };
+
+[[noreturn]] void throw_formulation_params_mismatch(const Model& m);
+
+/// The parameters of type P that m's formulation holds (Model::params); throws
+/// std::logic_error when they are of another type or absent (a formulation asking for
+/// another's parameters is a bug).
+template <class P>
+const P& formulation_params(const Model& m) {
+  if (const P* p = std::any_cast<P>(&m.params)) return *p;
+  throw_formulation_params_mismatch(m);
+}
+template <class P>
+P& formulation_params(Model& m) {
+  if (P* p = std::any_cast<P>(&m.params)) return *p;
+  throw_formulation_params_mismatch(m);
+}
+
+/// m's parameters of type P, or P's defaults when m's formulation holds none of that type:
+/// what a stepper reads, so that one built for another formulation's model refuses its
+/// input when it steps (as for a scene without them) instead of throwing.
+template <class P>
+const P& formulation_params_or_default(const Model& m) {
+  static const P kDefaults{};
+  const P* p = std::any_cast<P>(&m.params);
+  return p ? *p : kDefaults;
+}
 
 /// What changes while a world is stepped.
 struct State {

@@ -23,12 +23,11 @@ namespace qs {
 struct ParameterRef {
   enum class Kind {
     body_mass, body_pose_x, body_pose_y, body_pose_theta, body_scale, joint_position, pair_friction,
-    joint_stiffness,   // anitescu_qp: K_a of one velocity-controlled joint (Pang & Tedrake's Anitescu slides)
-    model_stiffness,   // pang_tedrake_miqp: K of Pang & Tedrake 2018, eq. (22)
-    model_c            // halm_posa_lcp: the gain scale c of M(cB) (Halm & Posa 2018)
+    model_gain,  // the formulation's model gain, `model.<FormulationInfo::model_gain>` (e.g. halm_posa_lcp's c)
+    joint_gain   // its gain of one velocity-controlled joint, `joints.NAME.<FormulationInfo::joint_gain>`
   };
   Kind kind = Kind::body_mass;
-  int index = -1;  // the body or joint (joint_stiffness: its actuated-DOF index a); pair_friction: body A of the pair
+  int index = -1;  // the body or joint (joint_gain: its actuated-DOF index a); pair_friction: body A of the pair
   int other = -1;  // pair_friction: body B
   /// pair_friction: the Model's pairs (ContactPair indices, ascending) that it sets, every
   /// shape pair of bodies A and B, resolved once by resolve_parameter.
@@ -58,9 +57,12 @@ struct WorldParams {
   /// points and roundings); 1 as loaded.
   std::vector<double> body_scale;
   bool scaled = false;                           // some body_scale differs from 1
-  std::vector<double> joint_stiffness;           // (n_a) anitescu_qp's K_a; empty otherwise
-  double model_stiffness = 0.0;                  // pang_tedrake_miqp's K (N/m)
-  double feedback_scale_c = 1.0;                 // halm_posa_lcp's c
+  /// The formulation's gains (FormulationInfo::scene_gains gives the scene's): its model
+  /// gain (halm_posa_lcp's c, pang_tedrake_miqp's stiffness K in N/m; 0 when it has none),
+  /// and its gain per velocity-controlled joint ((n_a) anitescu_qp's impedance K_a; empty
+  /// when it has none).
+  double model_gain = 0.0;
+  std::vector<double> joint_gain;
   /// (n_a) this step's velocity of every velocity-commanded joint (held over the step),
   /// when `commanded`; otherwise the joints' scheduled commands.
   std::vector<double> command;

@@ -252,7 +252,7 @@ void anitescu_quasi_dynamic_step(const Model& m, const WorldParams& p, AnitescuS
   // c = -h [tau_u ; K_a (q̄_a' - q_a) + tau_a - tau_g,a] (signs derived in docs/anitescu.md).
   for (int e = 0; e < nu; ++e) ws.c[e] = T(-h) * ws.tau[e];
   for (int a = 0; a < na; ++a) {
-    const double K = p.joint_stiffness[a];
+    const double K = p.joint_gain[a];
     Qi[(nu + a) * n + nu + a] = T(1.0 / (h * h * K));
     ws.c[nu + a] = T(-h) * (T(K) * (ws.qbar[a] - q[nu + a]) + ws.tau[nu + a] - ws.tau_grav[nu + a]);
   }
@@ -329,7 +329,7 @@ void anitescu_quasi_dynamic_step(const Model& m, const WorldParams& p, AnitescuS
   }
   // H = diag(M_u, h^2 K_a).
   for (int k = 0; k < nu * nu; ++k) max_h = max(max_h, abs(ws.Mu[k]));
-  for (int a = 0; a < na; ++a) max_h = max(max_h, T(h * h * p.joint_stiffness[a]));
+  for (int a = 0; a < na; ++a) max_h = max(max_h, T(h * h * p.joint_gain[a]));
   const T s_p = one + max_b + (one + max_a) * max_x;
   const T s_d = one + max_c + max_h * max_x + max_a * max_z;
   T primal = zero, stat = zero, sign = zero, comp = zero;
@@ -348,7 +348,7 @@ void anitescu_quasi_dynamic_step(const Model& m, const WorldParams& p, AnitescuS
   for (int j = 0; j < n; ++j) {
     T r = ws.c[j];
     for (int k = 0; k < n; ++k) {
-      const T hjk = j < nu && k < nu ? ws.Mu[j * nu + k] : j == k ? T(h * h * p.joint_stiffness[j - nu]) : zero;
+      const T hjk = j < nu && k < nu ? ws.Mu[j * nu + k] : j == k ? T(h * h * p.joint_gain[j - nu]) : zero;
       r = r + hjk * ws.v[k];
     }
     for (int i = 0; i < rows; ++i) r = r - ws.A[i * n + j] * ws.z[i];

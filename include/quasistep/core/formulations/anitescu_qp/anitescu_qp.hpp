@@ -50,6 +50,7 @@
 #include <vector>
 
 #include "quasistep/core/formulations/anitescu_qp/anitescu_lanes.hpp"
+#include "quasistep/core/formulations/anitescu_qp/anitescu_qp_params.hpp"
 #include "quasistep/core/contacts.hpp"
 #include "quasistep/core/model.hpp"
 #include "quasistep/core/stepper.hpp"
@@ -79,7 +80,7 @@ class AnitescuQp final : public Stepper {
   /// joints (n_a entries from kMemoryReference), then in quasi-dynamic mode the previous
   /// step's dual impulses beta in the fixed slot layout (2 n_slots from
   /// memory_warm_start(m), anitescu_lanes.hpp), the next PGS's warm start.
-  static int memory_size(const Model& m) { return m.n_a + (m.params.quasi_dynamic ? 2 * m.n_slots() : 0); }
+  static int memory_size(const Model& m) { return m.n_a + (formulation_params_or_default<AnitescuQpParams>(m).quasi_dynamic ? 2 * m.n_slots() : 0); }
   static constexpr int kMemoryReference = 0;
   static int memory_warm_start(const Model& m) { return m.n_a; }
   /// Its start at configuration q: the reference where the joints are, q̄_a(0) = q_a(0), and
@@ -161,9 +162,11 @@ class AnitescuQp final : public Stepper {
 namespace json_input {
 class Node;
 }
-/// Reads the "model" section of a scene whose formulation is anitescu_qp into m.params (the
-/// world, bodies, joints and contacts are read); throws SceneError naming the field.
+/// Reads the "model" section of a scene whose formulation is anitescu_qp into m.params (an
+/// AnitescuQpParams; the world, bodies, joints and contacts are read); throws SceneError naming the field.
 void read_anitescu_qp_params(const json_input::Node& model, Model& m);
+/// The scene's gains (the formulation table's scene_gains): K_a, one per velocity-controlled joint.
+void anitescu_qp_scene_gains(const Model& m, double& model_gain, std::vector<double>& joint_gain);
 
 /// Its stepper with a program's options (StepperOptions::pgs: the PGS settings of both
 /// paths; anitescu_pgs_settings() when null): the formulation table's make_stepper

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "quasistep/core/geometry3.hpp"
+#include "quasistep/core/formulations/ecp_ncp/ecp_ncp_params.hpp"
 #include "quasistep/core/model.hpp"
 #include "quasistep/core/stepper.hpp"
 #include "quasistep/kernels/ncp_newton.hpp"
@@ -194,8 +195,8 @@ class EcpNcp : public Stepper {
 namespace json_input {
 class Node;
 }
-/// Reads the "model" section of a scene whose formulation is ecp_ncp into m.params (the
-/// world, bodies, joints and contacts are read); throws SceneError naming the field.
+/// Reads the "model" section of a scene whose formulation is ecp_ncp into m.params (an
+/// EcpNcpParams; the world, bodies, joints and contacts are read); throws SceneError naming the field.
 void read_ecp_ncp_params(const json_input::Node& model, Model& m);
 
 }  // namespace qs

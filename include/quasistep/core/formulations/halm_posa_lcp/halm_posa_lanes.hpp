@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "quasistep/core/contacts.hpp"
+#include "quasistep/core/formulations/halm_posa_lcp/halm_posa_params.hpp"
 #include "quasistep/core/kinematics.hpp"
 #include "quasistep/core/model.hpp"
 #include "quasistep/kernels/lane.hpp"
@@ -43,7 +44,8 @@ inline constexpr int kHalmPosaTemplateCapacity = 64;  // LCP rows of the fixed l
 /// on its scalar path.
 inline bool halm_posa_template_applies(const Model& m) {
   if (m.formulation != Formulation::halm_posa_lcp && m.formulation != Formulation::perfect_velocity_lcp) return false;
-  if (m.world.type != WorldType::tabletop || !m.params.limit_surface_A || m.n_u != 3) return false;
+  if (m.world.type != WorldType::tabletop || !formulation_params_or_default<HalmPosaParams>(m).limit_surface_A || m.n_u != 3)
+    return false;
   if (4 * m.n_slots() > kHalmPosaTemplateCapacity) return false;
   int free_bodies = 0;
   for (const Body& b : m.bodies)
@@ -182,7 +184,7 @@ void solve_about(const Model& m, const WorldParams& p, HalmPosaStepWorkspace<T>&
   // object's pose (cos and sin of its theta, quasistep/core/kinematics.hpp).
   const Pose2<T>& pose = ws.body_pose[ws.object];
   const T R[3][3] = {{pose.c, -pose.s, zero}, {pose.s, pose.c, zero}, {zero, zero, one}};
-  const Eigen::Matrix3d& Ab = *m.params.limit_surface_A;
+  const Eigen::Matrix3d& Ab = *formulation_params_or_default<HalmPosaParams>(m).limit_surface_A;
   T RA[3][3], A[3][3];
   for (int e = 0; e < 3; ++e)
     for (int f = 0; f < 3; ++f)
@@ -278,7 +280,7 @@ void solve_about(const Model& m, const WorldParams& p, HalmPosaStepWorkspace<T>&
 /// One step of p.h of every lane of T from q at time t (the same for every lane); the Model
 /// must satisfy halm_posa_template_applies. The values every lane shares come from p.
 /// mu_pair: per-pair friction (n_pairs values of T) or null for p's; c_scale: the gain scale
-/// c of M(cB) (one T) or null for p's; u: the velocity command of each actuated DOF (n_a
+/// c of M(cB) (one T) or null for p's (WorldParams::model_gain); u: the velocity command of each actuated DOF (n_a
 /// values of T) or null for p's (WorldParams::velocity at t + h/2). Results in ws: ok, q_end, status, pivots, residual, and the last
 /// linearisation's frames, active slots, z and w. The caller stores only the lanes it wants.
 template <class T>
@@ -291,10 +293,10 @@ void halm_posa_template_step(const Model& m, const WorldParams& p, HalmPosaStepW
   const T zero(0.0), hT(h);
   // Halm & Posa 2018, eq. (37): cB = c B (zero for perfect velocity).
   const bool perfect = m.formulation == Formulation::perfect_velocity_lcp;
-  const T c = c_scale ? *c_scale : T(p.feedback_scale_c);
+  const HalmPosaParams& params = formulation_params_or_default<HalmPosaParams>(m);
+  const T c = c_scale ? *c_scale : T(p.model_gain);
   for (int a = 0; a < na; ++a)
-    for (int b = 0; b < na; ++b)
-      ws.cB[a * na + b] = !perfect && m.params.gain_B ? c * T((*m.params.gain_B)(a, b)) : zero;
+    for (int b = 0; b < na; ++b) ws.cB[a * na + b] = !perfect && params.gain_B ? c * T((*params.gain_B)(a, b)) : zero;
   for (const Joint& j : m.joints) {
     const int a = j.dof - m.n_u;
     ws.uh[a] = hT * (u ? u[a] : T(p.velocity(m, j, t_mid)));
@@ -303,7 +305,7 @@ void halm_posa_template_step(const Model& m, const WorldParams& p, HalmPosaStepW
   ws.status.fill(Status::solved);
   ws.pivots.fill(0);
   MaskT ok = zero == zero;
-  for (int it = 0; it <= m.params.relinearize_iterations; ++it) {
+  for (int it = 0; it <= params.relinearize_iterations; ++it) {
     halm_posa_detail::solve_about(m, p, ws, q, mu_pair);
     for (int l = 0; l < L; ++l) {
       const Status st = ws.lemke_result.status[l];

@@ -43,6 +43,7 @@
 #pragma once
 
 #include "quasistep/kernels/eigen.hpp"
+#include <iosfwd>
 #include <memory>
 
 #include "quasistep/core/contacts.hpp"
@@ -128,20 +129,25 @@ class HalmPosaLcp final : public Stepper {
 namespace json_input {
 class Node;
 }
-/// Reads the "model" section of a scene whose formulation is halm_posa_lcp into m.params (the
-/// world, bodies, joints and contacts are read); throws SceneError naming the field.
+/// Reads the "model" section of a scene whose formulation is halm_posa_lcp into m.params (a
+/// HalmPosaParams; the world, bodies, joints and contacts are read); throws SceneError naming the field.
 void read_halm_posa_lcp_params(const json_input::Node& model, Model& m);
+/// The scene's gains of both tabletop formulations (the formulation table's scene_gains): c.
+void halm_posa_scene_gains(const Model& m, double& model_gain, std::vector<double>& joint_gain);
 
 struct LaneEntry;
 /// The lane entry of both tabletop formulations (quasistep/core/lane_step.hpp): the
 /// template step on lanes, with the gain scale c per lane (halm_posa_lane_step.cpp).
 extern const LaneEntry kHalmPosaLanes;
 
-/// The formulation table's inert_parameter and fixed_world_parameter for the tabletop
+/// The formulation table's inert_parameter, fixed_world_parameter, batch_fixed_parameter
+/// and describe (the limit surface's line in `quasistep info`) for the tabletop
 /// formulations (this one and perfect_velocity_lcp): the limit surface A is computed once,
 /// when the model is built, from the object's mass and the support friction (or given).
 std::string halm_posa_lcp_inert_parameter(const Model& m, const ParameterRef& r);
 std::string perfect_velocity_lcp_inert_parameter(const Model& m, const ParameterRef& r);
 std::string tabletop_fixed_world_parameter(const Model& m, std::string_view path);
+std::string tabletop_batch_fixed_parameter(const Model& m, const ParameterRef& r);
+void tabletop_describe(const Model& m, std::ostream& out);
 
 }  // namespace qs

@@ -57,6 +57,7 @@
 #include <vector>
 
 #include "quasistep/core/contacts.hpp"
+#include "quasistep/core/formulations/pang_tedrake_miqp/pang_tedrake_miqp_params.hpp"
 #include "quasistep/core/model.hpp"
 #include "quasistep/core/stepper.hpp"
 #include "quasistep/kernels/branch_and_bound.hpp"
@@ -74,7 +75,7 @@ class PangTedrakeMiqp final : public Stepper {
   static BnbOptions default_options(const Model& m) {
     BnbOptions o;
     o.max_nodes = 10000;
-    o.round_width = m.params.search_round_width;
+    o.round_width = formulation_params_or_default<PangTedrakeMiqpParams>(m).search_round_width;
     return o;
   }
   /// State::memory of a pang_tedrake_miqp model: [phi_bar (n_slots) | the root warm start |
@@ -232,9 +233,11 @@ class PangTedrakeMiqp final : public Stepper {
 namespace json_input {
 class Node;
 }
-/// Reads the "model" section of a scene whose formulation is pang_tedrake_miqp into m.params (the
-/// world, bodies, joints and contacts are read); throws SceneError naming the field.
+/// Reads the "model" section of a scene whose formulation is pang_tedrake_miqp into m.params (a
+/// PangTedrakeMiqpParams; the world, bodies, joints and contacts are read); throws SceneError naming the field.
 void read_pang_tedrake_miqp_params(const json_input::Node& model, Model& m);
+/// The scene's gains (the formulation table's scene_gains): the stiffness K.
+void pang_tedrake_miqp_scene_gains(const Model& m, double& model_gain, std::vector<double>& joint_gain);
 
 struct StepperBuffer;
 /// Its stepper's step memory for `slots` slots (the formulation table's stepper_buffers).

@@ -8,6 +8,7 @@
 // formulation with register_formulation (docs/architecture.md, "Adding a formulation").
 #pragma once
 
+#include <iosfwd>
 #include <memory>
 #include <span>
 #include <string>
@@ -54,12 +55,16 @@ struct FormulationInfo {
   /// Its step for a lane group of worlds in the batch engine (quasistep/core/lane_step.hpp),
   /// or null: the batch steps its worlds one at a time.
   const LaneEntry* lanes = nullptr;
-  /// Its gain that a batch may vary per world as `model.<model_gain>` (a WorldParams value
-  /// of kind model_gain_kind), and per velocity-controlled joint as `joints.NAME.<joint_gain>`
-  /// (ParameterRef::Kind::joint_stiffness); empty when it has none.
+  /// The names of its gains that a batch may vary per world: `model.<model_gain>`
+  /// (WorldParams::model_gain, ParameterRef::Kind::model_gain) and, per velocity-controlled
+  /// joint, `joints.NAME.<joint_gain>` (WorldParams::joint_gain, Kind::joint_gain); empty
+  /// when it has none.
   std::string_view model_gain{};
-  ParameterRef::Kind model_gain_kind = ParameterRef::Kind::model_c;
   std::string_view joint_gain{};
+  /// The scene's values of its gains, written into a WorldParams: the model gain (also when
+  /// it has no name, if its stepper reads one) and one joint gain per velocity-controlled
+  /// joint (or none); allocation-free when joint_gain is already sized. Null: no gains.
+  void (*scene_gains)(const Model& m, double& model_gain, std::vector<double>& joint_gain) = nullptr;
   /// Builds its stepper for a Model (null when time_stepping is false).
   std::unique_ptr<Stepper> (*make_stepper)(const Model& m, const StepperOptions& options) = nullptr;
   /// Reads its parameters from the scene's "model" object into m.params, refusing keys it
@@ -83,6 +88,12 @@ struct FormulationInfo {
   /// Why the world parameter at `path` ("world.support_friction") cannot vary per world
   /// under this formulation, or empty (the scene reader refuses it with the reason).
   std::string (*fixed_world_parameter)(const Model& m, std::string_view path) = nullptr;
+  /// Why a batch cannot vary parameter r per world under this formulation (a value it uses
+  /// only when the model is built), or empty (the batch refuses it with the reason).
+  std::string (*batch_fixed_parameter)(const Model& m, const ParameterRef& r) = nullptr;
+  /// Lines of its own for `quasistep info` (what its parameters say about this model),
+  /// each "  <label>  <text>\n" as the CLI's; null or nothing written: none.
+  void (*describe)(const Model& m, std::ostream& out) = nullptr;
 };
 
 /// Every formulation: the library's own, in the order of the Formulation enumeration, then
@@ -98,10 +109,10 @@ inline constexpr int kMaxFormulations = 64;
 /// make_stepper, initial_state, the batch engine (one world at a time) and the CLI step it
 /// like the library's own: `row` needs a new name, its world, its reference and (when it
 /// is time-stepping) make_stepper; null memory functions mean it carries nothing between
-/// steps, a null read_params that "model" holds only "formulation". Lane steps and gains a
-/// batch varies per world are the library's own formulations' for now (a LaneGroup is as
-/// wide as the library's build, which a program's own code need not be): a row with either
-/// is refused. Returns the id its Models carry. Register before a scene names it (from
+/// steps, a null read_params that "model" holds only "formulation"; a row naming a gain
+/// needs scene_gains. Lane steps are the library's own formulations' for now (a LaneGroup
+/// is as wide as the library's build, which a program's own code need not be): a row with
+/// one is refused. Returns the id its Models carry. Register before a scene names it (from
 /// main, or a static FormulationRegistration in a file linked into the program); safe
 /// from several threads. The row's name and reference must outlive the program (string
 /// literals do). Throws std::invalid_argument naming what is wrong.

@@ -1,0 +1,21 @@
+// The parameters of the two tabletop formulations, halm_posa_lcp and perfect_velocity_lcp
+// (Halm & Posa 2018), read from a scene's "model" by core/formulations/halm_posa_lcp/
+// halm_posa_lcp_params.cpp and held by the Model (Model::params, formulation_params).
+#pragma once
+
+#include "quasistep/kernels/eigen.hpp"
+#include <optional>
+
+namespace qs {
+
+struct HalmPosaParams {
+  /// Ã of Halm & Posa 2018, eq. (11): body frame, torque about the body origin; symmetric positive
+  /// definite. World-frame A = R Ã R' (eq. (12)) is formed by the stepper.
+  std::optional<Eigen::Matrix3d> limit_surface_A;
+  bool limit_surface_computed = false;    // Ã from the support (quasistep/core/limit_surface.hpp), not model.A
+  std::optional<Eigen::MatrixXd> gain_B;  // Halm & Posa 2018, eq. (33), n_a x n_a, SPD (halm_posa_lcp only)
+  double feedback_scale_c = 1.0;          // Halm & Posa 2018 c in M(cB), > 0 (the per-world model gain "c")
+  int relinearize_iterations = 0;         // Halm & Posa 2018, sec. 5 fixed-point re-linearisation
+};
+
+}  // namespace qs
