@@ -51,7 +51,6 @@ std::string lane_path_reason(const WorldBatch& b, const BatchOptions& o) {
   if (lanes->mode_refusal)
     if (std::string why = lanes->mode_refusal(m); !why.empty()) return why;
   if (o.scalar) return "--scalar";
-  if (!(b.step_size() > 0) || !std::isfinite(b.step_size())) return "the scalar stepper reports this batch's bad h";
   if (lanes->input_refusal)
     if (std::string why = lanes->input_refusal(m); !why.empty()) return why;
   const bool gain = !lanes->gain_path.empty();
@@ -118,8 +117,7 @@ struct BatchStepper::Impl {
   /// step() (a lane whose template step was not accepted).
   void step_world(WorldBatch& b, Workspace& ws, int w, const BatchCommands& c, bool fallback_only = false) {
     if (b.failed(w)) return;
-    WorldParams& p = ws.params;
-    p.h = b.step_size();
+    WorldParams& p = ws.params;  // starts from the batch's shared values (step's range body)
     for (int k : model_parameters) p.set(*base, b.varied(k), b.param_value(k)[w]);
     p.commanded = c.velocity != nullptr;
     if (c.velocity) {
@@ -174,10 +172,15 @@ struct BatchStepper::Impl {
     }
     LaneGroup& L = ws.lanes->group;
     const int na = m.n_a;
-    // What every lane shares: the batch's h, the scene's values (a varied friction or gain,
-    // and the commands, travel in the lanes).
-    ws.params.h = b.step_size();
+    // What every lane shares: the batch's shared values (a varied friction or gain, and the
+    // commands, travel in the lanes), checked as Stepper::step checks one world's (stage 0).
     ws.params.commanded = false;
+    if (!step_input_valid(m, ws.params)) {
+      const std::string why = step_input_refusal(m, ws.params);
+      for (int l = 0; l < W; ++l)
+        if (live[l]) b.set_failure(first_world + l, Status::bad_input, b.world_step()[first_world + l], why);
+      return;
+    }
     if (c.velocity) {
       for (int l = 0; l < W; ++l) {
         if (!live[l]) continue;
@@ -229,7 +232,7 @@ struct BatchStepper::Impl {
     if (all_ok) {
       for (int i = 0; i < m.n_q(); ++i) L.q[i].store(b.world_q(i) + first_world);
       for (int r = 0; r < b.memory_rows(); ++r) L.memory[r].store(b.world_memory(r) + first_world);
-      (Lane::load(b.world_time() + first_world) + Lane(h)).store(b.world_time() + first_world);  // s.t += h
+      time_after_step(Lane::load(b.world_time() + first_world), h).store(b.world_time() + first_world);
       const Lane res = Lane::load(b.world_max_residual() + first_world);
       select(res < L.residual, L.residual, res).store(b.world_max_residual() + first_world);  // std::max
       for (int l = 0; l < W; ++l) {
@@ -251,7 +254,7 @@ struct BatchStepper::Impl {
       }
       for (int i = 0; i < m.n_q(); ++i) b.world_q(i)[w] = L.q[i][l];
       for (int r = 0; r < b.memory_rows(); ++r) b.world_memory(r)[w] = L.memory[r][l];
-      b.world_time()[w] += h;  // s.t += h
+      b.world_time()[w] = time_after_step(b.world_time()[w], h);
       ++b.world_step()[w];
       b.world_status()[w] = Status::solved;
       b.world_pivots()[w] += L.pivots[l];
@@ -290,6 +293,7 @@ void BatchStepper::step(WorldBatch& b, const BatchCommands& commands, const Afte
         tbb::blocked_range<int>(0, b.group_count()),
         [&](const tbb::blocked_range<int>& groups) {
           Workspace& ws = *im.workspaces.local();
+          ws.params = b.shared_params();  // same sizes: no allocation
           for (int g = groups.begin(); g != groups.end(); ++g) {
             if (im.lane_path) {
               im.step_group(b, ws, g, commands);

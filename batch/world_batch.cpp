@@ -85,7 +85,7 @@ WorldBatch::WorldBatch(std::shared_ptr<const Model> m, int worlds, std::vector<P
   if (!model_) throw BatchError("batch: no model");
   if (worlds < 1) throw BatchError("batch: the number of worlds must be at least 1 (got " + std::to_string(worlds) + ")");
   const Model& mo = *model_;
-  step_size_ = mo.step.h;
+  shared_.reset(mo);  // the scene's values, h = step.h
   for (size_t k = 0; k < varied_.size(); ++k) {
     for (size_t j = 0; j < k; ++j)
       if (varied_[j].same_as(varied_[k]))
@@ -276,7 +276,7 @@ std::uint64_t WorldBatch::hash() const {
 
 void WorldBatch::set_step_size(double h) {
   if (!(h > 0) || !std::isfinite(h)) throw BatchError("batch: h must be a finite number > 0");
-  step_size_ = h;
+  shared_.h = h;
 }
 
 }  // namespace qs

@@ -13,7 +13,6 @@ void ContactRecord::scan(const Model& m, const WorldParams& p, const double* q, 
   geometry.evaluate(m, p, q);
   count = 0;
   for (int i = 0; i < m.n_slots(); ++i) {
-    friction[i] = p.slot_friction(m, i);
     active[i] = geometry.active(m, i);
     phi[i] = geometry.frame[i].phi;
     if (active[i]) slots[count++] = i;

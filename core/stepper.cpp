@@ -10,29 +10,29 @@
 namespace qs {
 
 Status Stepper::run(const Model& m, const WorldParams& p, State& s, bool fallback) {
-  // h is read here, once per step, and handed to the formulation inside p; so is the size
-  // of a command vector given from outside (the formulations index it by joint).
-  const bool bad_h = !(p.h > 0) || !std::isfinite(p.h);
-  const bool bad_command = p.commanded && static_cast<int>(p.command.size()) != m.n_a;
-  if (bad_h || bad_command) {
+  // Stage 0: h is read here, once per step, and handed to the formulation inside p.
+  if (!step_input_valid(m, p)) {
     report_ = StepReport{};
     std::fill(p_n_.begin(), p_n_.end(), 0.0);
     std::fill(p_t_.begin(), p_t_.end(), 0.0);
-    std::ostringstream d;
-    if (bad_h) d << "step.h must be a finite number > 0 (got " << p.h << ")";
-    else
-      d << "WorldParams::command has " << p.command.size() << " entries; the model has " << m.n_a
-        << " velocity-controlled joints (command_names)";
-    return fail(Status::bad_input, d.str());
+    return fail(Status::bad_input, step_input_refusal(m, p));
   }
   record_valid_ = false;  // stages 1-2 of this step: contact_record(), at most once
   const Status st = fallback ? advance_fallback(m, p, s) : advance(m, p, s);
   if (st == Status::solved) {
-    // Stage 5's clock, for every formulation: q moved by the whole step.
-    s.t += p.h;
+    s.t = time_after_step(s.t, p.h);
     ++s.step;
   }
   return st;
+}
+
+std::string step_input_refusal(const Model& m, const WorldParams& p) {
+  std::ostringstream d;
+  if (!(p.h > 0) || !std::isfinite(p.h)) d << "step.h must be a finite number > 0 (got " << p.h << ")";
+  else if (p.commanded && static_cast<int>(p.command.size()) != m.n_a)
+    d << "WorldParams::command has " << p.command.size() << " entries; the model has " << m.n_a
+      << " velocity-controlled joints (command_names)";
+  return d.str();
 }
 
 Status Stepper::fail(Status st, std::string detail) {

@@ -320,12 +320,14 @@ TEST(WorldBatch, GainPathsAreRefusedWhereTheModelHasNoSuchGain) {
     return std::string("(accepted)");
   };
   EXPECT_NE(error("halm_posa_push.json", "joints.finger1_x.stiffness", 1.0).find("anitescu_qp only"), std::string::npos);
-  // The message lists the formulation table's gains.
-  const std::string gains =
-      "a model parameter is c (halm_posa_lcp) or stiffness (pang_tedrake_miqp); per joint: joints.NAME.stiffness "
-      "of anitescu_qp";
-  EXPECT_NE(error("anitescu_grasp.json", "model.c", 1.0).find(gains), std::string::npos);
-  EXPECT_NE(error("halm_posa_push.json", "model.stiffness", 1.0).find(gains), std::string::npos);
+  // The message lists the formulation table's gains (a formulation the program registered
+  // too: the test suite registers one, tests/core/registered_formulation_test.cpp).
+  for (const std::string& message :
+       {error("anitescu_grasp.json", "model.c", 1.0), error("halm_posa_push.json", "model.stiffness", 1.0)}) {
+    EXPECT_NE(message.find("a model parameter is c (halm_posa_lcp) or stiffness (pang_tedrake_miqp)"),
+              std::string::npos) << message;
+    EXPECT_NE(message.find("per joint: joints.NAME.stiffness of anitescu_qp"), std::string::npos) << message;
+  }
   EXPECT_NE(error("anitescu_grasp.json", "joints.x_l.stiffness", -5.0).find("must be > 0"), std::string::npos);
   EXPECT_NE(error("halm_posa_push.json", "model.c", 0.0).find("must be > 0"), std::string::npos);
   EXPECT_EQ(error("pang_tedrake_grasp.json", "model.stiffness", 5e3), "(accepted)");
@@ -410,6 +412,35 @@ TEST(BatchStepper, AFailedWorldIsMarkedAndTheOthersGoOn) {
   }
   const std::string stride = error_of([&] { st.step(b, {u.data(), 2}); });
   EXPECT_NE(stride.find("stride 2 is less than the 5 worlds"), std::string::npos) << stride;
+}
+
+// One pipeline: a lane group's worlds pass the same stage 0 as one world's step (h and the
+// commands, Stepper::step), so a batch whose scene has no step.h refuses every world with
+// the stepper's own reason on the lane path as on the per-world path.
+TEST(BatchStepper, ABadStepSizeIsRefusedByTheSameStageOnBothPaths) {
+  for (const char* example : {"halm_posa_push.json", "anitescu_grasp.json"}) {
+    nlohmann::json j = test::example_json(example);
+    j.erase("step");
+    const Scene s = parse_scene(j.dump(), "t");
+    ASSERT_EQ(s.model->step.h, 0.0);
+    std::string details[2];
+    for (const bool scalar : {false, true}) {
+      WorldBatch b(s.model, 5);
+      BatchStepper st(b, BatchOptions{.scalar = scalar});
+      EXPECT_EQ(st.lanes(), !scalar) << example << ": " << st.path();
+      st.step(b);
+      EXPECT_EQ(b.failed_count(), 5) << example;
+      for (int w = 0; w < 5; ++w) {
+        EXPECT_EQ(b.world_status()[w], Status::bad_input);
+        EXPECT_EQ(b.world_step()[w], 0);
+        EXPECT_EQ(b.world_time()[w], 0.0);
+        EXPECT_EQ(b.failure_detail(w), b.failure_detail(0));
+      }
+      details[scalar] = b.failure_detail(0);
+    }
+    EXPECT_EQ(details[0], details[1]) << example;
+    EXPECT_NE(details[0].find("step.h must be a finite number > 0 (got 0)"), std::string::npos) << details[0];
+  }
 }
 
 // Every kind of per-world value a batch may vary (a mass, a fixed body's pose, a body's size,

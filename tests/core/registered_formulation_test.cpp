@@ -1,7 +1,8 @@
 // A formulation the library does not know, added from outside it: this file registers a
-// test-only formulation (a frictionless projection) with one row and steps scenes that name
-// it alone, in a batch and through the CLI, touching no file of the library
-// (quasistep/core/formulation_table.hpp, register_formulation).
+// test-only formulation (a frictionless projection) with one row, its own parameters type
+// and a gain a batch varies per world, and steps scenes that name it alone, in a batch and
+// through the CLI, touching no file of the library (quasistep/core/formulation_table.hpp,
+// register_formulation).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,10 +10,14 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "quasistep/batch/batch_stepper.hpp"
 #include "quasistep/batch/world_batch.hpp"
 #include "quasistep/core/formulation_table.hpp"
+#include "quasistep/core/formulations/halm_posa_lcp/halm_posa_params.hpp"
+#include "quasistep/core/json_node.hpp"
 #include "quasistep/core/kinematics.hpp"
 #include "quasistep/core/lane_step.hpp"
 #include "quasistep/core/scene.hpp"
@@ -21,6 +26,29 @@
 
 namespace qs::registered_formulation_test {
 namespace {
+
+/// The projection's own parameters (its scene's "model"): the sweeps it may take, and the
+/// relaxation factor omega of every correction (successive over-relaxation, 0 < omega < 2;
+/// 1: each correction closes its gap exactly), a gain a batch may vary per world as
+/// "model.relaxation".
+struct ProjectionParams {
+  int sweeps = 100;
+  double relaxation = 1.0;
+};
+
+void read_projection_params(const json_input::Node& n, Model& m) {
+  ProjectionParams& p = m.params.emplace<ProjectionParams>();
+  n.expect_object({"formulation", "sweeps", "relaxation"});
+  if (auto sweeps = n.get("sweeps")) p.sweeps = sweeps->integer(1);
+  if (auto omega = n.get("relaxation")) {
+    p.relaxation = omega->positive();
+    if (!(p.relaxation < 2)) omega->fail("must be < 2");
+  }
+}
+
+void projection_gains(const Model& m, double& relaxation, std::vector<double>&) {
+  relaxation = formulation_params<ProjectionParams>(m).relaxation;
+}
 
 /// Not a model of any paper, and not quasistatic: the velocity-commanded joints follow their
 /// command over the step, and the free bodies make the smallest move (in q_u) that opens
@@ -39,7 +67,9 @@ class FrictionlessProjection final : public Stepper {
     dq_.setZero();
     commanded_displacements(m, p, s.t + 0.5 * p.h, dq_.data() + m.n_u);
     report_.contacts = rec.count;
-    for (int sweep = 0; sweep < kSweeps; ++sweep) {
+    const int sweeps = formulation_params_or_default<ProjectionParams>(m).sweeps;
+    const double omega = p.model_gain;  // this world's relaxation
+    for (int sweep = 0; sweep < sweeps; ++sweep) {
       double worst = 0;  // the deepest linearised penetration met in this sweep
       for (int c = 0; c < rec.count; ++c) {
         const auto row = g.J_n.row(rec.slots[c]);
@@ -47,7 +77,7 @@ class FrictionlessProjection final : public Stepper {
         if (gap >= 0) continue;
         worst = std::max(worst, -gap);
         const double norm2 = row.head(m.n_u).squaredNorm();
-        if (norm2 > 0) dq_.head(m.n_u) -= (gap / norm2) * row.head(m.n_u).transpose();
+        if (norm2 > 0) dq_.head(m.n_u) -= (omega * gap / norm2) * row.head(m.n_u).transpose();
       }
       if (worst <= kTolerance) {
         s.q += dq_;
@@ -55,11 +85,10 @@ class FrictionlessProjection final : public Stepper {
         return Status::solved;
       }
     }
-    return fail(Status::not_found, "the projection left a contact closed after " + std::to_string(kSweeps) + " sweeps");
+    return fail(Status::not_found, "the projection left a contact closed after " + std::to_string(sweeps) + " sweeps");
   }
 
  private:
-  static constexpr int kSweeps = 100;
   static constexpr double kTolerance = 1e-12;
   Eigen::VectorXd dq_;
 };
@@ -72,7 +101,10 @@ std::unique_ptr<Stepper> make_projection(const Model& m, const StepperOptions&) 
 const FormulationRegistration kProjection{{.name = "test_frictionless_projection",
                                            .world = WorldType::vertical,
                                            .reference = "Müller et al. 2007 (a test of the formulation table)",
-                                           .make_stepper = make_projection}};
+                                           .model_gain = "relaxation",
+                                           .scene_gains = projection_gains,
+                                           .make_stepper = make_projection,
+                                           .read_params = read_projection_params}};
 
 /// A disk resting on the ground, touched on its left by a pusher that moves right at 0.1 m/s.
 std::string push_scene(const std::string& formulation = "test_frictionless_projection") {
@@ -103,7 +135,7 @@ TEST(RegisteredFormulation, TakesTheNextRowAfterTheLibrarysOwn) {
   EXPECT_TRUE(formulation_applies(kProjection.id, WorldType::vertical));
   EXPECT_FALSE(formulation_applies(kProjection.id, WorldType::tabletop));
   ASSERT_NE(row.memory_size, nullptr);  // null in the row given: no memory
-  ASSERT_NE(row.read_params, nullptr);  // null in the row given: no parameters
+  EXPECT_EQ(row.model_gain, "relaxation");
 }
 
 TEST(RegisteredFormulation, ScenesNameItAndItStepsThemAsTheLibrarysOwn) {
@@ -129,8 +161,33 @@ TEST(RegisteredFormulation, ScenesNameItAndItStepsThemAsTheLibrarysOwn) {
   }
 }
 
+/// push_scene() with `fields` ("\"sweeps\": 40, ") at the start of its "model" object.
+std::string with_model_fields(const std::string& fields) {
+  std::string s = push_scene();
+  s.replace(s.find(R"("model": {)"), 10, R"("model": {)" + fields);
+  return s;
+}
+
 TEST(RegisteredFormulation, ItsParametersAreItsOwnAndItsWorldIsChecked) {
-  // No parameters: "model" holds only "formulation".
+  // Its own parameters type, read by its own reader, with the defaults when absent.
+  const Scene given = parse_scene(with_model_fields(R"("sweeps": 40, "relaxation": 0.5, )"));
+  EXPECT_EQ(formulation_params<ProjectionParams>(*given.model).sweeps, 40);
+  EXPECT_EQ(formulation_params<ProjectionParams>(*given.model).relaxation, 0.5);
+  EXPECT_EQ(WorldParams(*given.model).model_gain, 0.5) << "the scene's value of its gain";
+  const Scene defaults = parse_scene(push_scene());
+  EXPECT_EQ(formulation_params<ProjectionParams>(*defaults.model).sweeps, 100);
+  EXPECT_THROW((void)formulation_params<HalmPosaParams>(*defaults.model), std::logic_error);
+  for (const auto& [fields, path] : {std::pair<std::string, std::string>{R"("sweeps": 0, )", "model.sweeps"},
+                                     {R"("relaxation": 2, )", "model.relaxation"},
+                                     {R"("relaxation": -1, )", "model.relaxation"}}) {
+    try {
+      parse_scene(with_model_fields(fields));
+      ADD_FAILURE() << "accepted " << fields;
+    } catch (const SceneError& e) {
+      EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    }
+  }
+  // Keys it does not know are refused.
   std::string extra = push_scene();
   extra.replace(extra.find(R"("model": {)"), 10, R"("model": {"stiffness": 1, )");
   try {
@@ -157,6 +214,30 @@ TEST(RegisteredFormulation, TheBatchStepsItPerWorldAsTheStepperAlone) {
     for (int d = 0; d < scene.model->n_q(); ++d)
       EXPECT_EQ(batch.world_q(d)[w], alone.q[d]) << "world " << w << ", DOF " << d;  // bitwise
   }
+}
+
+TEST(RegisteredFormulation, ABatchVariesItsGainPerWorldAsTheStepperAlone) {
+  const Scene scene = parse_scene(with_model_fields(R"("sweeps": 60, )"));
+  const Model& m = *scene.model;
+  const ParameterRef relaxation = resolve_parameter(m, "model.relaxation", "test");
+  EXPECT_EQ(relaxation.kind, ParameterRef::Kind::model_gain);
+  const double values[] = {1.0, 0.5, 1.5};
+  WorldBatch batch(scene.model, 3, {relaxation});
+  for (int w = 0; w < 3; ++w) batch.set_parameter(0, w, values[w]);
+  BatchStepper(batch).run(batch);
+  for (int w = 0; w < 3; ++w) {
+    WorldParams p(m);
+    p.model_gain = values[w];
+    State alone = initial_state(m);
+    const std::unique_ptr<Stepper> st = make_stepper(m);
+    for (int l = 0; l < m.step.steps; ++l) ASSERT_EQ(st->step(m, p, alone), Status::solved) << st->report().detail;
+    ASSERT_FALSE(batch.failed(w));
+    for (int d = 0; d < m.n_q(); ++d) EXPECT_EQ(batch.world_q(d)[w], alone.q[d]) << "world " << w << ", DOF " << d;
+  }
+  // Over-relaxed, the disk moves further than the exact projection moves it; under-relaxed,
+  // it ends where the exact projection puts it, within the projection's tolerance.
+  EXPECT_GT(batch.world_q(0)[2], batch.world_q(0)[0]);
+  EXPECT_NEAR(batch.world_q(0)[1], batch.world_q(0)[0], 1e-9);
 }
 
 class RegisteredFormulationCli : public test::TempDirTest {
@@ -188,7 +269,7 @@ TEST(RegisteredFormulation, ARowIsRefusedWithTheReason) {
   refused({.name = "no_stepper", .reference = "r"}, "needs make_stepper");
   const LaneEntry lane_step{};
   refused({.name = "lanes", .reference = "r", .lanes = &lane_step, .make_stepper = make_projection}, "lane steps");
-  refused({.name = "gain", .reference = "r", .model_gain = "c", .make_stepper = make_projection}, "gains");
+  refused({.name = "gain", .reference = "r", .model_gain = "c", .make_stepper = make_projection}, "scene_gains");
   EXPECT_EQ(formulation_table().size(), rows);
 }
 

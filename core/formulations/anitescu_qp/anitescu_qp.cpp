@@ -195,7 +195,8 @@ Status AnitescuQp::advance(const Model& m, const WorldParams& p, State& s) {
   const int warm_rows = 2 * m.n_slots();
   double* const reference = s.memory.data() + kMemoryReference;
   double* const warm = s.memory.data() + memory_warm_start(m);
-  anitescu_quasi_dynamic_step<double>(m, p, w, s.q.data(), reference, nullptr, nullptr, warm, s.t, pgs_);
+  anitescu_quasi_dynamic_step<double>(m, p, w, s.q.data(), reference, p.pair_friction.data(), nullptr, warm, s.t,
+                                      pgs_);
   if (!w.ok) return advance_fallback(m, p, s);  // Lemke, then the dense QP, from the unchanged State
   by_pgs_ = true;
   int nc = 0;
@@ -296,7 +297,7 @@ Status AnitescuQp::advance_fallback(const Model& m, const WorldParams& p, State&
   // phi_i / h + (J_n,i + mu_i J_d,ij) v' >= 0, d_i1 = +t, d_i2 = -t), as A v >= b.
   for (int c = 0; c < nc; ++c) {
     const int i = slot_[c];
-    const double mu = rec.friction[i];
+    const double mu = p.slot_friction(m, i);
     for (int e = 0; e < n; ++e) {
       A_(2 * c, e) = g.J_n(i, e) + mu * g.J_t(i, e);
       A_(2 * c + 1, e) = g.J_n(i, e) - mu * g.J_t(i, e);
@@ -318,7 +319,7 @@ Status AnitescuQp::advance_fallback(const Model& m, const WorldParams& p, State&
   double lin = 0;
   for (int c = 0; c < nc; ++c) {
     const int i = slot_[c];
-    const double mu = rec.friction[i];
+    const double mu = p.slot_friction(m, i);
     p_n_[i] = beta_[2 * c] + beta_[2 * c + 1];
     p_t_[i] = mu * (beta_[2 * c] - beta_[2 * c + 1]);
     double gap = g.frame[i].phi;

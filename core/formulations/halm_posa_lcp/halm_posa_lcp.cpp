@@ -47,7 +47,7 @@ Status HalmPosaLcp::advance(const Model& m, const WorldParams& p, State& s) {
   // checked by both.
   if (template_ && halm_posa_template_applies(m) && s.q.size() == m.n_q()) {
     HalmPosaStepWorkspace<double>& w = *template_;
-    halm_posa_template_step<double>(m, p, w, s.q.data(), nullptr, nullptr, nullptr, s.t);
+    halm_posa_template_step<double>(m, p, w, s.q.data(), p.pair_friction.data(), nullptr, nullptr, s.t);
     if (w.ok) {
       record_template_step(s.q);
       for (int e = 0; e < m.n_q(); ++e) s.q[e] = w.q_end[e];

@@ -127,7 +127,7 @@ Status PangTedrakeMiqp::build(const Model& m, const WorldParams& wp, const State
   p.A_in.topLeftCorner(p.m_in, n).setZero();
   for (int c = 0; c < nc; ++c) {
     const int i = record_.slots[c];
-    const double mu = record_.friction[i];
+    const double mu = wp.slot_friction(m, i);
     double jna_bar = 0;
     for (int a = 0; a < na; ++a) jna_bar += record_.geometry.J_n(i, nu + a) * dqa_bar[a];
     for (int e = 0; e < nu + na; ++e) {

@@ -61,7 +61,7 @@ int PangTedrakeMiqp::memo_key(const Model& m, const WorldParams& wp) {
   for (int c = 0; c < p.nc; ++c) {
     const int i = record_.slots[c];
     k[len++] = i;
-    k[len++] = record_.friction[i];
+    k[len++] = wp.slot_friction(m, i);
     k[len++] = record_.geometry.frame[i].phi;
     k[len++] = p.b_in[4 * p.nc + c];
     for (int e = 0; e < m.n_q(); ++e) k[len++] = record_.geometry.J_n(i, e);

@@ -53,7 +53,7 @@ Status TrinkleLcp::advance(const Model& m, const WorldParams& p, State& s) {
   for (int e = 0; e < nu; ++e) q[e] = h * tau_[e];
   for (int c = 0; c < nc; ++c) {
     const int i = rec.slots[c];
-    const double mu = rec.friction[i];
+    const double mu = p.slot_friction(m, i);
     double jna_dqa = 0, jta_dqa = 0;
     for (int a = 0; a < na_dofs; ++a) {
       jna_dqa += g.J_n(i, nu + a) * dqa_[a];
@@ -83,7 +83,7 @@ Status TrinkleLcp::advance(const Model& m, const WorldParams& p, State& s) {
   const Status st = n == 0 ? (result_->status = Status::solved) : solver_->solve_mixed(M, q, nu, *result_);
   report_.pivots = result_->stats.iterations;
   report_.complementarity_residual = result_->stats.residual;
-  if (st != Status::solved && after_lemke_failed(m, st) != Status::solved) return report_.status;
+  if (st != Status::solved && after_lemke_failed(m, p, st) != Status::solved) return report_.status;
 
   // What the step produced, per slot, and its own residuals.
   std::fill(p_n_.begin(), p_n_.end(), 0.0);
@@ -122,7 +122,7 @@ Status TrinkleLcp::advance(const Model& m, const WorldParams& p, State& s) {
   return report_.status = Status::solved;
 }
 
-Status TrinkleLcp::after_lemke_failed(const Model& m, Status st) {
+Status TrinkleLcp::after_lemke_failed(const Model& m, const WorldParams& p, Status st) {
   if (st != Status::not_found && st != Status::iteration_limit && st != Status::numerical_failure)
     return fail(st, "");
   const int nu = m.n_u, nc = contacts_;
@@ -135,7 +135,7 @@ Status TrinkleLcp::after_lemke_failed(const Model& m, Status st) {
     Jn.row(c) = record_.geometry.J_n.row(i).head(nu);
     Jt.row(c) = record_.geometry.J_t.row(i).head(nu);
     offset[c] = q_[nu + c];  // phi + J_n^a dqa_bar (the P_n rows of the LCP)
-    mu[c] = record_.friction[i];
+    mu[c] = p.slot_friction(m, i);
     labels.push_back("slot " + std::to_string(i) + " (" + m.pair_name(m.slots[i].pair) + ")");
   }
   for (int e = 0; e < nu; ++e) h_tau[e] = q_[e];

@@ -66,9 +66,12 @@ class WorldBatch {
   int row_stride() const { return stride_; }
   int lane_width() const { return lane_width_; }
 
-  /// The step size h (s) every world of the batch is stepped with: the scene's step.h
-  /// unless set. BatchError unless a finite number > 0.
-  double step_size() const { return step_size_; }
+  /// The values every world of the batch shares (WorldParams: the scene's, with the batch's
+  /// step size); a stepper starts each world from them and writes its varied values over.
+  const WorldParams& shared_params() const { return shared_; }
+  /// The step size h (s) every world of the batch is stepped with (shared_params().h): the
+  /// scene's step.h unless set. BatchError unless a finite number > 0.
+  double step_size() const { return shared_.h; }
   void set_step_size(double h);
 
   // ---- state, one row per component, padded_size() entries each (rows row_stride() apart)
@@ -128,7 +131,7 @@ class WorldBatch {
 
   std::shared_ptr<const Model> model_;
   int worlds_ = 0, padded_ = 0, stride_ = 0, lane_width_ = 1;
-  double step_size_ = 0.0;
+  WorldParams shared_;
   int memory_rows_ = 0;
   std::vector<ParameterRef> varied_;
   std::unique_ptr<unsigned char, detail::AlignedFree> storage_;

@@ -138,15 +138,14 @@ struct ContactWorkspace {
 
 /// Stages 1-2 of a step, the contact record the step pipeline (quasistep/core/stepper.hpp) computes
 /// once per step at the step's start configuration and hands to the formulation: every
-/// slot's frame, gap and Jacobian rows, the active slots (phi <= contacts.margin) in slot
-/// order, and every slot's friction coefficient from the world's parameters.
+/// slot's frame, gap and Jacobian rows, and the active slots (phi <= contacts.margin) in slot
+/// order. A slot's friction coefficient is the world's: WorldParams::slot_friction.
 struct ContactRecord {
   ContactWorkspace geometry;    // body poses, joint frames, every slot's frame, J_n, J_t
   std::vector<int> slots;       // (n_slots) the active slots' indices, in slot order: the first `count`
   int count = 0;                // active slots
-  std::vector<double> friction; // (n_slots) mu of every slot (its pair's, from WorldParams)
 
-  explicit ContactRecord(const Model& m) : geometry(m), slots(m.n_slots()), friction(m.n_slots()) {}
+  explicit ContactRecord(const Model& m) : geometry(m), slots(m.n_slots()) {}
   /// The record at configuration q with one world's parameters p; per slot whether it is
   /// active and its phi also into active[i] and phi[i] (n_slots each: the StepReport's).
   void scan(const Model& m, const WorldParams& p, const double* q, char* active, double* phi);

@@ -2,10 +2,13 @@
 // formulation is to the rest of the library: its name in scene files, the world it applies
 // in, the paper it implements, what its State carries from one step to the next, its step
 // for a lane group of worlds (LaneEntry), which gains a batch may vary per world, how to
-// build its stepper and read its parameters, and what the scene reader and Monte Carlo ask
-// of it. The scene reader (name, parameters, parameter paths, size limit), initial_state,
-// make_stepper, Monte Carlo and the batch engine (its lane path) read this table. The library's own formulations are its first rows; a program adds its own
-// formulation with register_formulation (docs/architecture.md, "Adding a formulation").
+// build its stepper and read its parameters, and what the scene reader, the batch, Monte
+// Carlo and `quasistep info` ask of it. The scene reader (name, parameters, parameter
+// paths, size limit), initial_state, make_stepper, WorldParams (the gains), Monte Carlo,
+// the batch engine and the CLI read this table, and name no formulation. The library's own
+// formulations are its first rows, listed in core/formulations/formulation_table.cpp; a
+// program adds its own formulation with register_formulation (docs/architecture.md,
+// "Where to add things").
 #pragma once
 
 #include <iosfwd>

@@ -6,9 +6,11 @@
 // `solved` the State is left unchanged. Per-slot results use the Model's fixed slot
 // numbering; inactive slots read zero.
 //
-// The step pipeline (docs/architecture.md): Stepper::step checks h, hands the step to the
-// formulation's advance(), which poses and solves its problem and moves q (and its
-// State::memory), and on success integrates time once (t += h, step + 1).
+// The step pipeline (docs/architecture.md): Stepper::step checks its input (stage 0:
+// step_input_valid), hands the step to the formulation's advance(), which poses and solves
+// its problem and moves q (and its State::memory), and on success moves the clock once
+// (stage 5: time_after_step, step + 1). The batch engine's lane path runs the same two
+// functions for a lane group of worlds around a formulation's LaneStep.
 #pragma once
 
 #include <cmath>
@@ -79,6 +81,22 @@ struct StepReport {
   /// verified certificate; for `bad_input` the cause (e.g. capacity). Empty when solved.
   std::string detail;
 };
+
+/// Stage 0 of every step, for one world (Stepper::step) and for a lane group of worlds (the
+/// batch engine's lane path): h is a finite number > 0 and a command vector given from
+/// outside has one entry per velocity-controlled joint (the formulations index it by joint).
+inline bool step_input_valid(const Model& m, const WorldParams& p) {
+  return p.h > 0 && std::isfinite(p.h) && (!p.commanded || static_cast<int>(p.command.size()) == m.n_a);
+}
+/// Why step_input_valid is false, one line (a step refused with Status::bad_input).
+std::string step_input_refusal(const Model& m, const WorldParams& p);
+
+/// Stage 5 of every solved step, the clock: q moved by the whole step h. T = double for one
+/// world (Stepper::step), T = Lane for the time row of a lane group in the batch engine.
+template <class T>
+T time_after_step(const T& t, double h) {
+  return t + T(h);
+}
 
 class Stepper {
  public:

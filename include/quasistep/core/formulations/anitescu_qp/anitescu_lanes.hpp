@@ -152,7 +152,7 @@ void external_force(const Model& m, const WorldParams& p, const Pose2<T>* body_p
 
 /// One quasi-dynamic step of p.h of every lane of T from (q, q_a_ref = q̄_a) at time t (the same for
 /// every lane); the values every lane shares (h, masses, K_a, poses, sizes) come from p.
-/// mu_pair: per-pair friction (n_pairs values of T), or null for p's. u: the velocity command
+/// mu_pair: per-pair friction (n_pairs values of T: p.pair_friction.data() for one world). u: the velocity command
 /// of each actuated DOF (n_a values of T), or null for p's (WorldParams::velocity at t + h/2). z_warm: the previous step's beta (2 per slot), or null for a cold start. Results in ws: ok, q_out (n_q), qbar (the new reference q̄_a), v, z (beta, 2 per
 /// slot), pgs_result, kkt, active. The caller stores only the lanes it wants (ok ones).
 template <class T>
@@ -269,7 +269,7 @@ void anitescu_quasi_dynamic_step(const Model& m, const WorldParams& p, AnitescuS
   const T margin(m.contact_margin);
   for (int i = 0; i < ns; ++i) {
     const int pair = m.slots[i].pair;
-    const T mu = mu_pair ? mu_pair[pair] : T(p.pair_friction[pair]);
+    const T mu = mu_pair[pair];
     const MaskT act = ws.frame[i].phi <= margin;
     ws.active[i] = select(act, one, zero);
     n_active = n_active + ws.active[i];

@@ -239,7 +239,7 @@ void solve_about(const Model& m, const WorldParams& p, HalmPosaStepWorkspace<T>&
     ws.q_lcp[pp + k] = select(act, ws.slide[k], one);
     ws.q_lcp[pm + k] = select(act, -ws.slide[k], one);
     ws.q_lcp[pg + k] = select(act, zero, one);
-    const T mu = mu_pair ? mu_pair[m.slots[k].pair] : T(p.slot_friction(m, k));
+    const T mu = mu_pair[m.slots[k].pair];
     M[(pp + k) * n + pg + k] = select(act, one, zero);  // E gamma (eq. (35))
     M[(pm + k) * n + pg + k] = select(act, one, zero);
     M[(pg + k) * n + pn + k] = select(act, mu, zero);  // mu Lambda_N - E' Lambda_T (eq. (36))
@@ -279,7 +279,7 @@ void solve_about(const Model& m, const WorldParams& p, HalmPosaStepWorkspace<T>&
 
 /// One step of p.h of every lane of T from q at time t (the same for every lane); the Model
 /// must satisfy halm_posa_template_applies. The values every lane shares come from p.
-/// mu_pair: per-pair friction (n_pairs values of T) or null for p's; c_scale: the gain scale
+/// mu_pair: per-pair friction (n_pairs values of T: p.pair_friction.data() for one world); c_scale: the gain scale
 /// c of M(cB) (one T) or null for p's (WorldParams::model_gain); u: the velocity command of each actuated DOF (n_a
 /// values of T) or null for p's (WorldParams::velocity at t + h/2). Results in ws: ok, q_end, status, pivots, residual, and the last
 /// linearisation's frames, active slots, z and w. The caller stores only the lanes it wants.

@@ -56,7 +56,7 @@ class TrinkleLcp final : public Stepper {
  private:
   /// After Lemke failed: prove that the step has no solution (step_certificate.hpp), or
   /// solve it by enumeration. Returns solved when the enumeration found the solution.
-  Status after_lemke_failed(const Model& m, Status st);
+  Status after_lemke_failed(const Model& m, const WorldParams& p, Status st);
 
  protected:
   /// One step of p.h (Stepper::step). On any status but `solved` the state is left
