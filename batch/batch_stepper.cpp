@@ -34,7 +34,7 @@ namespace {
 /// Model is shared and read-only; a world's varied values and commands go into `params`.
 struct Workspace {
   std::unique_ptr<Stepper> stepper;
-  WorldParams params;  // the world being stepped: the scene's values, its varied ones written over them
+  WorldParams params;  // the world being stepped: the batch's shared values, its varied ones written over them
   State state;
   std::unique_ptr<LaneStep> lanes;  // the lane path only: the formulation's lane step and its group
   Workspace(const Model& m, const StepperOptions& o, bool lane_path) : stepper(make_stepper(m, o)), params(m) {
@@ -213,7 +213,7 @@ struct BatchStepper::Impl {
       if (pair_param[p] >= 0) {
         gather(b.param_value(pair_param[p]), L.mu[p]);
       } else {
-        L.mu[p] = Lane(m.pairs[p].friction);
+        L.mu[p] = Lane(b.shared_params().pair_friction[p]);
       }
     }
     L.commanded = c.velocity != nullptr;

@@ -55,7 +55,7 @@ const RolloutResult& Rollout::propagate(std::span<const State> states, std::span
   if (!batch_ || batch_->size() != n) {
     stepper_.reset();
     batch_ = std::make_unique<WorldBatch>(model_, n);
-    batch_->set_step_size(h);  // before the stepper chooses its path (a scene may have no step.h)
+    batch_->set_step_size(h);  // a scene may have no step.h
     stepper_ = std::make_unique<BatchStepper>(*batch_, options_);
     command_.assign(static_cast<std::size_t>(std::max(na, 1)) * static_cast<std::size_t>(batch_->row_stride()), 0.0);
     result_.next.assign(static_cast<std::size_t>(n), State{});

@@ -208,7 +208,7 @@ ParameterRef resolve_parameter(const Model& m, std::string_view path, const std:
       }
       const Joint& j = m.joints[ref.index];
       if (j.control != Control::velocity)
-        return fail("the joint is effort-controlled: it has no " + std::string(f.joint_gain));
+        return fail("the joint is effort-controlled: it has no impedance " + std::string(f.joint_gain));
       ref.kind = K::joint_gain;
       ref.index = j.dof - m.n_u;
       return ref;

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "quasistep/core/formulations/halm_posa_lcp/halm_posa_params.hpp"
+#include "quasistep/core/formulations/halm_posa_lcp/halm_posa_lcp_params.hpp"
 
 namespace fidelity {
 namespace {

@@ -173,6 +173,7 @@ Formulation register_formulation(FormulationInfo row) {
   if (row.lanes) refuse("lane steps are the library's own formulations' for now");
   if ((!row.model_gain.empty() || !row.joint_gain.empty()) && !row.scene_gains)
     refuse("a row naming a gain needs scene_gains (the scene's values of its gains)");
+  if (row.joint_gain == "position") refuse("a joint's \"position\" is its start, not a gain");
   if (!row.memory_size) {
     row.memory_size = no_memory;
     row.start_memory = no_memory_start;

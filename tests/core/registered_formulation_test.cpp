@@ -16,7 +16,7 @@
 #include "quasistep/batch/batch_stepper.hpp"
 #include "quasistep/batch/world_batch.hpp"
 #include "quasistep/core/formulation_table.hpp"
-#include "quasistep/core/formulations/halm_posa_lcp/halm_posa_params.hpp"
+#include "quasistep/core/formulations/halm_posa_lcp/halm_posa_lcp_params.hpp"
 #include "quasistep/core/json_node.hpp"
 #include "quasistep/core/kinematics.hpp"
 #include "quasistep/core/lane_step.hpp"
@@ -47,7 +47,7 @@ void read_projection_params(const json_input::Node& n, Model& m) {
 }
 
 void projection_gains(const Model& m, double& relaxation, std::vector<double>&) {
-  relaxation = formulation_params<ProjectionParams>(m).relaxation;
+  relaxation = formulation_params_or_default<ProjectionParams>(m).relaxation;
 }
 
 /// Not a model of any paper, and not quasistatic: the velocity-commanded joints follow their

@@ -4,7 +4,7 @@
 
 #include "quasistep/core/formulations/anitescu_qp/anitescu_qp_params.hpp"
 #include "quasistep/core/formulations/ecp_ncp/ecp_ncp_params.hpp"
-#include "quasistep/core/formulations/halm_posa_lcp/halm_posa_params.hpp"
+#include "quasistep/core/formulations/halm_posa_lcp/halm_posa_lcp_params.hpp"
 #include "quasistep/core/formulations/pang_tedrake_miqp/pang_tedrake_miqp_params.hpp"
 #include "quasistep/core/limit_surface.hpp"
 

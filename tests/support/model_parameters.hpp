@@ -5,7 +5,7 @@
 #pragma once
 
 #include "quasistep/core/formulations/anitescu_qp/anitescu_qp_params.hpp"
-#include "quasistep/core/formulations/halm_posa_lcp/halm_posa_params.hpp"
+#include "quasistep/core/formulations/halm_posa_lcp/halm_posa_lcp_params.hpp"
 #include "quasistep/core/formulations/pang_tedrake_miqp/pang_tedrake_miqp_params.hpp"
 #include "quasistep/core/model.hpp"
 #include "quasistep/core/world_params.hpp"

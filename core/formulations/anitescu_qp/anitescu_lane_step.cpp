@@ -38,15 +38,16 @@ class AnitescuLaneStep final : public LaneStep {
 };
 
 std::string mode_refusal(const Model& m) {
-  return formulation_params_or_default<AnitescuQpParams>(m).quasi_dynamic ? std::string() : "no lane kernel for anitescu_qp's quasistatic mode yet";
+  return formulation_params_or_default<AnitescuQpParams>(m).quasi_dynamic
+             ? std::string()
+             : "no lane kernel for anitescu_qp's quasistatic mode yet";
 }
 
 // The model's input the stepper refuses (and reports world by world).
 std::string input_refusal(const Model& m) {
   const int na = m.n_a;
-  if (m.world.type != WorldType::vertical || m.n_q() == 0 ||
-      (na > 0 && (!formulation_params_or_default<AnitescuQpParams>(m).stiffness_Ka || formulation_params_or_default<AnitescuQpParams>(m).stiffness_Ka->size() != na ||
-                  !(formulation_params_or_default<AnitescuQpParams>(m).stiffness_Ka->minCoeff() > 0))))
+  const std::optional<Eigen::VectorXd>& K = formulation_params_or_default<AnitescuQpParams>(m).stiffness_Ka;
+  if (m.world.type != WorldType::vertical || m.n_q() == 0 || (na > 0 && (!K || K->size() != na || !(K->minCoeff() > 0))))
     return "the scalar stepper reports this model's bad input";
   return {};
 }

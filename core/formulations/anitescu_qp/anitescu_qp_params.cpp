@@ -44,9 +44,11 @@ void read_anitescu_qp_params(const json_input::Node& n, Model& m) {
 }
 
 void anitescu_qp_scene_gains(const Model& m, double&, std::vector<double>& joint_gain) {
-  const Eigen::VectorXd& K = *formulation_params<AnitescuQpParams>(m).stiffness_Ka;
-  joint_gain.resize(static_cast<std::size_t>(K.size()));
-  for (Eigen::Index a = 0; a < K.size(); ++a) joint_gain[static_cast<std::size_t>(a)] = K[a];
+  // The defaults (no K_a) for a model the reader did not fill: the stepper refuses it.
+  const std::optional<Eigen::VectorXd>& K = formulation_params_or_default<AnitescuQpParams>(m).stiffness_Ka;
+  if (!K) return;
+  joint_gain.resize(static_cast<std::size_t>(K->size()));
+  for (Eigen::Index a = 0; a < K->size(); ++a) joint_gain[static_cast<std::size_t>(a)] = (*K)[a];
 }
 
 void anitescu_qp_stepper_buffers(const Model& m, double slots, std::vector<StepperBuffer>& out) {

@@ -56,9 +56,10 @@ void EcpStepProblem::setup(const Model& m, const Eigen::Ref<const Eigen::VectorX
   h_ = h;
   mass_ = m.bodies[body_->body].mass;
   mu_ = m.world.support_friction;
-  et_ = formulation_params_or_default<EcpNcpParams>(m).ellipsoid_e_t;
-  eo_ = formulation_params_or_default<EcpNcpParams>(m).ellipsoid_e_o;
-  er_ = formulation_params_or_default<EcpNcpParams>(m).ellipsoid_e_r;
+  const EcpNcpParams& ellipsoid = formulation_params_or_default<EcpNcpParams>(m);
+  et_ = ellipsoid.ellipsoid_e_t;
+  eo_ = ellipsoid.ellipsoid_e_o;
+  er_ = ellipsoid.ellipsoid_e_r;
   c0_ = state_position(q);
   q0_ = state_quaternion(q);
   v0_ = q.segment<3>(7);

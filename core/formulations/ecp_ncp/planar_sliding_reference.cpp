@@ -29,9 +29,10 @@ bool PlanarSlidingReference::setup(const Model& m, const Eigen::Ref<const Eigen:
   h_ = m.step.h;
   mass_ = m.bodies[b.body].mass;
   mu_ = m.world.support_friction;
-  et_ = formulation_params_or_default<EcpNcpParams>(m).ellipsoid_e_t;
-  eo_ = formulation_params_or_default<EcpNcpParams>(m).ellipsoid_e_o;
-  er_ = formulation_params_or_default<EcpNcpParams>(m).ellipsoid_e_r;
+  const EcpNcpParams& ellipsoid = formulation_params_or_default<EcpNcpParams>(m);
+  et_ = ellipsoid.ellipsoid_e_t;
+  eo_ = ellipsoid.ellipsoid_e_o;
+  er_ = ellipsoid.ellipsoid_e_r;
   const Mat3 R = ecp_rotation(Q);
   Iw_ = R * b.inertia * R.transpose();
   p_ext_ = ecp_external_impulse(m, q, t, h_);

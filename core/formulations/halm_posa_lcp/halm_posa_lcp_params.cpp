@@ -103,7 +103,7 @@ std::string tabletop_fixed_world_parameter(const Model& m, std::string_view path
 }
 
 void halm_posa_scene_gains(const Model& m, double& model_gain, std::vector<double>&) {
-  model_gain = formulation_params<HalmPosaParams>(m).feedback_scale_c;
+  model_gain = formulation_params_or_default<HalmPosaParams>(m).feedback_scale_c;
 }
 
 // The object's limit surface is computed from its mass and support patch when the model is

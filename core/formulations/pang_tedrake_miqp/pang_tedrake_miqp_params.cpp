@@ -21,7 +21,7 @@ void read_pang_tedrake_miqp_params(const json_input::Node& n, Model& m) {
 }
 
 void pang_tedrake_miqp_scene_gains(const Model& m, double& model_gain, std::vector<double>&) {
-  model_gain = formulation_params<PangTedrakeMiqpParams>(m).stiffness_K;
+  model_gain = formulation_params_or_default<PangTedrakeMiqpParams>(m).stiffness_K;
 }
 
 void pang_tedrake_miqp_stepper_buffers(const Model& m, double slots, std::vector<StepperBuffer>& out) {

@@ -66,7 +66,9 @@ struct FormulationInfo {
   std::string_view joint_gain{};
   /// The scene's values of its gains, written into a WorldParams: the model gain (also when
   /// it has no name, if its stepper reads one) and one joint gain per velocity-controlled
-  /// joint (or none); allocation-free when joint_gain is already sized. Null: no gains.
+  /// joint (or none); allocation-free when joint_gain is already sized, and never throwing
+  /// (WorldParams(m) runs it, inside steppers too: read formulation_params_or_default).
+  /// Null: no gains. A gain's values are > 0 (the scene reader and the batch refuse others).
   void (*scene_gains)(const Model& m, double& model_gain, std::vector<double>& joint_gain) = nullptr;
   /// Builds its stepper for a Model (null when time_stepping is false).
   std::unique_ptr<Stepper> (*make_stepper)(const Model& m, const StepperOptions& options) = nullptr;
@@ -110,15 +112,16 @@ inline constexpr int kMaxFormulations = 64;
 
 /// Adds a formulation to the table, so that scenes name it in "model.formulation" and
 /// make_stepper, initial_state, the batch engine (one world at a time) and the CLI step it
-/// like the library's own: `row` needs a new name, its world, its reference and (when it
-/// is time-stepping) make_stepper; null memory functions mean it carries nothing between
+/// like the library's own: `row` needs a new name, its world, its reference and (when it is
+/// time-stepping) make_stepper; null memory functions mean it carries nothing between
 /// steps, a null read_params that "model" holds only "formulation"; a row naming a gain
-/// needs scene_gains. Lane steps are the library's own formulations' for now (a LaneGroup
-/// is as wide as the library's build, which a program's own code need not be): a row with
-/// one is refused. Returns the id its Models carry. Register before a scene names it (from
-/// main, or a static FormulationRegistration in a file linked into the program); safe
-/// from several threads. The row's name and reference must outlive the program (string
-/// literals do). Throws std::invalid_argument naming what is wrong.
+/// needs scene_gains (and a joint gain may not be named "position"). Lane steps are the
+/// library's own formulations' for now (a LaneGroup is as wide as the library's build,
+/// which a program's own code need not be): a row with one is refused. Returns the id its
+/// Models carry. Register before a scene names it (from main, or a static
+/// FormulationRegistration in a file linked into the program); safe from several threads.
+/// The row's name and reference must outlive the program (string literals do). Throws
+/// std::invalid_argument naming what is wrong.
 Formulation register_formulation(FormulationInfo row);
 
 /// Registers `row` when the program starts: `static const qs::FormulationRegistration

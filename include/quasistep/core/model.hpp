@@ -253,14 +253,17 @@ P& formulation_params(Model& m) {
   throw_formulation_params_mismatch(m);
 }
 
+/// P's defaults (constant-initialised: reading them costs no initialisation guard).
+template <class P>
+inline constinit const P kDefaultFormulationParams{};
+
 /// m's parameters of type P, or P's defaults when m's formulation holds none of that type:
 /// what a stepper reads, so that one built for another formulation's model refuses its
 /// input when it steps (as for a scene without them) instead of throwing.
 template <class P>
 const P& formulation_params_or_default(const Model& m) {
-  static const P kDefaults{};
   const P* p = std::any_cast<P>(&m.params);
-  return p ? *p : kDefaults;
+  return p ? *p : kDefaultFormulationParams<P>;
 }
 
 /// What changes while a world is stepped.

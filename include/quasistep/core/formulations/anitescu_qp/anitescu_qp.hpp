@@ -80,7 +80,9 @@ class AnitescuQp final : public Stepper {
   /// joints (n_a entries from kMemoryReference), then in quasi-dynamic mode the previous
   /// step's dual impulses beta in the fixed slot layout (2 n_slots from
   /// memory_warm_start(m), anitescu_lanes.hpp), the next PGS's warm start.
-  static int memory_size(const Model& m) { return m.n_a + (formulation_params_or_default<AnitescuQpParams>(m).quasi_dynamic ? 2 * m.n_slots() : 0); }
+  static int memory_size(const Model& m) {
+    return m.n_a + (formulation_params_or_default<AnitescuQpParams>(m).quasi_dynamic ? 2 * m.n_slots() : 0);
+  }
   static constexpr int kMemoryReference = 0;
   static int memory_warm_start(const Model& m) { return m.n_a; }
   /// Its start at configuration q: the reference where the joints are, q̄_a(0) = q_a(0), and

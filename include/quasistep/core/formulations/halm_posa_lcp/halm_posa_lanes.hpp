@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "quasistep/core/contacts.hpp"
-#include "quasistep/core/formulations/halm_posa_lcp/halm_posa_params.hpp"
+#include "quasistep/core/formulations/halm_posa_lcp/halm_posa_lcp_params.hpp"
 #include "quasistep/core/kinematics.hpp"
 #include "quasistep/core/model.hpp"
 #include "quasistep/kernels/lane.hpp"
