@@ -144,6 +144,8 @@ std::string enumerate(const Ucp& u, const UcpSolveOptions& o) {
   out["lps"] = r.lps;
   if (st == Status::infeasible) out["reason"] = "no contact mode combination has a solution (enumeration complete)";
   if (st == Status::iteration_limit) out["reason"] = "node limit reached: the list is incomplete";
+  if (st == Status::numerical_failure)
+    out["reason"] = "a solution failed the check of eqs. (2)-(10) (numbers beyond what doubles resolve?): no list";
   out["time"] = seconds;
   return out.dump();
 }

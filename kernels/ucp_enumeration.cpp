@@ -53,11 +53,23 @@ UcpEnumerationResult ucp_enumerate_modes(const Ucp& u, long max_nodes) {
     r.status = st == Status::unbounded ? Status::numerical_failure : st;
     return r;
   }
+  UcpMotion motion = u.make_motion();
+  UcpWorkspace ws = u.make_workspace();
   int depth = 0;
   while (depth >= 0) {
     if (depth == nc) {
       r.solutions.push_back({modes, xs[static_cast<size_t>(nc)], ys[static_cast<size_t>(nc)]});
-      u.from_lp_units(r.solutions.back().x, r.solutions.back().y);
+      UcpModeSolution& found = r.solutions.back();
+      u.from_lp_units(found.x, found.y);
+      // Every listed solution passes the check the other methods' answers pass (Pang,
+      // Trinkle & Lo 1996, eqs. (2)-(10), on the recovered motion): one that does not (the
+      // data beyond what doubles resolve, a motion that is not finite) fails the whole list.
+      u.recover(found.x, found.y, motion, ws);
+      if (!(u.check(motion, ws).worst <= kUcpEnumerationCheckTolerance)) {
+        r.solutions.clear();
+        r.status = Status::numerical_failure;
+        return r;
+      }
       --depth;
       continue;
     }

@@ -114,6 +114,29 @@ TEST_F(UcpCli, AllListsEveryModeCombination) {
   EXPECT_EQ(none["count"], 0);
 }
 
+TEST_F(UcpCli, AllNeverListsASolutionThatFailsTheCheck) {
+  // J_n near the largest double: the enumeration's point has no finite motion. Every method
+  // says numerical_failure, --all too, and no number that is not finite is printed.
+  nlohmann::json d;
+  {
+    std::ifstream in(data_set(1));
+    in >> d;
+  }
+  d["J_n"][0][0] = 1.797e308;
+  const std::string p = file("huge.json", d.dump());
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"ucp", p, "--all"}, {"ucp", p}, {"ucp", p, "--method", "exact"}, {"ucp", p, "--method", "bilinear"}}) {
+    const CliRun r = run(args);
+    ASSERT_EQ(r.code, 0) << r.err;
+    const nlohmann::json j = r.json();
+    EXPECT_EQ(j["status"], "numerical_failure") << r.out;
+    if (j.contains("solutions")) {
+      EXPECT_EQ(j["count"], 0) << r.out;
+      EXPECT_TRUE(j["solutions"].empty()) << r.out;
+    }
+  }
+}
+
 TEST_F(UcpCli, EmptyXIsAStatusWithAReason) {
   const std::string p = file("squeeze.json", R"({
     "P": [[1], [-1], [0], [0]],

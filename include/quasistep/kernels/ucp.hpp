@@ -287,8 +287,14 @@ struct UcpEnumerationResult {
   long lps = 0;
 };
 
+/// The scaled residual (Ucp::check) every solution of the enumeration passes, as the other
+/// methods' answers do (their check_tolerance).
+inline constexpr double kUcpEnumerationCheckTolerance = 1e-7;
+
 /// Depth-first over the contacts: a partial assignment is dropped as soon as X or Y with
-/// its fixings is empty. Exponential (4^n_c leaves at worst): for small problems.
+/// its fixings is empty. Exponential (4^n_c leaves at worst): for small problems. Every
+/// solution found is checked (kUcpEnumerationCheckTolerance); one that fails makes the
+/// result numerical_failure with no solutions.
 UcpEnumerationResult ucp_enumerate_modes(const Ucp& ucp, long max_nodes = 200000);
 
 }  // namespace qs
