@@ -245,9 +245,16 @@ void OutputSet::commit() {
 }
 
 void install_interrupt_cleanup() {
-  // SIGPIPE too: `quasistep mc --out - --report r.html | head` dies of it, as a filter
-  // should, without leaving r.html's temporary file.
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) std::signal(sig, remove_temps_and_die);
+  // Every signal whose default action ends the process and that a user or the system sends
+  // to a long run: SIGPIPE too (`quasistep mc --out - --report r.html | head` dies of it, as
+  // a filter should, without leaving r.html's temporary file), SIGXCPU and SIGXFSZ (ulimit),
+  // SIGALRM and the user signals (job schedulers). A signal the process was started with
+  // ignored stays ignored: under `nohup` a hang-up must not stop the run.
+  for (int sig : kInterruptSignals) {
+    struct sigaction now {};
+    if (sigaction(sig, nullptr, &now) == 0 && now.sa_handler == SIG_IGN) continue;
+    std::signal(sig, remove_temps_and_die);
+  }
 }
 
 std::string provenance_line(const std::string& scene_source, const std::string& scene_hash, const std::string& seed,

@@ -552,6 +552,57 @@ TEST(CliNumbers, IntegerOptionsOutOfRangeAreRefusedNotClamped) {
   EXPECT_EQ(test::run_cli({"mc", study, "--samples", "2", "--seed", "18446744073709551615"}).code, 0);
 }
 
+TEST(CliNumbers, InfiniteNumberOptionsAreRefused) {
+  // An infinite big-M would write `inf` coefficients into the LP file; an infinite time limit
+  // would never end.
+  const std::string src = QUASISTEP_SOURCE_DIR;
+  const std::string lp = ::testing::TempDir() + "qs_inf_big_m.lp";
+  std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+      {{"export-miqp", src + "/examples/pang_tedrake_grasp.json", "--big-m", "inf", "--out", lp}, "--big-m"},
+      {{"export-miqp", src + "/examples/pang_tedrake_grasp.json", "--big-m", "nan", "--out", lp}, "--big-m"}};
+#ifdef QUASISTEP_HAVE_OMPL
+  cases.push_back({{"plan", src + "/examples/plan_push.json", "--time", "inf"}, "--time"});
+#endif
+  for (const auto& [args, option] : cases) {
+    const test::CliResult r = test::run_cli(args);
+    EXPECT_EQ(r.code, 1) << option << ": " << r.err;
+    EXPECT_EQ(test::count_lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(option), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("must be a finite number"), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(lp));
+}
+
+TEST(CliMessages, TextThatIsNotUtf8InAReplaysFileIsRefusedWithItsLine) {
+  // The stopped line and the header go into the page's JSON: bytes that are not UTF-8 are
+  // refused while the file is read, with its name and line.
+  const std::string dir = ::testing::TempDir();
+  const std::string scene = std::string(QUASISTEP_SOURCE_DIR) + "/examples/anitescu_grasp.json";
+  const std::string traj = dir + "qs_utf8_traj.csv", page = dir + "qs_utf8.html";
+  ASSERT_EQ(test::run_cli({"run", scene, "--steps", "3", "--out", traj}).code, 0);
+  std::string text;
+  {
+    std::ifstream in(traj);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  std::ofstream(traj, std::ios::app) << "# stopped: step 4: infeasible: \xff\xfe\n";
+  test::CliResult r = test::run_cli({"render", scene, "--traj", traj, "--out", page});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_EQ(test::count_lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("qs_utf8_traj.csv: line 7: is not UTF-8 text"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("json.exception"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(page));
+  // In the header (a column name) too.
+  const std::size_t header = text.find("step,t,");
+  ASSERT_NE(header, std::string::npos);
+  text.replace(header, 4, "st\xffp");
+  std::ofstream(traj, std::ios::trunc) << text;
+  r = test::run_cli({"render", scene, "--traj", traj, "--out", page});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find("line 2: is not UTF-8 text"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(page));
+}
+
 TEST(CliMessages, ControlCharactersInKeysNamesAndPathsAreEscapedOntoOneLine) {
   const std::string dir = ::testing::TempDir();
   const auto write = [&](const std::string& name, const std::string& text) {

@@ -9,6 +9,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <array>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -240,6 +242,24 @@ TEST_F(OutputRule, MessagesStayOnOneLine) {
   expect_refused({"run", kScene, "--out", path("no\nsuch/t.csv")}, {"no\\nsuch"});
 }
 
+/// A signal the process was started with ignored stays ignored (`nohup quasistep mc ...`
+/// must survive a hang-up); every other one of kInterruptSignals gets the cleanup handler.
+TEST(OutputRuleSignals, AnIgnoredSignalStaysIgnoredAndTheOthersCleanUp) {
+  std::array<struct sigaction, kInterruptSignals.size()> saved{};
+  for (std::size_t i = 0; i < kInterruptSignals.size(); ++i) sigaction(kInterruptSignals[i], nullptr, &saved[i]);
+  std::signal(SIGHUP, SIG_IGN);
+  install_interrupt_cleanup();
+  for (std::size_t i = 0; i < kInterruptSignals.size(); ++i) {
+    struct sigaction now {};
+    sigaction(kInterruptSignals[i], nullptr, &now);
+    if (kInterruptSignals[i] == SIGHUP || saved[i].sa_handler == SIG_IGN)
+      EXPECT_EQ(now.sa_handler, SIG_IGN) << "signal " << kInterruptSignals[i];
+    else
+      EXPECT_TRUE(now.sa_handler != SIG_IGN && now.sa_handler != SIG_DFL) << "signal " << kInterruptSignals[i];
+  }
+  for (std::size_t i = 0; i < kInterruptSignals.size(); ++i) sigaction(kInterruptSignals[i], &saved[i], nullptr);
+}
+
 #ifdef QUASISTEP_CLI_PATH
 /// Runs the real binary through the shell; returns its exit status as the shell sees it.
 int shell(const std::string& command) {
@@ -255,6 +275,17 @@ TEST_F(OutputRule, AnInterruptedRunLeavesNoTemporaryFile) {
   EXPECT_TRUE(listing().empty());
 }
 
+TEST_F(OutputRule, EverySignalThatEndsARunLeavesNoTemporaryFile) {
+  // The signals a scheduler or ulimit sends (SIGINT is the test above).
+  for (const char* sig : {"XCPU", "USR1"}) {
+    const std::string cmd = std::string("timeout -s ") + sig + " 1 " + QUASISTEP_CLI_PATH + " run " + kScene +
+                            " --steps 100000000 --out " + path("t.csv") + " --forces " + path("f.csv") +
+                            " 2>/dev/null";
+    EXPECT_EQ(shell(cmd), 124) << sig;
+    EXPECT_TRUE(listing().empty()) << sig;
+  }
+}
+
 TEST_F(OutputRule, AFailedWriteToStandardOutputFailsTheCommand) {
   if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
   const std::string problem = file("p.json", R"({"M": [[1]], "q": [-1]})");
@@ -262,6 +293,19 @@ TEST_F(OutputRule, AFailedWriteToStandardOutputFailsTheCommand) {
   EXPECT_NE(read(path("err.txt")).find("cannot write standard output"), std::string::npos);
   EXPECT_EQ(shell(std::string(QUASISTEP_CLI_PATH) + " run " + kScene + " --out - > /dev/full 2>/dev/null"), 1);
   EXPECT_EQ(shell(std::string(QUASISTEP_CLI_PATH) + " validate " + kScene + " > /dev/full 2>/dev/null"), 1);
+  // A failed `--out -` (and a failed report) is said once: one "quasistep:" line.
+  const std::string study = std::string(QUASISTEP_SOURCE_DIR) + "/examples/mc_push.json";
+  for (const std::string& outputs :
+       {std::string(" --out - > /dev/full"), std::string(" --report /dev/full > /dev/null")}) {
+    EXPECT_EQ(shell(std::string(QUASISTEP_CLI_PATH) + " mc " + study + " --samples 4" + outputs + " 2>" +
+                    path("err.txt")),
+              1)
+        << outputs;
+    const std::string err = read(path("err.txt"));
+    std::size_t lines = 0;
+    for (std::size_t at = err.find("quasistep:"); at != std::string::npos; at = err.find("quasistep:", at + 1)) ++lines;
+    EXPECT_EQ(lines, 1u) << outputs << ": " << err;
+  }
 }
 #endif
 

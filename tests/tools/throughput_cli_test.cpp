@@ -75,6 +75,16 @@ TEST(ThroughputCli, AnitescuRunsOnLanesWithTheScalarPathsHash) {
   EXPECT_EQ(hash_line(scalar.out), hash_line(lanes.out));
 }
 
+TEST(ThroughputCli, TheBodyOnPlaneModelStepsPerWorld) {
+  // docs/cli.md: every time-stepping formulation runs; ecp_ncp has no lanes.
+  const std::string tip = std::string(QUASISTEP_SOURCE_DIR) + "/examples/ecp_box_tip.json";
+  const Result r = run({"throughput", tip, "--worlds", "3", "--steps", "4", "--hash"});
+  ASSERT_EQ(r.code, kOk) << r.err;
+  EXPECT_NE(r.out.find("3 worlds x 4 steps of ecp_ncp"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("path          per-world: one world at a time on each thread"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("failed        0 of 3 worlds"), std::string::npos) << r.out;
+}
+
 TEST(ThroughputCli, BadInputIsOneLineAndExitsOne) {
   const Result zero = run({"throughput", kPush, "--worlds", "0"});
   EXPECT_EQ(zero.code, kInputError);

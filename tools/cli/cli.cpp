@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <iomanip>
 #include <iostream>
@@ -48,8 +49,9 @@ namespace qs::cli {
 namespace {
 
 /// Sign checks on a number option with a message a user can read (CLI11's own
-/// NonNegativeNumber and PositiveNumber print the whole double range). The option's own
-/// parse still rejects what is not a number.
+/// NonNegativeNumber and PositiveNumber print the whole double range); the number must be
+/// finite too (an infinite big-M or time limit would write `inf` into a file or never
+/// end). The option's own parse still rejects what is not a number.
 CLI::Validator sign_check(bool allow_zero) {
   return CLI::Validator(
       [allow_zero](std::string& text) -> std::string {
@@ -61,6 +63,7 @@ CLI::Validator sign_check(bool allow_zero) {
         } catch (const std::exception&) {
           return "";
         }
+        if (!std::isfinite(v)) return "must be a finite number (got " + text + ")";
         if (allow_zero ? v >= 0.0 : v > 0.0) return "";
         return std::string("must be ") + (allow_zero ? ">= 0" : "> 0") + " (got " + text + ")";
       },
@@ -159,14 +162,18 @@ void print_contacts(const Model& m, const State& s, std::ostream& out) {
   ContactWorkspace ws(m);
   ws.evaluate(m, s.q.data());
   out << "  slot  pair                         feature        phi (m)       normal            active\n";
+  // Each shape's place among its body's shapes, found once (a search per slot made the
+  // listing quadratic in the shapes of one body).
+  std::vector<std::size_t> place_in_body(m.shapes.size(), 0);
+  for (const Body& b : m.bodies)
+    for (std::size_t k = 0; k < b.shapes.size(); ++k) place_in_body[static_cast<std::size_t>(b.shapes[k])] = k;
   for (int i = 0; i < m.n_slots(); ++i) {
     const ContactSlot& cs = m.slots[i];
     const ContactFrame<double>& f = ws.frame[i];
     std::ostringstream feature;
     // body:shape#feature, the shape counted within its body
     const Shape& fs = m.shapes[cs.feature_shape];
-    const std::vector<int>& own = m.bodies[fs.body].shapes;
-    feature << m.bodies[fs.body].name << ":" << (std::find(own.begin(), own.end(), cs.feature_shape) - own.begin()) << "#"
+    feature << m.bodies[fs.body].name << ":" << place_in_body[static_cast<std::size_t>(cs.feature_shape)] << "#"
             << cs.feature_index;
     out << "  " << std::setw(4) << i << "  " << std::left << std::setw(28) << m.pair_name(cs.pair) << " "
         << std::setw(14) << feature.str() << std::right << std::setw(12) << format_number(f.phi) << "   ("

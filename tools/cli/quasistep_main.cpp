@@ -30,6 +30,8 @@ int main(int argc, char** argv) {
   const bool flushed = std::fflush(stdout) == 0;
   std::cout.flush();
   if (!flushed || !std::cout || std::ferror(stdout)) {
+    // A command that failed has said why (a failed `--out -` among them): one line, not two.
+    if (code != 0) return code;
     std::fprintf(stderr, "quasistep: cannot write standard output: %s\n", errno ? std::strerror(errno) : "write error");
     return qs::cli::kInputError;
   }

@@ -35,6 +35,16 @@ constexpr double kPenetrationMark = -1e-9;  // m
   throw ReplayError(name + ": line " + std::to_string(line) + ": " + what);
 }
 
+/// Text of the file that the page's JSON carries (the stopped line, the column names) must
+/// be UTF-8: refused here with its file and line, not later by the JSON writer without them.
+void expect_utf8(const std::string& text, const std::string& name, long line) {
+  try {
+    (void)nlohmann::json(text).dump();
+  } catch (const nlohmann::json::type_error&) {
+    fail(name, line, "is not UTF-8 text");
+  }
+}
+
 
 std::string trimmed(std::string s) {
   while (!s.empty() && (s.back() == '\r' || s.back() == ' ')) s.pop_back();
@@ -413,11 +423,15 @@ ReplayInput read_trajectory_csv(std::istream& in, const std::string& name, const
   while (next_line(in, line, n)) {
     if (line.empty()) continue;
     if (line[0] == '#') {
-      if (line.rfind("# stopped: ", 0) == 0) r.stopped = line.substr(11);
+      if (line.rfind("# stopped: ", 0) == 0) {
+        r.stopped = line.substr(11);
+        expect_utf8(r.stopped, name, n);
+      }
       check_scene(line, name, n, scene);
       continue;
     }
     if (header.empty()) {
+      expect_utf8(line, name, n);
       header = split_fields(line);
       if (header.size() < 2 || header[0] != "step" || header[1] != "t")
         fail(name, n, "the header must start with step,t (a trajectory CSV of quasistep run --out)");

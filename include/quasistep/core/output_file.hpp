@@ -11,6 +11,8 @@
 // one of them has been written completely.
 #pragma once
 
+#include <array>
+#include <csignal>
 #include <memory>
 #include <ostream>
 #include <stdexcept>
@@ -85,9 +87,15 @@ class OutputSet {
   bool committed_ = false;
 };
 
-/// Removes the temporary files of every live OutputSet when the process receives SIGINT,
-/// SIGTERM, SIGHUP or SIGPIPE, then dies of the signal as it would have. The CLI's main()
-/// calls it once.
+/// The signals after which no temporary file of an OutputSet is left behind: those whose
+/// default action ends the process and that a user, a shell, ulimit or a job scheduler
+/// sends to a long run.
+inline constexpr std::array<int, 12> kInterruptSignals{SIGINT,  SIGTERM, SIGHUP,  SIGPIPE,   SIGQUIT, SIGXCPU,
+                                                       SIGXFSZ, SIGALRM, SIGUSR1, SIGUSR2, SIGVTALRM, SIGPROF};
+
+/// Removes the temporary files of every live OutputSet when the process receives one of
+/// kInterruptSignals, then dies of the signal as it would have; a signal the process was
+/// started with ignored (`nohup`) stays ignored. The CLI's main() calls it once.
 void install_interrupt_cleanup();
 
 /// The provenance comment every output file starts with (one line, '#'-prefixed):
