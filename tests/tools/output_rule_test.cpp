@@ -243,21 +243,21 @@ TEST_F(OutputRule, MessagesStayOnOneLine) {
 }
 
 /// A signal the process was started with ignored stays ignored (`nohup quasistep mc ...`
-/// must survive a hang-up); every other one of kInterruptSignals gets the cleanup handler.
+/// must survive a hang-up); every other one of io::kInterruptSignals gets the cleanup handler.
 TEST(OutputRuleSignals, AnIgnoredSignalStaysIgnoredAndTheOthersCleanUp) {
-  std::array<struct sigaction, kInterruptSignals.size()> saved{};
-  for (std::size_t i = 0; i < kInterruptSignals.size(); ++i) sigaction(kInterruptSignals[i], nullptr, &saved[i]);
+  std::array<struct sigaction, io::kInterruptSignals.size()> saved{};
+  for (std::size_t i = 0; i < io::kInterruptSignals.size(); ++i) sigaction(io::kInterruptSignals[i], nullptr, &saved[i]);
   std::signal(SIGHUP, SIG_IGN);
-  install_interrupt_cleanup();
-  for (std::size_t i = 0; i < kInterruptSignals.size(); ++i) {
+  io::install_interrupt_cleanup();
+  for (std::size_t i = 0; i < io::kInterruptSignals.size(); ++i) {
     struct sigaction now {};
-    sigaction(kInterruptSignals[i], nullptr, &now);
-    if (kInterruptSignals[i] == SIGHUP || saved[i].sa_handler == SIG_IGN)
-      EXPECT_EQ(now.sa_handler, SIG_IGN) << "signal " << kInterruptSignals[i];
+    sigaction(io::kInterruptSignals[i], nullptr, &now);
+    if (io::kInterruptSignals[i] == SIGHUP || saved[i].sa_handler == SIG_IGN)
+      EXPECT_EQ(now.sa_handler, SIG_IGN) << "signal " << io::kInterruptSignals[i];
     else
-      EXPECT_TRUE(now.sa_handler != SIG_IGN && now.sa_handler != SIG_DFL) << "signal " << kInterruptSignals[i];
+      EXPECT_TRUE(now.sa_handler != SIG_IGN && now.sa_handler != SIG_DFL) << "signal " << io::kInterruptSignals[i];
   }
-  for (std::size_t i = 0; i < kInterruptSignals.size(); ++i) sigaction(kInterruptSignals[i], &saved[i], nullptr);
+  for (std::size_t i = 0; i < io::kInterruptSignals.size(); ++i) sigaction(io::kInterruptSignals[i], &saved[i], nullptr);
 }
 
 #ifdef QUASISTEP_CLI_PATH
