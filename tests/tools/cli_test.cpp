@@ -559,7 +559,8 @@ TEST(CliNumbers, InfiniteNumberOptionsAreRefused) {
   const std::string lp = ::testing::TempDir() + "qs_inf_big_m.lp";
   std::vector<std::pair<std::vector<std::string>, std::string>> cases{
       {{"export-miqp", src + "/examples/pang_tedrake_grasp.json", "--big-m", "inf", "--out", lp}, "--big-m"},
-      {{"export-miqp", src + "/examples/pang_tedrake_grasp.json", "--big-m", "nan", "--out", lp}, "--big-m"}};
+      {{"export-miqp", src + "/examples/pang_tedrake_grasp.json", "--big-m", "nan", "--out", lp}, "--big-m"},
+      {{"export-miqp", src + "/examples/pang_tedrake_grasp.json", "--big-m", "1e400", "--out", lp}, "--big-m"}};
 #ifdef QUASISTEP_HAVE_OMPL
   cases.push_back({{"plan", src + "/examples/plan_push.json", "--time", "inf"}, "--time"});
 #endif

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 #include <tbb/global_control.h>
@@ -60,6 +61,9 @@ CLI::Validator sign_check(bool allow_zero) {
           std::size_t used = 0;
           v = std::stod(text, &used);
           if (used != text.size()) return "";  // not a number: the option's own parse says so
+        } catch (const std::out_of_range&) {
+          // 1e400 would be read as inf, 1e-400 as 0 (strtod with ERANGE).
+          return "must be a finite number within the range of a double (got " + text + ")";
         } catch (const std::exception&) {
           return "";
         }
