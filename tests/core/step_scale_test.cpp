@@ -19,9 +19,12 @@ namespace qs::step_scale_test {
 namespace {
 
 /// Steps `file` at step h for `steps` steps; every solved step must have the ground's normal
-/// impulse equal to m g h (the cylinder, 1 kg, rests on the ground; the fingers start
-/// 0.02 m away and close at 0.1 m/s, so they cannot touch it in these steps).
-void expect_ground_carries_the_weight(const std::string& file, double h, int steps) {
+/// impulse equal to m g h (the grippers' cylinder, 1 kg, rests on the ground; the fingers
+/// start 0.02 m away and close at 0.1 m/s, so they cannot touch it in these steps; the
+/// pushed box, 0.5 kg, is pushed sideways).
+/// Every step with h >= solved_from must be taken.
+void expect_ground_carries_the_weight(const std::string& file, double h, int steps, double mass = 1.0,
+                                     double solved_from = 1e-3) {
   nlohmann::json j = test::example_json(file);
   j["step"]["h"] = h;
   j["step"]["steps"] = steps;
@@ -30,7 +33,7 @@ void expect_ground_carries_the_weight(const std::string& file, double h, int ste
   auto stepper = make_stepper(m);
   ASSERT_TRUE(stepper);
   State s = initial_state(m);
-  const double weight = 1.0 * 9.81 * h;
+  const double weight = mass * 9.81 * h;
   int solved = 0;
   for (int l = 1; l <= steps; ++l) {
     const Status st = stepper->step(m, s);
@@ -46,8 +49,8 @@ void expect_ground_carries_the_weight(const std::string& file, double h, int ste
       if (m.pair_name(m.slots[i].pair).find("ground") != std::string::npos) ground += stepper->normal_impulse()[i];
     EXPECT_NEAR(ground, weight, 1e-6 * weight) << file << " h " << h << " step " << l;
   }
-  // At unit-scale h the steps are all taken.
-  if (h >= 1e-3) {
+  // At unit-scale h (and down to solved_from) the steps are all taken.
+  if (h >= solved_from) {
     EXPECT_EQ(solved, steps) << file;
   }
 }
@@ -58,6 +61,13 @@ TEST(StepScale, TrinkleGripperCarriesTheWeightOrRefusesAtAnyStep) {
 
 TEST(StepScale, MiqpGraspCarriesTheWeightOrRefusesAtAnyStep) {
   for (double h : {1e-2, 1e-5, 1e-8, 1e-11}) expect_ground_carries_the_weight("pang_tedrake_grasp.json", h, 3);
+}
+
+TEST(StepScale, AnitescuBoxCarriesTheWeightOrRefusesAtAnyStep) {
+  // At h = 1e-11 the QP's KKT check (absolute) passed an answer with no ground impulse; the
+  // step's force balance, row by row against its own terms, refuses it now.
+  for (double h : {1e-2, 1e-5, 1e-8, 1e-9, 1e-11, 1e-13})
+    expect_ground_carries_the_weight("anitescu_box_push.json", h, 3, 0.5, 1e-9);
 }
 
 TEST(StepScale, HalmPosaStepLcpsAreVerifiedAtAnyStep) {
