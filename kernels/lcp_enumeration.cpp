@@ -6,7 +6,10 @@
 
 #include "quasistep/kernels/branch_and_bound.hpp"
 #include "quasistep/kernels/dense_lp.hpp"
+#include "quasistep/kernels/lcp_acceptance.hpp"
 #include "quasistep/kernels/lemke.hpp"
+#include <Eigen/LU>
+#include <vector>
 
 namespace qs {
 
@@ -24,6 +27,8 @@ struct LcpEnumeration::Relaxation {
   Eigen::MatrixXd M;
   Eigen::VectorXd q;
   int n = 0, k = 0, m = 0;  // variables, free ones, pairs (m = n - k)
+  // A node's point is a leaf when its scaled natural residual is below this (the search's
+  // own test; the answer is then held to the shared acceptance rule).
   double tolerance = 1e-9;
 
   int disjunctions() const { return m; }
@@ -94,36 +99,38 @@ struct LcpEnumeration::Relaxation {
   }
 };
 
-/// The acceptance residual in each row's own units: row i against s_i = |q_i| + |u|_inf
-/// sum_{j<k} |M_ij| + |z|_inf sum_{j>=k} |M_ij| (the largest value terms of the sizes at hand
-/// can form; u and z kept apart), an equality row by |w_i| / s_i, a complementary row by
-/// min(z_i / |z|_inf, |w_i| / s_i) and its sign violations. The same number at any scale of
-/// the data; NaN if any row is NaN.
-static double relative_residual(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::Ref<const Eigen::VectorXd>& q,
-                                const Eigen::VectorXd& x, int k) {
+/// The point whose basic variables (the free ones, and each z_i that x holds larger than
+/// its w_i, z_i against |z|_inf and w_i against |q_i| + sum_j |M_ij x_j|) solve
+/// M_BB x_B = -q_B exactly (LU), the others zero; empty when that block is singular.
+static Eigen::VectorXd polish(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::Ref<const Eigen::VectorXd>& q,
+                              const Eigen::VectorXd& x, int k) {
   const int n = static_cast<int>(q.size());
-  const double umax = k ? x.head(k).cwiseAbs().maxCoeff() : 0.0;
   const double zmax = n > k ? x.tail(n - k).cwiseAbs().maxCoeff() : 0.0;
-  double worst = 0;
+  const Eigen::VectorXd w = M * x + q;
+  std::vector<int> basic;
   for (int i = 0; i < n; ++i) {
-    double w = q[i], row_u = 0, row_z = 0;
-    for (int j = 0; j < n; ++j) {
-      w += M(i, j) * x[j];
-      (j < k ? row_u : row_z) += std::abs(M(i, j));
+    if (i < k) {
+      basic.push_back(i);
+      continue;
     }
-    const double s = std::abs(q[i]) + row_u * umax + row_z * zmax;
-    const double wrel = w == 0 ? 0.0 : std::abs(w) / s;  // s >= |w| > 0 unless rounding
-    double v = wrel;
-    if (i >= k) {
-      // A complementary pair: one side zero (z_i against |z|_inf), and w_i >= 0.
-      const double zrel = x[i] == 0 ? 0.0 : std::abs(x[i]) / zmax;
-      v = std::min(zrel, wrel);
-      if (w < 0 || x[i] < 0) v = std::max({v, w < 0 ? wrel : 0.0, x[i] < 0 ? zrel : 0.0});
-    }
-    if (std::isnan(v) || std::isnan(w)) return std::numeric_limits<double>::quiet_NaN();
-    worst = std::max(worst, v);
+    const double s = std::abs(q[i]) + M.row(i).cwiseAbs().dot(x.cwiseAbs());
+    const double zrel = zmax > 0 ? x[i] / zmax : 0.0, wrel = s > 0 ? std::abs(w[i]) / s : 0.0;
+    if (x[i] > 0 && zrel > wrel) basic.push_back(i);
   }
-  return worst;
+  Eigen::VectorXd out = Eigen::VectorXd::Zero(n);
+  if (basic.empty()) return out;
+  const Eigen::Index b = static_cast<Eigen::Index>(basic.size());
+  Eigen::MatrixXd mb(b, b);
+  Eigen::VectorXd qb(b);
+  for (Eigen::Index i = 0; i < b; ++i) {
+    qb[i] = -q[basic[static_cast<std::size_t>(i)]];
+    for (Eigen::Index j = 0; j < b; ++j) mb(i, j) = M(basic[static_cast<std::size_t>(i)], basic[static_cast<std::size_t>(j)]);
+  }
+  const Eigen::FullPivLU<Eigen::MatrixXd> lu(mb);
+  if (!lu.isInvertible()) return Eigen::VectorXd();
+  const Eigen::VectorXd xb = lu.solve(qb);
+  for (Eigen::Index i = 0; i < b; ++i) out[basic[static_cast<std::size_t>(i)]] = xb[i];
+  return out;
 }
 
 LcpEnumeration::LcpEnumeration(int capacity, const LcpEnumerationOptions& options)
@@ -151,7 +158,6 @@ const LcpEnumeration::Result& LcpEnumeration::solve(const Eigen::Ref<const Eigen
   r.n = static_cast<int>(q.size());
   r.k = free;
   r.m = r.n - free;
-  r.tolerance = opt_.tolerance;
   BnbOptions bo;
   bo.max_nodes = opt_.max_nodes;
   bo.round_width = opt_.round_width;
@@ -164,11 +170,22 @@ const LcpEnumeration::Result& LcpEnumeration::solve(const Eigen::Ref<const Eigen
   result_.status = out.status;
   if (out.status == Status::solved) {
     result_.x = out.solution.head(r.n) * (s / a);
+    // The acceptance rule every LCP solver shares (lcp_acceptance.hpp), on the caller's data.
+    // An LP point is complementary only to the LP's tolerance (a z_i of 1e-17 beside a
+    // positive w_i); where it fails the rule, it is polished once: the side of each pair
+    // that the point holds at zero (relatively, as the node's test reads it) is set to
+    // zero and the others solved for exactly, and the better of the two points is kept.
+    result_.residual = lcp_certified_residual(M, q, result_.x, free, opt_.tolerance);
+    if (!(result_.residual <= opt_.tolerance)) {
+      const Eigen::VectorXd polished = polish(M, q, result_.x, free);
+      const double rp = polished.size() ? lcp_certified_residual(M, q, polished, free, opt_.tolerance)
+                                        : std::numeric_limits<double>::infinity();
+      if (rp < result_.residual) {
+        result_.x = polished;
+        result_.residual = rp;
+      }
+    }
     result_.w = M * result_.x + q;
-    // The acceptance test in each row's own units (docs/kernels.md, Lemke's "Scale"): the
-    // LPs' feasibility tolerance has an absolute floor, so with data of 1e-12 a point that
-    // ignores q passed the scaled residual above.
-    result_.residual = relative_residual(M, q, result_.x, free);
     if (!(result_.residual <= opt_.tolerance)) result_.status = Status::numerical_failure;
   }
   return result_;

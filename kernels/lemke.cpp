@@ -8,18 +8,6 @@
 
 namespace qs {
 
-double lcp_natural_residual(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::Ref<const Eigen::VectorXd>& q,
-                            const Eigen::Ref<const Eigen::VectorXd>& z) {
-  const Eigen::Index n = q.size();
-  double worst = 0;
-  for (Eigen::Index i = 0; i < n; ++i) {
-    const double w = M.row(i).dot(z) + q[i];
-    worst = std::max(worst, std::abs(std::min(z[i], w)));
-  }
-  const double scale = std::max({1.0, q.cwiseAbs().maxCoeff(), M.cwiseAbs().maxCoeff() * z.cwiseAbs().maxCoeff()});
-  return worst / scale;
-}
-
 namespace {
 
 using Simd = NativeSimd;

@@ -35,7 +35,7 @@ TEST(HalmPosaPinch, HasNoPerfectVelocitySolution) {
 TEST(HalmPosaPinch, EveryFiniteGainStepIsAVerifiedSolution) {
   const test::HalmPosaRollout r = test::halm_posa_rollout(pinch_json());
   ASSERT_EQ(r.steps_solved, 80) << to_string(r.last) << ": " << r.detail;
-  EXPECT_LE(r.worst_violation, 1e-9);
+  EXPECT_LE(r.worst_violation, kLcpTolerance);
   EXPECT_GE(r.worst_phi, -1e-6);
 }
 
@@ -52,21 +52,23 @@ TEST(HalmPosaPinch, TheSquareMovesTowardTheWeakerArmsAndTurns) {
 }
 
 // At small steps the tips need several steps to reach the faces: the first steps' LCPs have
-// every contact open, their tangential rows tied by symmetry, and Lemke fails on them; the
-// stepper then takes the open-contact solution (no impulse), exactly.
+// every contact open and their tangential rows tied by symmetry. Lemke, on the data scaled
+// to unit size, solves them; the answer is the open-contact one (no impulse). (When Lemke
+// failed on them, the stepper took that answer itself: the open-contact path, which stays
+// as the fallback.)
 TEST(HalmPosaPinch, SmallStepsCloseTheGapsAndGrip) {
   json s = pinch_json();
   s["step"]["h"] = 0.0025;
   const test::HalmPosaRollout r = test::halm_posa_rollout(s, 40);  // 0.1 s: the tips touch by step 8
   ASSERT_EQ(r.steps_solved, 40) << to_string(r.last) << ": " << r.detail;
-  EXPECT_LE(r.worst_violation, 1e-9);
+  EXPECT_LE(r.worst_violation, kLcpTolerance);
   EXPECT_GE(r.worst_phi, -1e-6);
   EXPECT_GT(r.object.back().z(), 0.0);  // gripped and turning
-  EXPECT_GT(r.open_contact_steps, 0);   // the path under test was taken
 }
 
-// The open-contact solution solves the LCP it replaces, and nothing else takes it.
-TEST(HalmPosaPinch, OpenContactSolutionSolvesTheStepsLcp) {
+// The first small step carries no impulse and solves its LCP; at the scene's own step the
+// tips close in one step.
+TEST(HalmPosaPinch, OpenContactStepsCarryNoImpulse) {
   json s = pinch_json();
   s["step"]["h"] = 0.0025;
   const Scene scene = parse_scene(s.dump());
@@ -74,18 +76,16 @@ TEST(HalmPosaPinch, OpenContactSolutionSolvesTheStepsLcp) {
   HalmPosaLcp stepper(m);
   State st = initial_state(m);
   ASSERT_EQ(stepper.step(m, st), Status::solved) << stepper.report().detail;
-  ASSERT_TRUE(stepper.report().open_contacts);
   const Eigen::VectorXd z = stepper.result().z;
   const auto w = stepper.lcp_vector();
   const Eigen::Index k = w.size() / 4;
-  EXPECT_EQ(z.head(3 * k).cwiseAbs().maxCoeff(), 0.0);  // no impulse
-  EXPECT_EQ(test::lcp_violation(stepper), 0.0);
-  // At the scene's own step the tips close in one step: Lemke solves it, not this path.
+  EXPECT_LE(z.head(3 * k).cwiseAbs().maxCoeff(), 1e-15);  // no impulse (to rounding)
+  EXPECT_LE(test::lcp_violation(stepper), kLcpTolerance);
   const Scene own = parse_scene(pinch_json().dump());
   HalmPosaLcp s2(*own.model);
   State st2 = initial_state(*own.model);
   ASSERT_EQ(s2.step(*own.model, st2), Status::solved);
-  EXPECT_FALSE(s2.report().open_contacts);
+  EXPECT_GT(s2.result().z.head(3 * k).cwiseAbs().maxCoeff(), 0.0);
 }
 
 // The different gains move the square; the arms' pinwheel turns it, gains or not.

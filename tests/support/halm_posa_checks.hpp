@@ -13,6 +13,7 @@
 #include "quasistep/core/contacts.hpp"
 #include "quasistep/core/formulations/halm_posa_lcp/halm_posa_lcp.hpp"
 #include "quasistep/core/scene.hpp"
+#include "quasistep/kernels/lcp_acceptance.hpp"
 #include "tests/support/lcp_check.hpp"
 
 namespace qs::test {
@@ -61,7 +62,7 @@ inline HalmPosaRollout halm_posa_rollout(const nlohmann::json& scene_json, int s
     ++r.steps_solved;
     r.open_contact_steps += stepper.report().open_contacts;
     r.worst_violation = std::max(r.worst_violation, lcp_violation(stepper));
-    EXPECT_LE(stepper.report().complementarity_residual, 1e-9) << "step " << l;
+    EXPECT_LE(stepper.report().complementarity_residual, kLcpTolerance) << "step " << l;
     ws.evaluate(m, s.q.data());
     for (int i = 0; i < m.n_slots(); ++i) r.worst_phi = std::min(r.worst_phi, ws.frame[i].phi);
     r.object.push_back(s.q.head<3>());

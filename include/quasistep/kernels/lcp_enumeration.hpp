@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "quasistep/kernels/bnb_stats.hpp"
+#include "quasistep/kernels/lcp_acceptance.hpp"
 #include "quasistep/kernels/status.hpp"
 
 namespace qs {
@@ -33,7 +34,7 @@ class BranchAndBound;  // quasistep/kernels/branch_and_bound.hpp, included where
 
 struct LcpEnumerationOptions {
   long max_nodes = 4096;
-  double tolerance = 1e-9;  // accepted scaled natural residual (as Lemke's, docs/kernels.md)
+  double tolerance = kLcpTolerance;  // tol / max|q| of the acceptance rule (lcp_acceptance.hpp)
   int round_width = 4;
 };
 
@@ -45,7 +46,7 @@ class LcpEnumeration {
     BnbStats stats;
     Eigen::VectorXd x;                // solved: [u; z] (n)
     Eigen::VectorXd w;                // solved: M x + q (n; zero on the free rows to rounding)
-    double residual = 0;              // solved: the scaled natural residual
+    double residual = 0;              // solved: the certified residual (lcp_acceptance.hpp)
   };
 
   /// Storage for problems up to `capacity` variables.

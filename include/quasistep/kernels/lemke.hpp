@@ -12,13 +12,14 @@
 //
 // Termination: a solution (z0 left the basis), a secondary ray (no blocking row: status
 // not_found; for copositive-plus M this proves the LCP infeasible, CPS Theorem 4.4.13, but
-// the kernel does not classify M), or the pivot limit. Every returned point is re-checked
-// against the data (natural residual) before `solved` is set; a point that fails after one
-// refinement from an LU factorisation of its basis is `numerical_failure`. The residual and
-// the pivoting tolerances have floors of 1, meaningful only near unit scale: data far from
-// it are first scaled to it by powers of two (lcp_scaling_exponents: exact), solved and
-// checked there, and scaled back (a point lost to underflow or overflow is
-// `numerical_failure`), so `solved` means the same at any scale of the data.
+// the kernel does not classify M), or the pivot limit. Every returned point is held to the
+// acceptance rule every LCP solver shares (quasistep/kernels/lcp_acceptance.hpp: relative to
+// max|q|, certified against rounding) before `solved` is set; a point that fails it after
+// iterative refinement on an LU factorisation of its basis is `numerical_failure`. The
+// pivoting tolerances have floors of 1, meaningful at unit scale: every problem is first
+// scaled to it by powers of two (lcp_scaling_exponents: exact), solved there, and scaled
+// back (a point lost to underflow or overflow is `numerical_failure`), so data that differ
+// by a power of two get the same verdict and the same answer, bit for bit.
 //
 // Warm start: pass the basis of a previous solution. Lemke then starts from that
 // complementary basis with the covering vector d = B 1 (so the first step is a uniform
@@ -47,31 +48,34 @@
 #include <limits>
 
 #include "quasistep/kernels/lane.hpp"
+#include "quasistep/kernels/lcp_acceptance.hpp"
 #include "quasistep/kernels/status.hpp"
-#include "quasistep/kernels/unit_scale.hpp"
 
 namespace qs {
 
 struct LemkeOptions {
   int max_pivots = 0;              // 0: 1000 + 100 n
-  double tolerance = 1e-9;         // accepted scaled natural residual (see lcp_natural_residual)
+  double tolerance = kLcpTolerance;  // tol / max|q| of the acceptance rule (lcp_acceptance.hpp)
   double pivot_tolerance = 1e-11;  // a pivot column entry counts as positive above this, relative
                                    // to the column's largest magnitude
 };
 
-/// max_i |min(z_i, w_i)| with w = M z + q, divided by the scale
-/// max(1, |q|_inf, |M|_inf |z|_inf): 0 exactly at a solution, and small only near one.
-double lcp_natural_residual(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::Ref<const Eigen::VectorXd>& q,
-                            const Eigen::Ref<const Eigen::VectorXd>& z);
-
-/// Exponents that bring an LCP near unit scale when it is far from it: the kernels solve
-/// LCP(2^(eq+ez) M, 2^eq q) (then z = 2^ez z'), with eq = unit_scale_exponent(|q|_inf) and
-/// ez the same for 2^eq |M|_inf (quasistep/kernels/unit_scale.hpp). Near unit scale both are 0 and the
-/// data are used as given, bit for bit.
+/// Exponents that bring every LCP to unit scale: the kernels solve LCP(2^(eq+ez) M, 2^eq q)
+/// (then z = 2^ez z'), with eq and ez chosen so that |2^eq q|_inf and |2^(eq+ez) M|_inf lie
+/// in [1, 2) (0 for a zero q or M). Data that differ by powers of two (M and q together, q
+/// alone or M alone) give the same scaled problem bit for bit, so the pivots, the verdict
+/// and the answer (scaled back) are the same at every power of two.
 inline void lcp_scaling_exponents(double m_abs_max, double q_abs_max, int& eq, int& ez) {
-  eq = unit_scale_exponent(q_abs_max);
-  ez = unit_scale_exponent(m_abs_max, eq);
+  eq = q_abs_max > 0 ? -std::ilogb(q_abs_max) : 0;
+  ez = m_abs_max > 0 ? -(std::ilogb(m_abs_max) + eq) : 0;
 }
+
+/// 2^e as a double when it is one (e in [-1074, 1023]), else 0. Multiplying by it rounds as
+/// std::ldexp(x, e) does (one correctly rounded operation), without a library call per entry.
+inline double exact_pow2(int e) { return e >= -1074 && e <= 1023 ? std::ldexp(1.0, e) : 0.0; }
+
+/// x 2^e, by the multiplier p = exact_pow2(e) where it exists.
+inline double times_pow2(double x, int e, double p) { return p != 0.0 ? x * p : std::ldexp(x, e); }
 
 /// z = 2^ez z' entry by entry, false when an entry does not come back exactly (it underflowed
 /// or overflowed: the precision is lost).
@@ -198,21 +202,22 @@ class Lemke {
   Status extract(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::Ref<const Eigen::VectorXd>& q,
                  const LemkeOptions& opt, Result& out);
 
-  /// w = M z + q into out.w (by contiguous columns, skipping z_j = 0) and the scaled
-  /// natural residual of lcp_natural_residual, computed from that w.
+  /// w = M z + q into out.w (by contiguous columns, skipping z_j = 0) and the certified
+  /// residual of lcp_acceptance.hpp (double pass) computed from that w.
   double residual_of(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::Ref<const Eigen::VectorXd>& q,
                      Result& out);
 
   double m_abs_max_ = 0;  // max |M_ij| of the problem being solved (set by solve)
   double q_abs_max_ = 0;  // max |q_i| of the problem being solved (set by solve)
   alignas(64) std::array<double, static_cast<size_t>(kLd) * kLd> binv_{};  // B^-1, column-major, stride kLd
-  alignas(64) std::array<double, kLd> xb_{}, col_{}, ratio_{}, prow_{};
+  alignas(64) std::array<double, kLd> xb_{}, col_{}, ratio_{}, prow_{}, abs_{};
   std::array<double, N> z0_col_{};
   std::array<int, N> basic_{};            // variable basic in each row
   std::array<int, 2 * N + 1> row_of_{};   // row of each basic variable, -1 when nonbasic
   // Factorisations and the mixed-LCP reduction (fixed capacity: no allocation).
   Matrix basis_, inv_, perm_, mp_;
-  Vector qperm_ = Vector::Zero(N), qp_, xref_, eq_;
+  Vector qperm_ = Vector::Zero(N), qp_, xref_, eq_, xcheck_;
+  Vector refine_r_ = Vector::Zero(N), refine_d_, best_z_, best_w_;  // extract()'s iterative refinement
   Matrix scaled_m_, mixed_m_;  // the problem scaled to unit size, when it is far from it
   Vector scaled_q_, mixed_q_;  // (solve(), solve_mixed())
   std::array<int, N> order_{};
@@ -237,16 +242,19 @@ Status Lemke<N>::solve(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::
   // the residual check are those of a problem of unit size.
   scaled_m_.resize(n, n);
   scaled_q_.resize(n);
+  const double pm = exact_pow2(eq + ez), pq = exact_pow2(eq);
   for (int j = 0; j < n; ++j)
-    for (int i = 0; i < n; ++i) scaled_m_(i, j) = std::ldexp(M(i, j), eq + ez);
-  for (int i = 0; i < n; ++i) scaled_q_[i] = std::ldexp(q[i], eq);
+    for (int i = 0; i < n; ++i) scaled_m_(i, j) = times_pow2(M(i, j), eq + ez, pm);
+  for (int i = 0; i < n; ++i) scaled_q_[i] = times_pow2(q[i], eq, pq);
   m_abs_max_ = std::ldexp(m_abs_max_, eq + ez);
   q_abs_max_ = std::ldexp(q_abs_max_, eq);
   solve_as_given(scaled_m_, scaled_q_, out, warm, opt);
   if (out.status != Status::solved) return out.status;
   if (!scale_back(out.z, ez)) return out.status = Status::numerical_failure;
-  out.w.noalias() = M.lazyProduct(out.z);  // w in the caller's units, from the caller's data
-  out.w += q;
+  // w in the caller's units: 2^-eq times the scaled problem's (exact short of underflow, where
+  // an entry is zero to working precision anyway).
+  const double pw = exact_pow2(-eq);
+  for (int i = 0; i < n; ++i) out.w[i] = times_pow2(out.w[i], -eq, pw);
   return out.status;
 }
 
@@ -615,11 +623,45 @@ inline Status Lemke<N>::extract(const Eigen::Ref<const Eigen::MatrixXd>& M, cons
   }
   out.stats.residual = residual_of(M, q, out);
   if (!(out.stats.residual <= opt.tolerance)) {  // a NaN fails too
-    // Refine: solve B x = q afresh for the same basis.
+    // Refine: iterative refinement of B x = q for the same basis with the residual q - B x
+    // formed in long double (mixed-precision refinement, Higham 2002, sec. 12.1), from the
+    // pivoting point (or, where z0 is still basic, from B^-1 q afresh). An ill-conditioned
+    // basis (Halm & Posa's LCPs with stiff feedback) needs it to meet a tolerance relative
+    // to |q| rather than to |M| |z|; where B is too ill-conditioned for it to converge, the
+    // best point seen is kept.
+    double best = out.stats.residual == out.stats.residual ? out.stats.residual : std::numeric_limits<double>::infinity();
+    best_z_ = out.z;
+    best_w_ = out.w;
     factor_complementary_basis(M, out.basis);
-    xref_ = lu_.solve(q);
-    for (int j = 0; j < n; ++j) out.z[j] = out.basis.z_basic[j] ? std::max(0.0, xref_[j]) : 0.0;
-    out.stats.residual = residual_of(M, q, out);
+    xref_.resize(n);
+    if (row_of_[2 * n] < 0) {
+      for (int i = 0; i < n; ++i) xref_[basic_[i] < n ? basic_[i] : basic_[i] - n] = xb_[i];
+    } else {
+      xref_ = lu_.solve(q);
+    }
+    for (int round = 0; round < 3 && !(best <= opt.tolerance); ++round) {
+      for (int i = 0; i < n; ++i) {
+        long double r = q[i];
+        for (int j = 0; j < n; ++j)
+          if (basis_(i, j) != 0.0) r -= static_cast<long double>(basis_(i, j)) * xref_[j];
+        refine_r_[i] = static_cast<double>(r);
+      }
+      refine_d_ = lu_.solve(refine_r_.head(n));
+      xref_.head(n) += refine_d_;
+      for (int j = 0; j < n; ++j) out.z[j] = out.basis.z_basic[j] ? std::max(0.0, xref_[j]) : 0.0;
+      const double r = residual_of(M, q, out);
+      if (r < best) {
+        best = r;
+        best_z_ = out.z;
+        best_w_ = out.w;
+      }
+    }
+    out.z = best_z_;
+    out.w = best_w_;
+    out.stats.residual = best;
+    // Where the double rounding bound is what fails, the rows again in long double.
+    if (!(out.stats.residual <= opt.tolerance))
+      out.stats.residual = std::min(out.stats.residual, lcp_certified_residual_extended(M, q, out.z));
     if (!(out.stats.residual <= opt.tolerance)) return Status::numerical_failure;
   }
   return Status::solved;
@@ -631,56 +673,81 @@ inline double Lemke<N>::residual_of(const Eigen::Ref<const Eigen::MatrixXd>& M, 
   const int n = n_;
   const int nv = n / kW * kW;  // whole vectors, then a scalar tail
   const double* z = out.z.data();
-  double zmax = 0;
+  // Beside each w_i, the sum of its terms' magnitudes a_i = |q_i| + sum_j |M_ij| z_j (z >= 0),
+  // in the same order: the rounding bound of lcp_acceptance.hpp.
+  double* a = abs_.data();
   if constexpr (kLd == kW) {
     // w_i = q_i + sum_j M_ij z_j in the order of j, skipping z_j = 0: with one vector of
     // rows (and a scalar tail), accumulated in a register rather than through memory.
     out.w.resize(n);
     double* w = out.w.data();
-    for (int j = 0; j < n; ++j) zmax = std::max(zmax, z[j]);  // z >= 0
     const double* md = M.data();
     const Eigen::Index ld = M.outerStride();
     for (int i = 0; i < nv; i += kW) {
       Simd acc = load_native(q.data() + i);
+      Simd mag = std::experimental::abs(acc);
       for (int j = 0; j < n; ++j) {
         if (z[j] == 0.0) continue;
-        acc += load_native(md + j * ld + i) * Simd(z[j]);
+        const Simd t = load_native(md + j * ld + i) * Simd(z[j]);
+        acc += t;
+        mag += std::experimental::abs(t);
       }
       store_native(acc, w + i);
+      store_native(mag, a + i);
     }
     for (int i = nv; i < n; ++i) {
-      double acc = q[i];
+      double acc = q[i], mag = std::abs(q[i]);
       for (int j = 0; j < n; ++j)
-        if (z[j] != 0.0) acc += md[j * ld + i] * z[j];
+        if (z[j] != 0.0) {
+          const double t = md[j * ld + i] * z[j];
+          acc += t;
+          mag += std::abs(t);
+        }
       w[i] = acc;
+      a[i] = mag;
     }
   } else {
     // The same sums, one pass over z: w accumulates in memory, column by column.
     out.w = q;
     double* w = out.w.data();
+    for (int i = 0; i < n; ++i) a[i] = std::abs(q[i]);
     for (int j = 0; j < n; ++j) {
       const double zj = z[j];
       if (zj == 0.0) continue;
-      zmax = std::max(zmax, zj);
       const double* m = M.data() + j * M.outerStride();
       const Simd zv(zj);
-      for (int i = 0; i < nv; i += kW) store_native(load_native(w + i) + load_native(m + i) * zv, w + i);
-      for (int i = nv; i < n; ++i) w[i] += m[i] * zj;
+      for (int i = 0; i < nv; i += kW) {
+        const Simd t = load_native(m + i) * zv;
+        store_native(load_native(w + i) + t, w + i);
+        store_native(load_native(a + i) + std::experimental::abs(t), a + i);
+      }
+      for (int i = nv; i < n; ++i) {
+        const double t = m[i] * zj;
+        w[i] += t;
+        a[i] += std::abs(t);
+      }
     }
   }
   const double* w = out.w.data();
-  // max_i |min(z_i, w_i)|: the lane-wise std::min choice (w < z ? w : z), then a max over
-  // numbers that are not NaN, which any order gives alike.
-  Simd worst_v(0.0);
-  for (int i = 0; i < nv; i += kW) {
-    const Simd zi = load_native(z + i), wi = load_native(w + i);
-    const Simd a = std::experimental::abs(select_native(wi < zi, wi, zi));
-    where(worst_v < a, worst_v) = a;
+  // The certified violations of lcp_acceptance.hpp, with e_i = f a_i + floor: max(0, e_i - w_i)
+  // per row, and the complementarity sum_i z_i (|w_i| + e_i) / sum_i z_i, in the order of i
+  // (the lanes' residual_of takes the same steps).
+  int terms = 0;  // the nonzero terms of each sum (the bound's length)
+  for (int j = 0; j < n; ++j) terms += z[j] != 0.0;
+  const double f = lcp_rounding_factor(terms, 0x1p-53);
+  const double floor = (n + 2) * std::numeric_limits<double>::denorm_min();
+  double worst = 0, zsum = 0, zw = 0;
+  for (int i = 0; i < n; ++i) {
+    const double e = a[i] == 0.0 ? 0.0 : a[i] * f + floor;  // no nonzero term: w_i is exact
+    worst = std::max(worst, std::max(0.0, e - w[i]));
+    zsum = zsum + z[i];
+    zw = zw + z[i] * (std::abs(w[i]) + e);
   }
-  double worst = hmax(worst_v);
-  for (int i = nv; i < n; ++i) worst = std::max(worst, std::abs(std::min(out.z[i], out.w[i])));
-  const double scale = std::max({1.0, q_abs_max_, m_abs_max_ * zmax});
-  return worst / scale;
+  if (zsum > 0) worst = std::max(worst, zw / zsum);
+  if (!(worst == worst)) return std::numeric_limits<double>::infinity();  // NaN: inf - inf
+  if (worst == 0) return 0;
+  if (q_abs_max_ == 0) return std::numeric_limits<double>::infinity();
+  return worst / q_abs_max_;
 }
 
 }  // namespace qs

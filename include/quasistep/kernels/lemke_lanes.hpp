@@ -30,10 +30,13 @@
 // numerical_failure (the end point fails the residual check), bad_input (n outside [0,
 // capacity] for every lane; a non-finite M or q for that lane). z and w are written for the
 // lanes that end with a point (solved, numerical_failure, and a ray's point); other lanes' z
-// and w are left untouched. A lane far from unit scale is solved on its data scaled to unit
-// size by powers of two (exact; quasistep/kernels/lemke.hpp's lcp_scaling_exponents) and scaled back. The residual is lcp_natural_residual's scaled natural residual,
-// over the rows that are not excluded, computed in T for all lanes at once when the last
-// lane stops (the degenerate exit computes it on the spot for the lanes that ask).
+// and w are left untouched. Each lane is solved on its data scaled to unit size by powers of
+// two (exact; quasistep/kernels/lemke.hpp's lcp_scaling_exponents) and scaled back. The
+// residual is the certified residual of quasistep/kernels/lcp_acceptance.hpp (its double
+// pass; a lane that fails it goes to the caller's scalar path, which also tries the long
+// double pass), over the rows that are not excluded, computed in T for all lanes at once
+// when the last lane stops (the degenerate exit computes it on the spot for the lanes that
+// ask).
 //
 // Sizes are fixed at construction; solve() allocates nothing, throws nothing, prints nothing.
 #pragma once
@@ -123,11 +126,10 @@ class LemkeLanes {
         mmax = max(mmax, abs(M[i * n + j]));
       }
     }
-    // A lane far from unit scale is solved as LCP(2^(eq+ez) M, 2^eq q) (lcp_scaling_exponents,
-    // as quasistep/kernels/lemke.hpp does): powers of two scale its arithmetic exactly, so its pivots,
-    // tolerances and residual check are those of a problem of unit size; its z is scaled
-    // back and its w formed again from its own data at the end. Lanes near unit scale keep
-    // their data, bit for bit.
+    // Every lane is solved as LCP(2^(eq+ez) M, 2^eq q) (lcp_scaling_exponents, as
+    // quasistep/kernels/lemke.hpp does): powers of two scale its arithmetic exactly, so its
+    // pivots, tolerances and residual check are those of a problem of unit size, the same
+    // for its data at any power of two; z and w are scaled back at the end.
     bool any_scaled = false;
     for (int l = 0; l < kLanes; ++l) {
       exp_q_[l] = exp_z_[l] = 0;
@@ -135,14 +137,31 @@ class LemkeLanes {
       any_scaled = any_scaled || exp_q_[l] != 0 || exp_z_[l] != 0;
     }
     if (any_scaled) {
+      // By whole-T multiplications with each lane's 2^e where every lane has one (exact_pow2:
+      // the same rounding as std::ldexp), else lane by lane.
+      T pm(0.0), pq(0.0);
+      bool by_multiply = true;
+      for (int l = 0; l < kLanes; ++l) {
+        set_lane(pm, l, exact_pow2(exp_q_[l] + exp_z_[l]));
+        set_lane(pq, l, exact_pow2(exp_q_[l]));
+        by_multiply = by_multiply && lane_of(pm, l) != 0.0 && lane_of(pq, l) != 0.0;
+      }
       for (int k = 0; k < n * n; ++k) {
         T v = M[k];
-        for (int l = 0; l < kLanes; ++l) set_lane(v, l, std::ldexp(lane_of(v, l), exp_q_[l] + exp_z_[l]));
+        if (by_multiply) {
+          v = v * pm;
+        } else {
+          for (int l = 0; l < kLanes; ++l) set_lane(v, l, std::ldexp(lane_of(v, l), exp_q_[l] + exp_z_[l]));
+        }
         scaled_m_[static_cast<std::size_t>(k)] = v;
       }
       for (int i = 0; i < n; ++i) {
         T v = q[i];
-        for (int l = 0; l < kLanes; ++l) set_lane(v, l, std::ldexp(lane_of(v, l), exp_q_[l]));
+        if (by_multiply) {
+          v = v * pq;
+        } else {
+          for (int l = 0; l < kLanes; ++l) set_lane(v, l, std::ldexp(lane_of(v, l), exp_q_[l]));
+        }
         scaled_q_[static_cast<std::size_t>(i)] = v;
       }
       for (int l = 0; l < kLanes; ++l) {
@@ -153,7 +172,6 @@ class LemkeLanes {
       q_ = q = scaled_q_.data();
     }
     qmax_ = qmax;
-    mmax_ = mmax;
     solve_from_cold_start(n, q, finite, z, w, opt, out);
     if (any_scaled) unscale(orig_m, orig_q, z, w, out);
   }
@@ -297,10 +315,10 @@ class LemkeLanes {
     }
   }
 
-  /// After a scaled solve: each scaled lane that ended with a point gets z back in its own
-  /// units (z = 2^ez z') and w formed again from its own data (in residual_of's order of
-  /// terms); a point that does not scale back exactly (underflow, overflow) has lost its
-  /// precision, and a `solved` lane with one becomes numerical_failure.
+  /// After a scaled solve: each scaled lane that ended with a point gets z and w back in its
+  /// own units (z = 2^ez z', w = 2^-eq w', as Lemke<N>::solve); a z that does not scale back
+  /// exactly (underflow, overflow) has lost its precision, and a `solved` lane with one
+  /// becomes numerical_failure.
   void unscale(const T* M, const T* q, T* z, T* w, LemkeLanesResult<T>& out) {
     const int n = n_;
     for (int l = 0; l < kLanes; ++l) {
@@ -313,11 +331,8 @@ class LemkeLanes {
         exact = exact && std::ldexp(zj, -exp_z_[l]) == zs && std::isfinite(zj);
         set_lane(z[j], l, zj);
       }
-      for (int i = 0; i < n; ++i) {
-        double v = lane_of(q[i], l);
-        for (int j = 0; j < n; ++j) v = v + lane_of(M[i * n + j], l) * lane_of(z[j], l);
-        set_lane(w[i], l, v);
-      }
+      const double pw = exact_pow2(-exp_q_[l]);
+      for (int i = 0; i < n; ++i) set_lane(w[i], l, times_pow2(lane_of(w[i], l), -exp_q_[l], pw));
       if (st == Status::solved && !exact) out.status[l] = Status::numerical_failure;
     }
     M_ = M;
@@ -423,22 +438,39 @@ class LemkeLanes {
     running_[l] = false;
   }
 
-  /// w = M zc + q into wc and the scaled natural residual max |min(z_i, w_i)| / max(1,
-  /// |q|_inf, |M|_inf |z|_inf) over the rows taken, for every lane at once (whole-T
-  /// arithmetic: a lane's value does not depend on the others').
+  /// w = M zc + q into wc and the certified residual of lcp_acceptance.hpp (its double pass:
+  /// each row's violation widened by its rounding bound, over |q|_inf) over the rows taken,
+  /// for every lane at once (whole-T arithmetic: a lane's value does not depend on the
+  /// others'). Lemke<N>'s residual_of computes the same numbers.
   T residual_of(const T* zc, T* wc) const {
     const int n = n_;
-    const T zero(0.0);
-    T worst = zero, zmax = zero;
+    const T zero(0.0), one(1.0), floor((n + 2) * std::numeric_limits<double>::denorm_min());
+    // The bound's length: the nonzero terms of each sum (excluded rows' z are zero), so a lane
+    // with excluded rows gets the smaller problem's bound.
+    T terms = zero;
+    for (int j = 0; j < n; ++j) terms = terms + select(zc[j] == zero, zero, one);
+    const T f = (terms + T(2.0)) * T(2.0 * 0x1p-53);
+    T worst = zero, zsum = zero, zw = zero;
     for (int i = 0; i < n; ++i) {
-      T v = q_[i];
-      for (int j = 0; j < n; ++j) v = v + M_[i * n + j] * zc[j];
+      T v = q_[i], a = abs(q_[i]);
+      for (int j = 0; j < n; ++j) {
+        const T t = M_[i * n + j] * zc[j];
+        v = v + t;
+        a = a + abs(t);
+      }
       wc[i] = v;
+      const T e = select(a == zero, zero, a * f + floor);  // no nonzero term: w_i is exact
       const MaskT out = is_excluded(i);
-      zmax = max(zmax, select(out, zero, zc[i]));
-      worst = max(worst, select(out, zero, abs(min(zc[i], v))));
+      worst = max(worst, select(out, zero, max(zero, e - v)));
+      // Complementarity, as Lemke<N>'s: sum_i z_i (|w_i| + e_i) over sum_i z_i (excluded
+      // rows have z_i = 0 and add exact zeros).
+      zsum = zsum + zc[i];
+      zw = zw + zc[i] * (abs(v) + e);
     }
-    return worst / max(max(T(1.0), qmax_), mmax_ * zmax);
+    worst = select(zsum > zero, max(worst, zw / select(zsum > zero, zsum, one)), worst);
+    // 0 at an exact solution; over a zero q any violation is infinite (as Lemke<N>'s).
+    const T inf(std::numeric_limits<double>::infinity());
+    return select(worst == zero, zero, select(qmax_ == zero, inf, worst / qmax_));
   }
 
   /// The degenerate exit: lanes in degenerate_ whose basis point passes the residual check
@@ -482,7 +514,7 @@ class LemkeLanes {
   const T* M_ = nullptr;
   const T* q_ = nullptr;
   const MaskT* excl_ = nullptr;
-  T qmax_{}, mmax_{};
+  T qmax_{};
   std::vector<T> binv_, xb_, col_, a_, ratio_;  // (cap x cap) column-major, then (cap) each
   std::vector<T> zc_, wc_;                      // (cap) candidate points and their w
   std::vector<T> scaled_m_, scaled_q_;          // the data scaled to unit size, when a lane is far from it

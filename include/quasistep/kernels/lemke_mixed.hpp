@@ -23,17 +23,17 @@ Status Lemke<N>::solve_mixed(const Eigen::Ref<const Eigen::MatrixXd>& M, const E
   // the block pivot and the check below see data of unit size.
   mixed_m_.resize(n, n);
   mixed_q_.resize(n);
+  const double pm = exact_pow2(eq + ez), pq = exact_pow2(eq);
   for (int j = 0; j < n; ++j)
-    for (int i = 0; i < n; ++i) mixed_m_(i, j) = std::ldexp(M(i, j), eq + ez);
-  for (int i = 0; i < n; ++i) mixed_q_[i] = std::ldexp(q[i], eq);
+    for (int i = 0; i < n; ++i) mixed_m_(i, j) = times_pow2(M(i, j), eq + ez, pm);
+  for (int i = 0; i < n; ++i) mixed_q_[i] = times_pow2(q[i], eq, pq);
   solve_mixed_as_given(mixed_m_, mixed_q_, free, out, opt);
   if (out.status != Status::solved) return out.status;
   const bool exact = scale_back(out.u, ez) && scale_back(out.z, ez);
   if (!exact) return out.status = Status::numerical_failure;
-  const int k = free, m = n - k;
-  out.w.noalias() = M.bottomLeftCorner(m, k).lazyProduct(out.u);  // in the caller's units
-  out.w.noalias() += M.bottomRightCorner(m, m).lazyProduct(out.z);
-  out.w += q.tail(m);
+  // w in the caller's units: 2^-eq times the scaled problem's (exact short of underflow).
+  const double pw = exact_pow2(-eq);
+  for (Eigen::Index i = 0; i < out.w.size(); ++i) out.w[i] = times_pow2(out.w[i], -eq, pw);
   return out.status;
 }
 
@@ -124,15 +124,15 @@ inline Status Lemke<N>::solve_mixed_as_given(const Eigen::Ref<const Eigen::Matri
   eq_ = q.head(k);
   eq_.noalias() += M.topLeftCorner(k, k) * out.u;
   eq_.noalias() += M.topRightCorner(k, m) * out.z;
-  const double scale = std::max({1.0, q.cwiseAbs().maxCoeff(),
-                                 M.cwiseAbs().maxCoeff() * std::max(out.u.size() ? out.u.cwiseAbs().maxCoeff() : 0.0,
-                                                                    m ? out.z.cwiseAbs().maxCoeff() : 0.0)});
-  double comp = 0;
-  for (int i = 0; i < m; ++i) comp = std::max(comp, std::abs(std::min(out.z[i], out.w[i])));
-  out.equality_residual = eq_.cwiseAbs().maxCoeff() / scale;
-  out.stats.residual = std::max(comp / scale, out.equality_residual);
-  const bool signs_ok = m == 0 || out.z.minCoeff() >= 0;
-  out.status = signs_ok && out.stats.residual <= opt.tolerance ? Status::solved : Status::numerical_failure;
+  // The acceptance rule of lcp_acceptance.hpp on [u; z] against the whole mixed problem.
+  xcheck_.resize(n);
+  xcheck_.head(k) = out.u;
+  xcheck_.tail(m) = out.z;
+  const double q_abs = q.cwiseAbs().maxCoeff();
+  const double eq_abs = eq_.cwiseAbs().maxCoeff();
+  out.equality_residual = eq_abs == 0 ? 0.0 : q_abs > 0 ? eq_abs / q_abs : std::numeric_limits<double>::infinity();
+  out.stats.residual = lcp_certified_residual(M, q, xcheck_, k, opt.tolerance);
+  out.status = out.stats.residual <= opt.tolerance ? Status::solved : Status::numerical_failure;
   return out.status;
 }
 
