@@ -82,9 +82,12 @@ inline double times_pow2(double x, int e, double p) { return p != 0.0 ? x * p : 
 template <class V>
 bool scale_back(V& z, int ez) {
   bool exact = true;
+  const double p = exact_pow2(ez), back = exact_pow2(-ez);
   for (Eigen::Index j = 0; j < z.size(); ++j) {
-    const double s = std::ldexp(z[j], ez);
-    exact = exact && std::ldexp(s, -ez) == z[j] && std::isfinite(s);
+    // By multiplications where both powers are doubles (no library call per entry).
+    const double s = p != 0.0 && back != 0.0 ? z[j] * p : std::ldexp(z[j], ez);
+    const double r = p != 0.0 && back != 0.0 ? s * back : std::ldexp(s, -ez);
+    exact = exact && r == z[j] && std::isfinite(s);
     z[j] = s;
   }
   return exact;

@@ -326,9 +326,10 @@ class LemkeLanes {
       const Status st = out.status[l];
       if (st != Status::solved && st != Status::numerical_failure && st != Status::not_found) continue;
       bool exact = true;
+      const double pz = exact_pow2(exp_z_[l]), back = exact_pow2(-exp_z_[l]);
       for (int j = 0; j < n; ++j) {
-        const double zs = lane_of(z[j], l), zj = std::ldexp(zs, exp_z_[l]);
-        exact = exact && std::ldexp(zj, -exp_z_[l]) == zs && std::isfinite(zj);
+        const double zs = lane_of(z[j], l), zj = times_pow2(zs, exp_z_[l], pz);
+        exact = exact && times_pow2(zj, -exp_z_[l], back) == zs && std::isfinite(zj);
         set_lane(z[j], l, zj);
       }
       const double pw = exact_pow2(-exp_q_[l]);
