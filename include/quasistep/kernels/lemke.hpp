@@ -84,10 +84,8 @@ bool scale_back(V& z, int ez) {
   bool exact = true;
   const double p = exact_pow2(ez), back = exact_pow2(-ez);
   for (Eigen::Index j = 0; j < z.size(); ++j) {
-    // By multiplications where both powers are doubles (no library call per entry).
-    const double s = p != 0.0 && back != 0.0 ? z[j] * p : std::ldexp(z[j], ez);
-    const double r = p != 0.0 && back != 0.0 ? s * back : std::ldexp(s, -ez);
-    exact = exact && r == z[j] && std::isfinite(s);
+    const double s = times_pow2(z[j], ez, p);
+    exact = exact && times_pow2(s, -ez, back) == z[j] && std::isfinite(s);
     z[j] = s;
   }
   return exact;

@@ -1,7 +1,9 @@
 // Powers of two that bring data far from unit scale back to it, for kernels whose pivot and
-// feasibility tolerances have absolute floors (max(1, ...)). Scaling by 2^e is exact (short
-// of underflow or overflow), so a problem scaled this way is the same problem, and its
-// solution scales back exactly.
+// feasibility tolerances have absolute floors (max(1, ...)): the UCP's (kernels/ucp.cpp).
+// Scaling by 2^e is exact (short of underflow or overflow), so a problem scaled this way is
+// the same problem, and its solution scales back exactly. Lemke no longer uses the band: it
+// scales every LCP to unit size (lcp_scaling_exponents in quasistep/kernels/lemke.hpp), so
+// that its verdict is the same at every power of two.
 #pragma once
 
 #include <cmath>
@@ -11,8 +13,7 @@ namespace qs {
 /// Data whose largest magnitude has a binary exponent within [-kUnitScaleBand,
 /// kUnitScaleBand] (about 1e-6 ... 2e6) are used as given: there the floors are harmless
 /// (measured: no wrong `solved` from 1e-7 to 1e9), and such data keep their numbers bit for
-/// bit. (A band of 2^-8 ... 2^8 sent a pinned example's LCP, |q| = 2.5e-3, through the
-/// scaling and changed its trajectory.)
+/// bit.
 inline constexpr int kUnitScaleBand = 20;
 
 /// The exponent e with 2^e |x|_max near 1, or 0 when |x|_max is 0, not finite, or already
