@@ -127,8 +127,67 @@ void EcpStepProblem::cold_start(Eigen::Ref<Eigen::VectorXd> x) const {
   }
 }
 
+void EcpStepProblem::scale_impulses(Eigen::Ref<Eigen::VectorXd> x, double factor) const {
+  const double f = 1.0 / factor;
+  x[kPt] *= f;
+  x[kPo] *= f;
+  x[kPr] *= f;
+  x[pn()] *= f;
+}
+
+double EcpStepProblem::impulse_unit(const Eigen::Ref<const Eigen::VectorXd>& x) const {
+  const double p = std::max({p_ext_.head<3>().cwiseAbs().maxCoeff(), std::abs(x[kPt]), std::abs(x[kPo]),
+                             std::abs(x[pn()])});
+  if (!(p > 0) || !std::isfinite(p)) return 1.0;
+  return std::ldexp(1.0, std::ilogb(p));
+}
+
+double EcpStepProblem::impulse_violation(const Eigen::Ref<const Eigen::VectorXd>& x) const {
+  const Vec3 v = x.segment<3>(kV), w = x.segment<3>(kW), a1 = x.segment<3>(kA1);
+  const Vec3 Fc(x[kPt], x[kPo], x[pn()]);
+  const Vec3 r = a1 - (c0_ + h_ * v);
+  const Vec3 dl = mass_ * (v - v0_), dw = Iw_ * (w - w0_), moment = r.cross(Fc);
+  RelativeBalance balance;
+  for (int i = 0; i < 3; ++i) {
+    // The rows of operator() (eq. (18), first block), each against the magnitudes of its terms.
+    balance.row(-dl[i] + Fc[i] + p_ext_[i], std::abs(dl[i]) + std::abs(Fc[i]) + std::abs(p_ext_[i]));
+    const double spin = i == 2 ? x[kPr] : 0.0;
+    const double turn = Iw_.row(i).cwiseAbs().dot((w - w0_).cwiseAbs());
+    const int a = (i + 1) % 3, b = (i + 2) % 3;
+    const double arm = std::abs(r[a] * Fc[b]) + std::abs(r[b] * Fc[a]);
+    balance.row(-dw[i] + moment[i] + spin + p_ext_[3 + i], turn + arm + std::abs(spin) + std::abs(p_ext_[3 + i]));
+  }
+  // Eq. (5), the friction ellipsoid, and p_n >= 0, against the step's linear impulse scale;
+  // on the balance's scale (see kEcpConeTolerance).
+  const double unit = std::max(Fc.cwiseAbs().maxCoeff(), p_ext_.head<3>().cwiseAbs().maxCoeff());
+  if (!(unit > 0)) return balance.worst();
+  const double friction = std::hypot(x[kPt] / et_, x[kPo] / eo_, x[kPr] / er_);
+  const double cone = std::max(friction - mu_ * x[pn()], -x[pn()]) / unit;
+  if (std::isnan(cone)) return std::numeric_limits<double>::infinity();
+  return std::max(balance.worst(), cone * (kForceBalanceTolerance / kEcpConeTolerance));
+}
+
 bool EcpStepProblem::operator()(const Eigen::Ref<const Eigen::VectorXd>& x, Eigen::Ref<Eigen::VectorXd> F,
                                 Eigen::Ref<Eigen::MatrixXd> J) const {
+  if (impulse_scale_ == 1) return evaluate(x, F, J);
+  // x~ -> x, evaluate, then the rows and columns in units of the impulse scale s.
+  const double s = impulse_scale_;
+  Eigen::Matrix<double, Eigen::Dynamic, 1, Eigen::ColMajor, EcpNcp::kCapacity, 1> xp = x;
+  scale_impulses(xp, 1.0 / s);
+  const bool ok = evaluate(xp, F, J);
+  for (int c : {int(kPt), int(kPo), int(kPr), pn()}) J.col(c) *= s;
+  const double inv = 1.0 / s;
+  for (int row : {0, 1, 2, 3, 4, 5, 12, 13, 14}) {
+    F[row] *= inv;
+    J.row(row) *= inv;
+  }
+  F[sigma()] *= inv * inv;
+  J.row(sigma()) *= inv * inv;
+  return ok && F.allFinite();
+}
+
+bool EcpStepProblem::evaluate(const Eigen::Ref<const Eigen::VectorXd>& x, Eigen::Ref<Eigen::VectorXd> F,
+                              Eigen::Ref<Eigen::MatrixXd> J) const {
   J.setZero();
   const Vec3 v = x.segment<3>(kV), w = x.segment<3>(kW), a1 = x.segment<3>(kA1), a2 = x.segment<3>(kA2);
   const double pt = x[kPt], po = x[kPo], pr = x[kPr], lam2 = x[l2()], p_n = x[pn()], sig = x[sigma()];
@@ -373,6 +432,7 @@ Status EcpNcp::solve_step(const Model& m, Eigen::VectorXd& q_state, double t, do
   Status first_status = Status::not_run;
   double first_residual = 0;
   std::string rejected;
+  bool unbalanced = false;  // a candidate solved the MNCP but its impulses failed the check
   std::array<char, kEcpMaxHullFaces> tried{};
   for (int pos = 0; pos < count; ++pos) {
     const int k = order_[pos];
@@ -407,7 +467,32 @@ Status EcpNcp::solve_step(const Model& m, Eigen::VectorXd& q_state, double t, do
       }
       // Newton aims at 1e-10; where its merit stalls (not_found) on rounding just above that,
       // the point is accepted up to kEcpAcceptedResidual, the bar every step must meet.
-      if (st != Status::solved && !(st == Status::not_found && res_.stats.residual <= kEcpAcceptedResidual)) continue;
+      const auto newton_accepts = [&](Status ended) {
+        return ended == Status::solved || (ended == Status::not_found && res_.stats.residual <= kEcpAcceptedResidual);
+      };
+      if (!newton_accepts(st)) continue;
+      // The natural residual is absolute: at a small h (impulses of m g h = 1e-12 N s at
+      // h = 1e-13 s) it is met with the impulses unbalanced. Such a point is solved once more
+      // from where it is, in units of the step's impulse, where the same residual is relative.
+      bool ok = prob_.impulse_violation(res_.x) <= kForceBalanceTolerance;
+      if (!ok) {
+        const double unit = prob_.impulse_unit(res_.x);
+        x0_ = res_.x;
+        prob_.scale_impulses(x0_, unit);
+        prob_.set_impulse_scale(unit);
+        const Status again = newton_.solve(n, EcpStepProblem::kFree, prob_, x0_, res_, opt);
+        prob_.set_impulse_scale(1);
+        prob_.scale_impulses(res_.x, 1.0 / unit);
+        report_.pivots += res_.stats.iterations;
+        const double off = prob_.impulse_violation(res_.x);
+        ok = newton_accepts(again) && off <= kForceBalanceTolerance;
+        unbalanced = unbalanced || !ok;
+        if (!ok && rejected.empty())
+          rejected = "k = " + std::to_string(k) +
+                     " gave a solution whose impulses do not balance or leave the friction cone (relative residual " +
+                     three_digits(off) + ")";
+      }
+      if (!ok) continue;
       // Defensive (Proposition 2 excludes it): no hull vertex below the plane at the new pose.
       Vec3 c;
       Quat q;
@@ -455,6 +540,10 @@ Status EcpNcp::solve_step(const Model& m, Eigen::VectorXd& q_state, double t, do
                     std::to_string(attempts_) + " tried); the first ended " + std::string(to_string(first_status)) +
                     " with natural residual " + three_digits(first_residual);
   if (!rejected.empty()) why += "; " + rejected;
+  // A solution of the MNCP whose impulses do not balance is the step's data beyond what its
+  // arithmetic resolves (at h = 1e-9 s a body moves 1e-17 m, below a double's spacing at its
+  // position): lost precision, the shared status for it.
+  if (unbalanced) return fail(Status::numerical_failure, why);
   return fail(first_status == Status::solved ? Status::not_found : first_status, why);
 }
 

@@ -33,6 +33,12 @@ namespace qs {
 /// The natural residual a step's MNCP solution must meet (Newton aims at 1e-10 and accepts a
 /// point where it stalls only when it is within this).
 constexpr double kEcpAcceptedResidual = 1e-9;
+/// How far an accepted step's contact impulse may lie outside the friction ellipsoid
+/// (eq. (5)), relative to the step's largest linear impulse. The ellipsoid's row of the MNCP
+/// is quadratic in the impulses: Newton's residual of 1e-10 on it, in units of the step's
+/// impulse, leaves the impulse up to sqrt(1e-10) = 1e-5 of that unit outside the ellipsoid
+/// (friction of 1e-5 of the weight's impulse on a contact that opens, for example).
+constexpr double kEcpConeTolerance = 1e-4;
 /// A step no face k solves is retried as 2, 4, ..., this many substeps (EcpNcp::step).
 constexpr int kEcpMaxSubsteps = 8;
 /// The applied impulse of step [t, t + h] on the body at state q (13-vector), as [linear;
@@ -84,9 +90,32 @@ class EcpStepProblem {
   int sigma() const { return kFree + faces_ + 1; }
   int k() const { return k_; }
 
-  /// F(x) and its Jacobian (the callback of quasistep/kernels/ncp_newton.hpp).
+  /// F(x) and its Jacobian (the callback of quasistep/kernels/ncp_newton.hpp). With an
+  /// impulse scale s != 1 (set_impulse_scale) the unknowns are x~ (the impulses p_t, p_o,
+  /// p_r, p_n divided by s) and the rows carrying impulses are divided by s (Newton-Euler,
+  /// eq. (8)) or s^2 (the friction ellipsoid): the same problem in units of s.
   bool operator()(const Eigen::Ref<const Eigen::VectorXd>& x, Eigen::Ref<Eigen::VectorXd> F,
                   Eigen::Ref<Eigen::MatrixXd> J) const;
+
+  /// The unit of the impulses Newton works in (an exact power of two; 1: newtons seconds).
+  /// The kernel's natural residual is absolute: where the step's impulses are far below 1
+  /// (a small h), it is met by points whose impulses do not balance; in units of the step's
+  /// own impulses the same tolerance is relative.
+  void set_impulse_scale(double s) { impulse_scale_ = s; }
+  double impulse_scale() const { return impulse_scale_; }
+  /// The impulses of x (physical units) divided by `factor` (x -> x~ with factor = s, back
+  /// with 1 / s; exact for powers of two).
+  void scale_impulses(Eigen::Ref<Eigen::VectorXd> x, double factor) const;
+  /// A power of two near the step's impulse scale: the largest linear component of the
+  /// applied impulse (m g h and the loads) or of the contact impulse in x (physical units).
+  double impulse_unit(const Eigen::Ref<const Eigen::VectorXd>& x) const;
+  /// The impulses of x (physical units) checked in the step's own units: Newton-Euler's
+  /// balance (eq. (6) with M^u, the first six rows) as the largest row residual over the
+  /// largest sum of a row's term magnitudes (RelativeBalance, quasistep/core/stepper.hpp),
+  /// and the friction ellipsoid (eq. (5)) and p_n >= 0 against the largest linear impulse
+  /// (multiplied by kForceBalanceTolerance / kEcpConeTolerance, so that one bound judges
+  /// both). kForceBalanceTolerance or less for an accepted step.
+  double impulse_violation(const Eigen::Ref<const Eigen::VectorXd>& x) const;
 
   /// The pose at the end of the step for unknowns x: CM position and unit quaternion.
   void end_pose(const Eigen::Ref<const Eigen::VectorXd>& x, Eigen::Vector3d& c, Eigen::Vector4d& q) const;
@@ -109,6 +138,10 @@ class EcpStepProblem {
   std::array<Eigen::Vector3d, kEcpMaxHullFaces> nb_;  // body-frame normals
   std::array<double, kEcpMaxHullFaces> d_{};
   const Body3* body_ = nullptr;
+  double impulse_scale_ = 1;
+
+  bool evaluate(const Eigen::Ref<const Eigen::VectorXd>& x, Eigen::Ref<Eigen::VectorXd> F,
+                Eigen::Ref<Eigen::MatrixXd> J) const;
 };
 
 /// The `ecp_ncp` stepper. State: the 13-vector of quasistep/core/model.hpp Body3.
@@ -122,8 +155,12 @@ class EcpStepProblem {
 /// (carried in State::memory with its k), then, if that fails, from a cold start
 /// at the lowest vertices of the contact-free pose (the face, edge or vertex about to carry
 /// the contact, which an impact can move across the body within one step). A solution is
-/// accepted when the kernel solved the MNCP (natural residual <= 1e-10) and, defensively,
-/// no hull vertex is below the plane by more than 1e-9 m at the new pose.
+/// accepted when the kernel solved the MNCP (natural residual <= 1e-10), its impulses
+/// balance and stay in the friction cone in the step's own units
+/// (EcpStepProblem::impulse_violation <= 1e-6; where they do
+/// not, the same candidate is solved once more from that point with the impulses in units of
+/// the step's own impulse, EcpStepProblem::set_impulse_scale) and, defensively, no hull
+/// vertex is below the plane by more than 1e-9 m at the new pose.
 ///
 /// When no candidate gives an accepted solution, the step is taken as 2, then 4, then
 /// kEcpMaxSubsteps equal substeps, each solved as above (the same model at a finer step for
