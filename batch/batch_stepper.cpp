@@ -224,6 +224,12 @@ struct BatchStepper::Impl {
     if (L.gain_varies)
       for (int l = 0; l < W; ++l) L.gain.set(l, b.param_value(gain_param)[src[l]]);
     ws.lanes->step(m, ws.params);
+    // Stage 5's range check (kStateRange), as Stepper::step's: a lane that left it is not
+    // accepted, and its world's per-world step refuses it.
+    Mask in_range(true);
+    for (int i = 0; i < m.n_q(); ++i) in_range = in_range && abs(L.q[i]) <= Lane(kStateRange);
+    if (!all(in_range))
+      for (int l = 0; l < W; ++l) L.ok[l] = L.ok[l] && in_range[l];
     const double h = ws.params.h;
     // The common case, every lane a live world and accepted: whole-row vector stores, the
     // same values (and bits) as the per-lane loop below.

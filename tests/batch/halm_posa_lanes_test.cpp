@@ -217,6 +217,33 @@ TEST(HalmPosaLanes, PerWorldCommandsRunInLanesWithThePerWorldNumbers) {
   EXPECT_EQ(run(false), run(true));
 }
 
+TEST(HalmPosaLanes, AWorldThrownBeyondTheStateRangeFailsAloneOnBothPaths) {
+  // One world's command of 1e308 m/s would move its disk 1.24e306 m: stage 5's range check
+  // refuses that step on the lane path as on the per-world path, leaves the world where it
+  // was, and the group's other worlds step on.
+  const Scene sc = scene_of(example("halm_posa_push"));
+  const Model& m = *sc.model;
+  const int n = kLaneWidth + 3, thrown = 2;
+  auto run = [&](bool scalar) {
+    WorldBatch b(sc.model, n);
+    BatchStepper st(b, {.threads = 1, .scalar = scalar});
+    std::vector<double> u(static_cast<size_t>(m.n_a) * b.padded_size(), 0.1);
+    u[thrown] = 1e308;  // joint 0 (finger1_x) of world `thrown`
+    st.step(b, {u.data(), b.padded_size()});
+    EXPECT_EQ(b.world_status()[thrown], Status::numerical_failure) << (scalar ? "per world" : "lanes");
+    EXPECT_NE(b.failure_detail(thrown).find("beyond"), std::string::npos) << b.failure_detail(thrown);
+    const State start = initial_state(m);
+    for (int i = 0; i < m.n_q(); ++i) EXPECT_EQ(b.world_q(i)[thrown], start.q[i]) << i;
+    for (int w = 0; w < n; ++w) {
+      if (w != thrown) {
+        EXPECT_EQ(b.world_status()[w], Status::solved) << w;
+      }
+    }
+    return b.hash();
+  };
+  EXPECT_EQ(run(false), run(true));
+}
+
 TEST(HalmPosaLanes, OtherVariedParametersAndLargeModelsUseThePerWorldPath) {
   // A fixed body's pose is a Model parameter the template reads from the Model: per world.
   const Scene wall = scene_of(example("halm_posa_wall"));

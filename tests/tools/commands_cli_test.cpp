@@ -183,6 +183,23 @@ TEST_F(CommandsTest, CommandsReplaceTheSchedulesAndTheirRowsSetTheSteps) {
   EXPECT_NE(text.substr(0, text.find('\n')).find(" commands=" + still), std::string::npos) << text.substr(0, 200);
 }
 
+TEST_F(CommandsTest, AVelocityThatThrowsTheStateBeyondItsRangeFailsTheStep) {
+  // 1e308 m/s for one step of 0.025 s moved the disk 1.24e306 m, every step `solved`, and
+  // the next step's gaps were inf. The step is refused, with the state it would reach.
+  const std::string huge = file("huge.csv",
+                                "step,finger1_x,finger1_y,finger2_x,finger2_y\n1,1e308,0.1,0,0.1\n2,0,0.1,0,0.1\n");
+  const Result r = run({"run", kPush, "--commands", huge, "--out", path("t.csv")});
+  EXPECT_EQ(r.code, kStepFailed) << r.err;
+  EXPECT_NE(r.err.find("run: 0 of 2 steps"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("step 1 (t = 0 to 0.025 s): numerical_failure: the step would move disk.x to 1.24"),
+            std::string::npos)
+      << r.err;
+  // Within the range (1e140 m/s: the disk at 1.2e138 m) the step is taken.
+  const std::string large = file("large.csv", "step,finger1_x,finger1_y,finger2_x,finger2_y\n1,1e140,0.1,0,0.1\n");
+  const Result ok = run({"run", kPush, "--commands", large});
+  EXPECT_EQ(ok.code, kOk) << ok.err;
+}
+
 TEST_F(CommandsTest, AFileThatDoesNotFitIsAOneLineInputError) {
   const std::string two = file("two.csv", "step,x_l,x_r,y_g\n1,0,0,0\n2,0,0,0\n");
   Result r = run({"run", kGripper, "--commands", two, "--steps", "3"});

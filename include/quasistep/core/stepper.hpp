@@ -98,10 +98,26 @@ T time_after_step(const T& t, double h) {
   return t + T(h);
 }
 
+/// Stage 5's range check: a solved step's configuration has every entry finite and of
+/// magnitude at most kStateRange. Beyond it the contact geometry's squared distances
+/// overflow (1e150 squared is 1e300, a double reaches 1.8e308): a step that lands there (a
+/// velocity command of 1e308, say) is refused with numerical_failure and the State is left
+/// as it was, on one world's path (Stepper::step) and on the batch's lane path alike.
+inline constexpr double kStateRange = 1e150;
+
+/// The first entry of q outside [-kStateRange, kStateRange] (NaN included), or -1.
+inline int state_out_of_range(const Eigen::VectorXd& q) {
+  for (Eigen::Index i = 0; i < q.size(); ++i)
+    if (!(std::abs(q[i]) <= kStateRange)) return static_cast<int>(i);
+  return -1;
+}
+
 class Stepper {
  public:
   explicit Stepper(const Model& m)
-      : active_(m.n_slots(), 0),
+      : start_q_(m.n_q()),
+        start_memory_(step_memory_size(m)),
+        active_(m.n_slots(), 0),
         phi_(m.n_slots(), 0.0),
         p_n_(m.n_slots(), 0.0),
         p_t_(m.n_slots(), 0.0),
@@ -172,6 +188,8 @@ class Stepper {
   /// not_found at the node limit, or the LP kernel's failure), recorded here.
   Status record_enumeration(const LcpEnumeration::Result& ex);
 
+  // The state at the start of the step, restored when a solved step leaves kStateRange.
+  Eigen::VectorXd start_q_, start_memory_;
   StepReport report_;
   std::vector<char> active_;
   std::vector<double> phi_, p_n_, p_t_;
