@@ -145,7 +145,9 @@ std::string enumerate(const Ucp& u, const UcpSolveOptions& o) {
   if (st == Status::infeasible) out["reason"] = "no contact mode combination has a solution (enumeration complete)";
   if (st == Status::iteration_limit) out["reason"] = "node limit reached: the list is incomplete";
   if (st == Status::numerical_failure)
-    out["reason"] = "a solution failed the check of eqs. (2)-(10) (numbers beyond what doubles resolve?): no list";
+    out["reason"] =
+        "a solution failed the check of eqs. (2)-(10), or an empty mode's Farkas certificate failed its check "
+        "(numbers beyond what doubles resolve?): no list";
   out["time"] = seconds;
   return out.dump();
 }
@@ -210,7 +212,7 @@ std::string solve_ucp_to_json(const UcpData& data, const UcpSolveOptions& o) {
       reason = r.empty_side ? empty_reason(r.empty_side)
                             : "no complementary pair: every branch-and-bound node closed (" +
                                   std::to_string(r.stats.nodes) + " nodes, " + std::to_string(r.stats.infeasible) +
-                                  " empty)";
+                                  " empty, each by a checked Farkas certificate)";
     } else if (r.status == Status::iteration_limit) {
       reason = "node limit " + std::to_string(o.node_limit) + " reached without a solution or a proof";
     }

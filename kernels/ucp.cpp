@@ -228,8 +228,8 @@ Status Ucp::build(const UcpData& in) {
   y_scale_ = max_abs(d_);
   // X and Y are each scaled by their right-hand side (a cone section: b -> s b maps the
   // points x -> s x), so the LPs may work at unit scale; A_x and A_y stay as they are.
-  x_exp_ = unit_scale_exponent(x_scale_);
-  y_exp_ = unit_scale_exponent(max_abs(b_y_));
+  x_exp_ = unit_exponent(x_scale_);
+  y_exp_ = unit_exponent(max_abs(b_y_));
   b_x_lp_ = b_x_;
   b_y_lp_ = b_y_;
   for (Eigen::Index i = 0; i < b_x_lp_.size(); ++i) b_x_lp_[i] = std::ldexp(b_x_lp_[i], x_exp_);
@@ -390,6 +390,48 @@ UcpCheck Ucp::check(const UcpMotion& mo, UcpWorkspace& ws) const {
     note(std::min(ratio(std::max(0.0, -mo.v_t[i]), sV), ratio(std::abs(mo.c_t[i] - mu_[i] * mo.c_n[i]), sF)), 10, i);
   }
   return r;
+}
+
+bool Ucp::certifies_empty(char side, const Eigen::Ref<const Eigen::VectorXd>& upper,
+                          const Eigen::Ref<const Eigen::VectorXd>& f) const {
+  return side == 'X' ? farkas_certifies_empty(A_x_, b_x_lp_, upper, f) : farkas_certifies_empty(A_y_, b_y_lp_, upper, f);
+}
+
+bool farkas_certifies_empty(const Eigen::Ref<const Eigen::MatrixXd>& A, const Eigen::Ref<const Eigen::VectorXd>& b,
+                            const Eigen::Ref<const Eigen::VectorXd>& upper, const Eigen::Ref<const Eigen::VectorXd>& f) {
+  const Eigen::Index m = A.rows(), n = A.cols();
+  if (f.size() != m || b.size() != m || upper.size() != n || m == 0 || !f.allFinite() || !A.allFinite() ||
+      !b.allFinite())
+    return false;
+  // Each sum of m products is within (m + 2) u_ld of the sum of its terms' magnitudes (the
+  // products of doubles rounded once in long double, then m additions), doubled for safety.
+  using Real = long double;
+  const Real u = std::numeric_limits<Real>::epsilon() / 2;
+  const Real rounding = 2 * (static_cast<Real>(m) + 2) * u;
+  Real beta = 0, beta_mag = 0;
+  for (Eigen::Index i = 0; i < m; ++i) {
+    const Real t = static_cast<Real>(f[i]) * static_cast<Real>(b[i]);
+    beta += t;
+    beta_mag += std::fabs(t);
+  }
+  const Real beta_low = beta - rounding * beta_mag;
+  if (!(beta_low > 0)) return false;
+  Real g_max = 0;  // the largest g_j over the free columns, certainly not exceeded
+  for (Eigen::Index j = 0; j < n; ++j) {
+    if (upper[j] == 0) continue;  // fixed at 0: its g_j takes no part
+    Real g = 0, g_mag = 0;
+    for (Eigen::Index i = 0; i < m; ++i) {
+      const Real t = static_cast<Real>(f[i]) * static_cast<Real>(A(i, j));
+      g += t;
+      g_mag += std::fabs(t);
+    }
+    g_max = std::max(g_max, g + rounding * g_mag);
+  }
+  if (g_max <= 0) return true;  // beta > 0 = sum_j g_j z_j <= 0: empty outright
+  // The smallest |z|_1 of any point: |b|_inf = |A z|_inf <= max|A| |z|_1.
+  const Real a_max = static_cast<Real>(max_abs(A)), b_max = static_cast<Real>(max_abs(b));
+  if (!(a_max > 0)) return false;
+  return beta_low / g_max >= static_cast<Real>(kUcpCertifiedRadius) * (b_max / a_max);
 }
 
 bool Ucp::complementary(const Eigen::Ref<const Eigen::VectorXd>& x, const Eigen::Ref<const Eigen::VectorXd>& y,

@@ -130,7 +130,7 @@ const UcpBilinearResult& UcpBilinear::solve() {
   ++r.lps;
   if (st == Status::infeasible) {
     r.empty_side = 'X';
-    return finish(Status::infeasible);
+    return finish(s.u.certifies_empty('X', s.hi, s.lp_x.farkas()) ? Status::infeasible : Status::numerical_failure);
   }
   if (st != Status::solved) return finish(lp_failure(st));
   s.x = s.lp_x.x();
@@ -139,7 +139,7 @@ const UcpBilinearResult& UcpBilinear::solve() {
   ++r.lps;
   if (st == Status::infeasible) {
     r.empty_side = 'Y';
-    return finish(Status::infeasible);
+    return finish(s.u.certifies_empty('Y', s.hi, s.lp_y.farkas()) ? Status::infeasible : Status::numerical_failure);
   }
   if (st != Status::solved) return finish(lp_failure(st));
   s.y = s.lp_y.x();

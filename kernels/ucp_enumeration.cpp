@@ -35,16 +35,20 @@ UcpEnumerationResult ucp_enumerate_modes(const Ucp& u, long max_nodes) {
   std::vector<Eigen::VectorXd> xs(static_cast<size_t>(nc) + 1, zero), ys = xs;
   std::vector<ContactMode> modes(static_cast<size_t>(nc), ContactMode::breaking);
   std::vector<int> next(static_cast<size_t>(nc) + 1, 0);  // the next mode to try at each depth
-  const auto solve_side = [&](DenseLp& lp, const Eigen::MatrixXd& A, const Eigen::VectorXd& b,
-                              const Eigen::VectorXd& hi, Eigen::VectorXd& point) {
+  // A side is empty only on a certificate checked apart from the LP kernel
+  // (Ucp::certifies_empty); an unchecked one fails the enumeration (numerical_failure).
+  const auto solve_side = [&](char side, DenseLp& lp, const Eigen::VectorXd& hi, Eigen::VectorXd& point) {
     ++r.lps;
-    const Status st = lp.solve(DenseLpProblem{A, b, zero, zero, hi});
+    const bool x_side = side == 'X';
+    const Status st =
+        lp.solve(DenseLpProblem{x_side ? u.A_x() : u.A_y(), x_side ? u.b_x_lp() : u.b_y_lp(), zero, zero, hi});
     if (st == Status::solved) point = lp.x();
+    if (st == Status::infeasible && !u.certifies_empty(side, hi, lp.farkas())) return Status::numerical_failure;
     return st;
   };
   // The root: both sides must be nonempty.
-  Status st = solve_side(lx, u.A_x(), u.b_x_lp(), hx[0], xs[0]);
-  if (st == Status::solved) st = solve_side(ly, u.A_y(), u.b_y_lp(), hy[0], ys[0]);
+  Status st = solve_side('X', lx, hx[0], xs[0]);
+  if (st == Status::solved) st = solve_side('Y', ly, hy[0], ys[0]);
   if (st == Status::infeasible) {
     r.status = Status::solved;  // complete: no solution
     return r;
@@ -111,8 +115,8 @@ UcpEnumerationResult ucp_enumerate_modes(const Ucp& u, long max_nodes) {
         break;
     }
     Status sx = Status::solved, sy = Status::solved;
-    if (change_x) sx = solve_side(lx, u.A_x(), u.b_x_lp(), hx[dk + 1], xs[dk + 1]);
-    if (sx == Status::solved && change_y) sy = solve_side(ly, u.A_y(), u.b_y_lp(), hy[dk + 1], ys[dk + 1]);
+    if (change_x) sx = solve_side('X', lx, hx[dk + 1], xs[dk + 1]);
+    if (sx == Status::solved && change_y) sy = solve_side('Y', ly, hy[dk + 1], ys[dk + 1]);
     if (sx == Status::infeasible || sy == Status::infeasible) continue;  // this mode is empty
     if (sx != Status::solved || sy != Status::solved) {
       const Status bad = sx != Status::solved ? sx : sy;

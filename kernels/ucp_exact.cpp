@@ -17,7 +17,9 @@ using ucp_internal::kInf;
 // nonempty node a few bilinear steps (eqs. (14)-(15), restricted to the node) look for a
 // complementary pair, starting from the parent's y; a node whose pair is complementary is a
 // leaf. Every complementary pair of a node lies in one of its two children (x_i y_i = 0 means
-// x_i = 0 or y_i = 0), so closing every node proves that none exists.
+// x_i = 0 or y_i = 0), so closing every node proves that none exists; a node is closed only
+// when Ucp::certifies_empty verifies the LP's Farkas vector, else the answer is
+// numerical_failure.
 struct UcpExact::Relaxation {
   struct Workspace {
     std::unique_ptr<DenseLp> lx, ly;
@@ -71,13 +73,18 @@ struct UcpExact::Relaxation {
     // X, minimising x'y_parent (0 at the root).
     if (warm) ws.c = parent->y;
     else ws.c.setZero();
+    // A node closes as empty only on a certificate checked apart from the LP kernel.
+    const auto empty = [&](char side, const DenseLp& lp, const Eigen::VectorXd& upper) -> BnbEvaluation {
+      if (u->certifies_empty(side, upper, lp.farkas())) return {Status::infeasible, 0, -1};
+      return {Status::numerical_failure, 0, -1};
+    };
     Status st = warm ? ws.lx->solve(px, parent->bx) : ws.lx->solve(px);
-    if (st == Status::infeasible) return {Status::infeasible, 0, -1};
+    if (st == Status::infeasible) return empty('X', *ws.lx, ws.hx);
     if (st != Status::solved) return {failure(st), 0, -1};
     ws.x = ws.lx->x();
     ws.c = ws.x;
     st = warm ? ws.ly->solve(py, parent->by) : ws.ly->solve(py);
-    if (st == Status::infeasible) return {Status::infeasible, 0, -1};
+    if (st == Status::infeasible) return empty('Y', *ws.ly, ws.hy);
     if (st != Status::solved) return {failure(st), 0, -1};
     ws.y = ws.ly->x();
     // A few bilinear steps inside the node while x'y decreases.
@@ -154,7 +161,8 @@ const UcpExactResult& UcpExact::solve() {
   const Status sy = root_y_->solve(DenseLpProblem{u.A_y(), u.b_y_lp(), zero_, zero_, inf_});
   if (sx == Status::infeasible || sy == Status::infeasible) {
     r.empty_side = sx == Status::infeasible ? 'X' : 'Y';
-    r.status = Status::infeasible;
+    const DenseLp& lp = sx == Status::infeasible ? *root_x_ : *root_y_;
+    r.status = u.certifies_empty(r.empty_side, inf_, lp.farkas()) ? Status::infeasible : Status::numerical_failure;
     r.stats = BnbStats{};
     return r;
   }

@@ -115,10 +115,10 @@ class Ucp {
   const Eigen::VectorXd& mu() const { return mu_; }
 
   /// The right-hand sides the LPs of every method use: b_x and b_y each scaled by a power of
-  /// two (exact) to unit size when it is far from it (quasistep/kernels/lemke.hpp's
-  /// lcp_scaling_exponents band), so that the LP kernel's tolerances, which have an absolute
-  /// floor, see data of unit size: with loads of 1e-9 every y >= 0 near 0 met C y = -d to
-  /// that floor. An LP's point in these units is 2^x_exponent() x (2^y_exponent() y);
+  /// two (exact) to unit size, max|b| in [1, 2) (quasistep/kernels/unit_scale.hpp), so that
+  /// the LP kernel's tolerances, which have an absolute floor, see data of unit size (with
+  /// loads of 1e-9 every y >= 0 near 0 met C y = -d to that floor), and loads that differ by
+  /// a power of two give the same LPs, bit for bit, and so the same verdict. An LP's point in these units is 2^x_exponent() x (2^y_exponent() y);
   /// every result (x, y, products) is reported in X's and Y's own units.
   const Eigen::VectorXd& b_x_lp() const { return b_x_lp_; }
   const Eigen::VectorXd& b_y_lp() const { return b_y_lp_; }
@@ -149,6 +149,18 @@ class Ucp {
   UcpCheck check(const UcpMotion& m, UcpWorkspace& ws) const;
   UcpCheck check(const UcpMotion& m) const;
 
+  /// Whether the LP kernel's Farkas vector f proves { z >= 0 : A z = b, z_j = 0 where
+  /// upper_j = 0 } empty, for X's LP (side 'X': A_x, b_x_lp) or Y's ('Y': A_y, b_y_lp), checked
+  /// apart from the kernel: g = A'f and beta = f'b are summed in long double with a bound on
+  /// each sum's rounding, and every z of the set would give beta = sum_j g_j z_j <= G |z|_1,
+  /// G = the largest certified g_j over the free columns. Accepted when beta > 0 certainly and
+  /// the radius beta / G it proves (no z with |z|_1 below it; infinite when G <= 0) is at least
+  /// kUcpCertifiedRadius times the smallest |z|_1 any point of the set can have (max|b| /
+  /// max|A|). The exact method, the bilinear algorithm's first LPs and the enumeration close a
+  /// set as empty only through this check; where it fails, their answer is numerical_failure.
+  bool certifies_empty(char side, const Eigen::Ref<const Eigen::VectorXd>& upper,
+                       const Eigen::Ref<const Eigen::VectorXd>& f) const;
+
   /// x'y <= tol max(1, max x max y): the complementarity test of both methods (the paper's
   /// termination rule is x'y <= 1e-10 on unit-scale data).
   static bool complementary(const Eigen::Ref<const Eigen::VectorXd>& x, const Eigen::Ref<const Eigen::VectorXd>& y,
@@ -173,6 +185,18 @@ class Ucp {
   struct Factor;
   std::shared_ptr<const Factor> factor_;  // the pivoted QR/COD of P, for recovery
 };
+
+/// What an `infeasible` UCP answer proves (Ucp::certifies_empty): no motion (x, y) with |x|_1
+/// or |y|_1 (in the LPs' units, where max|b| is 1 to 2) below 2^30 times the smallest a point
+/// of X or Y can have. A set that is empty only beyond that is too close to nonempty for
+/// doubles to tell: numerical_failure.
+inline constexpr double kUcpCertifiedRadius = 0x1p30;
+
+/// Ucp::certifies_empty's check on any { z >= 0 : A z = b, z_j = 0 where upper_j = 0 }: the
+/// Farkas vector f proves it empty within kUcpCertifiedRadius times the smallest |z|_1 a
+/// point could have (max|b| / max|A|).
+bool farkas_certifies_empty(const Eigen::Ref<const Eigen::MatrixXd>& A, const Eigen::Ref<const Eigen::VectorXd>& b,
+                            const Eigen::Ref<const Eigen::VectorXd>& upper, const Eigen::Ref<const Eigen::VectorXd>& f);
 
 // ---- the paper's bilinear algorithm (Pang, Trinkle & Lo 1996, sec. 4, with sec. 5's modified restart) -----
 
