@@ -236,6 +236,77 @@ TEST(StepScale, EveryExampleTakesItsStepsDownToANanosecond) {
   EXPECT_GE(examples, 20);
 }
 
+/// Steps `scene_json` with the scene's h and its joints' scheduled velocities given as
+/// commands, and again with h times 2^c and every command times 2^-c (the same displacement
+/// per step, in a time unit 2^c times longer), for `steps` steps or until either fails;
+/// returns the largest difference of any configuration entry between the two (-1 when a
+/// step's status differs).
+double time_scaled_difference(const nlohmann::json& scene_json, int c, int steps) {
+  const Scene scene = parse_scene(scene_json.dump());
+  const Model& m = *scene.model;
+  auto a = make_stepper(m), b = make_stepper(m);
+  State sa = initial_state(m), sb = initial_state(m);
+  WorldParams pa(m), pb(m);
+  pa.commanded = pb.commanded = true;
+  pa.command.assign(static_cast<size_t>(m.n_a), 0.0);
+  pb.command.assign(static_cast<size_t>(m.n_a), 0.0);
+  pa.h = m.step.h;
+  pb.h = std::ldexp(m.step.h, c);
+  double worst = 0;
+  for (int l = 0; l < steps; ++l) {
+    for (const Joint& j : m.joints)
+      if (j.control == Control::velocity) {
+        const size_t a_index = static_cast<size_t>(j.dof - m.n_u);
+        pa.command[a_index] = j.command(sa.t + 0.5 * m.step.h);
+        pb.command[a_index] = std::ldexp(pa.command[a_index], -c);
+      }
+    const Status x = a->step(m, pa, sa), y = b->step(m, pb, sb);
+    if (x != y) return -1;
+    if (x != Status::solved) break;
+    for (int i = 0; i < m.n_q(); ++i) worst = std::max(worst, std::abs(sa.q[i] - sb.q[i]));
+  }
+  return worst;
+}
+
+TEST(StepUnits, ALongerTimeUnitTakesTheSameStepsBitForBit) {
+  // The time unit scaled by 2^c: h times 2^c, velocities times 2^-c, impulses times 2^c. The
+  // quasistatic models' configurations depend on h only through the displacements h u and
+  // the impulses' common scale, and their solvers are scale-free (Lemke and the QP scale
+  // their problems to unit size by powers of two): the same configurations bit for bit.
+  // (The quasi-dynamic Anitescu step and the ECP's dynamics are not time-scale invariant
+  // physically: inertia and gravity set a time scale of their own.)
+  std::vector<std::pair<std::string, nlohmann::json>> scenes;
+  for (const char* f : {"halm_posa_push.json", "halm_posa_wall.json", "halm_posa_peg.json", "pang_tedrake_grasp.json",
+                        "anitescu_box_push.json", "plan_pivot.json"})
+    scenes.emplace_back(f, test::example_json(f));
+  scenes.emplace_back("halm_posa_push.json (perfect velocity)",
+                      test::perfect_velocity(test::example_json("halm_posa_push.json")));
+  // Halm & Posa's LCP is posed in displacements alone: any power of two. The others pose
+  // impulses (m g h) beside displacements: 2^-20 ... 2^20 (h from 1e-7 s to 1e5 s here);
+  // at h = 1e-13 s the MIQP and the QP refuse their steps (numerical_failure: the force
+  // balance in its own units), and at 1e10 s the box push's QP takes another of its optima.
+  for (const auto& [name, j] : scenes) {
+    const bool displacements = name.rfind("halm_posa", 0) == 0;
+    for (int c : {-40, -20, -3, 5, 20, 40}) {
+      if (!displacements && std::abs(c) > 20) continue;
+      EXPECT_EQ(time_scaled_difference(j, c, 20), 0.0) << name << " 2^" << c;
+    }
+  }
+}
+
+TEST(StepUnits, TrinklesStepInALongerTimeUnitDiffersOnlyByRounding) {
+  // Trinkle's LCP holds impulses (times 2^c) beside displacements (unchanged): its rows
+  // scale by different powers of two, and Lemke's scaling is one factor for the whole
+  // problem, so the pivots round differently; the configurations agree to rounding
+  // (measured over 20 steps: 3.3e-11 m at 2^20, where the two kinds of rows are 2^20 apart).
+  const nlohmann::json j = test::example_json("pang_tedrake_gripper.json");
+  for (int c : {-20, -3, 5, 20}) {
+    const double d = time_scaled_difference(j, c, 20);
+    EXPECT_GE(d, 0.0) << "2^" << c << ": a status differs";
+    EXPECT_LE(d, 1e-9) << "2^" << c;
+  }
+}
+
 TEST(StepScale, RelativeBalanceJudgesTheStepInItsOwnUnits) {
   RelativeBalance none;
   none.row(0.0, 0.0);  // no terms at all
