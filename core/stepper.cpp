@@ -18,20 +18,22 @@ Status Stepper::run(const Model& m, const WorldParams& p, State& s, bool fallbac
     return fail(Status::bad_input, step_input_refusal(m, p));
   }
   record_valid_ = false;  // stages 1-2 of this step: contact_record(), at most once
-  start_q_ = s.q;  // sized at construction (a State of the Model's sizes): no allocation
-  start_memory_ = s.memory;
+  step_start_q_ = s.q;  // sized at construction (a State of the Model's sizes): no allocation
+  step_start_memory_ = s.memory;
   const Status st = fallback ? advance_fallback(m, p, s) : advance(m, p, s);
   if (st != Status::solved) return st;
   // Stage 5: the new configuration within kStateRange, else the step is refused.
   if (const int i = state_out_of_range(s.q); i >= 0) {
     const double reached = s.q[i];
-    s.q = start_q_;
-    s.memory = start_memory_;
+    s.q = step_start_q_;
+    s.memory = step_start_memory_;
     std::fill(p_n_.begin(), p_n_.end(), 0.0);
     std::fill(p_t_.begin(), p_t_.end(), 0.0);
     std::ostringstream d;
-    d << "the step would move " << (i < static_cast<int>(m.dofs.size()) ? m.dofs[static_cast<size_t>(i)].name : "q")
-      << " to " << reached << ", beyond +-" << kStateRange
+    d << "the step would move ";
+    if (i < static_cast<int>(m.dofs.size())) d << m.dofs[static_cast<size_t>(i)].name;
+    else d << "q[" << i << "]";
+    d << " to " << reached << ", beyond +-" << kStateRange
       << " where the contact geometry overflows (a command or load too large for the scene)";
     report_ = StepReport{};
     return fail(Status::numerical_failure, d.str());

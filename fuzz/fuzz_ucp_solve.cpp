@@ -1,7 +1,7 @@
 // Fuzz target: the UCP methods' verdicts (Pang, Trinkle & Lo 1996), held to an exact oracle.
 // The input bytes are a UCP with n_c <= 4 contacts, n_q <= 3 object DOFs and n_theta <= 8
 // joints, each velocity- or effort-controlled; every number a multiple of 1/16 in [-8, 8)
-// (friction a multiple of 1/8 in [0, 1]), so exact in doubles; and a power of two 2^k,
+// (friction a multiple of 1/128 in [0, 1]), so exact in doubles; and a power of two 2^k,
 // k in [-40, 40], applied to the loads, to the commanded velocities or to both. The exact
 // method, the bilinear algorithm and the enumeration of the contact modes solve the problem
 // and its scaled copy:

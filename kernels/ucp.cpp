@@ -416,22 +416,25 @@ bool farkas_certifies_empty(const Eigen::Ref<const Eigen::MatrixXd>& A, const Ei
   }
   const Real beta_low = beta - rounding * beta_mag;
   if (!(beta_low > 0)) return false;
-  Real g_max = 0;  // the largest g_j over the free columns, certainly not exceeded
+  // With zeta_j = |A_j|_inf z_j (each variable in units of its column's effect on the rows),
+  // every point has beta = sum_j g_j z_j <= G |zeta|_1, G = max_j g_j / |A_j|_inf certified
+  // upwards over the free columns, and |b|_inf = |A z|_inf <= |zeta|_1. Both are the same
+  // whatever the units of each column.
+  Real g_max = 0;
   for (Eigen::Index j = 0; j < n; ++j) {
     if (upper[j] == 0) continue;  // fixed at 0: its g_j takes no part
-    Real g = 0, g_mag = 0;
+    Real g = 0, g_mag = 0, a_col = 0;
     for (Eigen::Index i = 0; i < m; ++i) {
       const Real t = static_cast<Real>(f[i]) * static_cast<Real>(A(i, j));
       g += t;
       g_mag += std::fabs(t);
+      a_col = std::max(a_col, static_cast<Real>(std::abs(A(i, j))));
     }
-    g_max = std::max(g_max, g + rounding * g_mag);
+    if (a_col == 0) continue;  // a zero column: its variable moves no row
+    g_max = std::max(g_max, (g + rounding * g_mag) / a_col);
   }
-  if (g_max <= 0) return true;  // beta > 0 = sum_j g_j z_j <= 0: empty outright
-  // The smallest |z|_1 of any point: |b|_inf = |A z|_inf <= max|A| |z|_1.
-  const Real a_max = static_cast<Real>(max_abs(A)), b_max = static_cast<Real>(max_abs(b));
-  if (!(a_max > 0)) return false;
-  return beta_low / g_max >= static_cast<Real>(kUcpCertifiedRadius) * (b_max / a_max);
+  if (g_max <= 0) return true;  // beta > 0 >= sum_j g_j z_j: empty outright
+  return beta_low / g_max >= static_cast<Real>(kUcpCertifiedRadius) * static_cast<Real>(max_abs(b));
 }
 
 bool Ucp::complementary(const Eigen::Ref<const Eigen::VectorXd>& x, const Eigen::Ref<const Eigen::VectorXd>& y,

@@ -144,21 +144,27 @@ TEST(UcpCertificate, AFarkasVectorProvesASetEmptyOnlyWhenItsCheckHolds) {
   EXPECT_FALSE(farkas_certifies_empty(A, b, upper, f));
   f << std::nan("");
   EXPECT_FALSE(farkas_certifies_empty(A, b, upper, f));
-  // { z >= 0 : -z1 + eps z2 = 1 } is not empty (z2 = 1 / eps), but has no point with
-  // |z|_1 below 1 / eps: a proof within 2^30 times the smallest possible |z|_1 (here 1) when
-  // 1 / eps is beyond it, and none otherwise.
-  A << -1, 1e-12;
-  b << 1;
-  f << 1;
-  EXPECT_TRUE(farkas_certifies_empty(A, b, upper, f));
-  A << -1, 1e-8;
-  EXPECT_FALSE(farkas_certifies_empty(A, b, upper, f));
+  // { z >= 0 : -z1 + eps z2 = 1 } is not empty (z2 = 1 / eps): f = 1 has g = (-1, eps) > 0
+  // in its second column, and measured in that column's own units (eps z2) the point is of
+  // size 1: no proof, however small eps (the units of a column change nothing).
+  for (double eps : {1e-12, 1e-8, 1.0, 1e8}) {
+    A << -1, eps;
+    b << 1;
+    f << 1;
+    EXPECT_FALSE(farkas_certifies_empty(A, b, upper, f)) << eps;
+  }
   // Fixing z2 = 0 takes its column out: empty outright.
   upper << inf, 0;
   EXPECT_TRUE(farkas_certifies_empty(A, b, upper, f));
+  // ... and a fixed column counts for nothing in the scale either: { z2 = 1e10 } with z1
+  // fixed is not empty.
+  A << 1, 1e-10;
+  upper << 0, inf;
+  EXPECT_FALSE(farkas_certifies_empty(A, b, upper, f));
+  upper << inf, inf;
   // A certificate whose g_j is slightly positive: { z >= 0 : z = 1, -z = 0 } is empty, and
-  // f = (1, 1 - 2^-53) has g = 2^-53 > 0 with f'b = 1, so it rules out every z with |z|_1
-  // below 2^53, beyond 2^30 times the smallest possible (1): accepted.
+  // f = (1, 1 - 2^-53) has g = 2^-53 > 0 with f'b = 1, so it rules out every z below 2^53
+  // (its column's largest entry is 1), beyond 2^30 times max|b| = 1: accepted.
   Eigen::MatrixXd A2(2, 1);
   A2 << 1, -1;
   Eigen::VectorXd b2(2), f2(2), up1(1);
@@ -166,8 +172,11 @@ TEST(UcpCertificate, AFarkasVectorProvesASetEmptyOnlyWhenItsCheckHolds) {
   up1 << inf;
   f2 << 1, 1 - 0x1p-53;
   EXPECT_TRUE(farkas_certifies_empty(A2, b2, up1, f2));
-  f2 << 1, 1 - 0x1p-20;  // g = 2^-20: only |z|_1 below 2^20 ruled out, not a proof
+  // The same in other units of the variable: the same verdict.
+  EXPECT_TRUE(farkas_certifies_empty(A2 * 0x1p-30, b2, up1, f2));
+  f2 << 1, 1 - 0x1p-20;  // g = 2^-20: only z below 2^20 ruled out, not a proof
   EXPECT_FALSE(farkas_certifies_empty(A2, b2, up1, f2));
+  EXPECT_FALSE(farkas_certifies_empty(A2 * 0x1p30, b2, up1, f2));
   // Sizes that do not fit are no proof.
   EXPECT_FALSE(farkas_certifies_empty(A2, b2, upper, f2));
 }

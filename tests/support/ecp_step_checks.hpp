@@ -27,11 +27,13 @@ inline void expect_valid_ecp_step(const EcpNcp& ecp, int step, bool in_contact) 
 /// impulses, apart from the stepper's own residual: Xie & Chakraborty 2021, eq. (6) with
 /// M^u (eq. (18)'s first block),
 ///   m (v1 - v0) = p_contact + p_ext,   I_w (w1 - w0) = (a1 - c1) x p_contact + p_r e_z + p_ext_ang,
-/// row by row, as the largest residual over the largest sum of a row's term magnitudes
-/// (RelativeBalance's measure: the same at any h, since every term scales with it), and the
-/// friction ellipsoid (eq. (5)) and p_n >= 0 against the step's linear impulse (to
-/// kEcpConeTolerance, scaled to kForceBalanceTolerance in the result). A step taken as substeps
-/// reports the last substep's ECP: only p_n >= 0 is checked then (returns 0 otherwise).
+/// row by row, as the largest residual over the largest sum of a row's term magnitudes, the
+/// angular rows divided by the body's size (hull_extent) so that all are impulses
+/// (RelativeBalance's measure: the same at any h and in any units), and the
+/// friction ellipsoid (eq. (5)) and p_n >= 0 against the step's largest linear impulse (to
+/// kEcpConeTolerance, scaled to kForceBalanceTolerance in the result). A step taken as
+/// substeps reports the last substep's ECP and the summed p_n: only p_n >= 0 is checked then
+/// (the caller counts such steps: EcpNcp::substeps()).
 inline double ecp_balance_violation(const Model& m, const EcpNcp& ecp, const Eigen::VectorXd& q0,
                                     const Eigen::VectorXd& q1, double t, double h) {
   if (ecp.substeps() != 1) return ecp.p_n() >= 0 ? 0.0 : 1.0;
@@ -48,7 +50,9 @@ inline double ecp_balance_violation(const Model& m, const EcpNcp& ecp, const Eig
   const Eigen::Vector3d r = ecp.ecp() - c1;
   const Eigen::Vector3d dl = mass * (v1 - v0), dw = Iw * (w1 - w0), moment = r.cross(pc);
   const Eigen::Vector3d spin(0, 0, ecp.p_r());
-  double worst_residual = 0, largest_terms = 0;
+  // The angular rows (N m s) over the body's size, so that all six rows are impulses.
+  const double size = hull_extent(b);
+  double worst = 0, terms_max = 0;
   for (int i = 0; i < 3; ++i) {
     const double res_l = dl[i] - pc[i] - p_ext[i];
     const double terms_l = std::abs(dl[i]) + std::abs(pc[i]) + std::abs(p_ext[i]);
@@ -57,16 +61,17 @@ inline double ecp_balance_violation(const Model& m, const EcpNcp& ecp, const Eig
     const double terms_m = std::abs(r[(i + 1) % 3] * pc[(i + 2) % 3]) + std::abs(r[(i + 2) % 3] * pc[(i + 1) % 3]);
     const double res_a = dw[i] - moment[i] - spin[i] - p_ext[3 + i];
     const double terms_a = terms_dw + terms_m + std::abs(spin[i]) + std::abs(p_ext[3 + i]);
-    worst_residual = std::max({worst_residual, std::abs(res_l), std::abs(res_a)});
-    largest_terms = std::max({largest_terms, terms_l, terms_a});
     if (std::isnan(res_l) || std::isnan(res_a)) return 1.0;
+    worst = std::max({worst, std::abs(res_l), std::abs(res_a) / size});
+    terms_max = std::max({terms_max, terms_l, terms_a / size});
   }
-  double v = worst_residual == 0 ? 0.0 : worst_residual / largest_terms;
+  const double v = worst == 0 ? 0.0 : worst / terms_max;
   // Eq. (5): (p_t / e_t)^2 + (p_o / e_o)^2 + (p_r / e_r)^2 <= (mu p_n)^2, and p_n >= 0.
   const EcpNcpParams& e = formulation_params_or_default<EcpNcpParams>(m);
   const double mu_pn = m.world.support_friction * ecp.p_n();
   const double cone = std::hypot(ecp.p_t() / e.ellipsoid_e_t, ecp.p_o() / e.ellipsoid_e_o, ecp.p_r() / e.ellipsoid_e_r);
-  const double impulse = std::max({std::abs(ecp.p_n()), std::abs(p_ext[2]), 1e-300});
+  // Against the step's largest linear impulse, contact or applied.
+  const double impulse = std::max({pc.cwiseAbs().maxCoeff(), p_ext.head<3>().cwiseAbs().maxCoeff(), 1e-300});
   // The cone to kEcpConeTolerance (the ellipsoid's row is quadratic in the impulses), on the
   // balance's scale.
   const double outside = std::max((cone - mu_pn) / impulse, -ecp.p_n() / impulse);

@@ -147,24 +147,29 @@ double EcpStepProblem::impulse_violation(const Eigen::Ref<const Eigen::VectorXd>
   const Vec3 Fc(x[kPt], x[kPo], x[pn()]);
   const Vec3 r = a1 - (c0_ + h_ * v);
   const Vec3 dl = mass_ * (v - v0_), dw = Iw_ * (w - w0_), moment = r.cross(Fc);
-  RelativeBalance balance;
+  // The rows of operator() (eq. (18), first block), each against the magnitudes of its
+  // terms; the angular rows (N m s) divided by the body's size (m), so that all six are
+  // impulses and the measure is the same in any length unit.
+  const double size = hull_extent(*body_);
+  RelativeBalance rows;
   for (int i = 0; i < 3; ++i) {
-    // The rows of operator() (eq. (18), first block), each against the magnitudes of its terms.
-    balance.row(-dl[i] + Fc[i] + p_ext_[i], std::abs(dl[i]) + std::abs(Fc[i]) + std::abs(p_ext_[i]));
+    rows.row(-dl[i] + Fc[i] + p_ext_[i], std::abs(dl[i]) + std::abs(Fc[i]) + std::abs(p_ext_[i]));
     const double spin = i == 2 ? x[kPr] : 0.0;
     const double turn = Iw_.row(i).cwiseAbs().dot((w - w0_).cwiseAbs());
     const int a = (i + 1) % 3, b = (i + 2) % 3;
     const double arm = std::abs(r[a] * Fc[b]) + std::abs(r[b] * Fc[a]);
-    balance.row(-dw[i] + moment[i] + spin + p_ext_[3 + i], turn + arm + std::abs(spin) + std::abs(p_ext_[3 + i]));
+    rows.row((-dw[i] + moment[i] + spin + p_ext_[3 + i]) / size,
+             (turn + arm + std::abs(spin) + std::abs(p_ext_[3 + i])) / size);
   }
+  const double balance = rows.worst();
   // Eq. (5), the friction ellipsoid, and p_n >= 0, against the step's linear impulse scale;
   // on the balance's scale (see kEcpConeTolerance).
   const double unit = std::max(Fc.cwiseAbs().maxCoeff(), p_ext_.head<3>().cwiseAbs().maxCoeff());
-  if (!(unit > 0)) return balance.worst();
+  if (!(unit > 0)) return balance;
   const double friction = std::hypot(x[kPt] / et_, x[kPo] / eo_, x[kPr] / er_);
   const double cone = std::max(friction - mu_ * x[pn()], -x[pn()]) / unit;
   if (std::isnan(cone)) return std::numeric_limits<double>::infinity();
-  return std::max(balance.worst(), cone * (kForceBalanceTolerance / kEcpConeTolerance));
+  return std::max(balance, cone * (kForceBalanceTolerance / kEcpConeTolerance));
 }
 
 bool EcpStepProblem::operator()(const Eigen::Ref<const Eigen::VectorXd>& x, Eigen::Ref<Eigen::VectorXd> F,
@@ -486,8 +491,9 @@ Status EcpNcp::solve_step(const Model& m, Eigen::VectorXd& q_state, double t, do
         report_.pivots += res_.stats.iterations;
         const double off = prob_.impulse_violation(res_.x);
         ok = newton_accepts(again) && off <= kForceBalanceTolerance;
-        unbalanced = unbalanced || !ok;
-        if (!ok && rejected.empty())
+        const bool refused = newton_accepts(again) && !ok;  // solved, but not balanced
+        unbalanced = unbalanced || refused;
+        if (refused && rejected.empty())
           rejected = "k = " + std::to_string(k) +
                      " gave a solution whose impulses do not balance or leave the friction cone (relative residual " +
                      three_digits(off) + ")";
@@ -541,8 +547,8 @@ Status EcpNcp::solve_step(const Model& m, Eigen::VectorXd& q_state, double t, do
                     " with natural residual " + three_digits(first_residual);
   if (!rejected.empty()) why += "; " + rejected;
   // A solution of the MNCP whose impulses do not balance is the step's data beyond what its
-  // arithmetic resolves (at h = 1e-9 s a body moves 1e-17 m, below a double's spacing at its
-  // position): lost precision, the shared status for it.
+  // arithmetic resolves (at h = 1e-9 s a body at rest moves 1e-17 m, one or two spacings of
+  // a double at a position of 5 cm): lost precision, the shared status for it.
   if (unbalanced) return fail(Status::numerical_failure, why);
   return fail(first_status == Status::solved ? Status::not_found : first_status, why);
 }

@@ -115,14 +115,14 @@ inline int state_out_of_range(const Eigen::VectorXd& q) {
 class Stepper {
  public:
   explicit Stepper(const Model& m)
-      : start_q_(m.n_q()),
-        start_memory_(step_memory_size(m)),
-        active_(m.n_slots(), 0),
+      : active_(m.n_slots(), 0),
         phi_(m.n_slots(), 0.0),
         p_n_(m.n_slots(), 0.0),
         p_t_(m.n_slots(), 0.0),
         record_(m),
-        scene_(m) {}
+        scene_(m),
+        step_start_q_(m.n_q()),
+        step_start_memory_(step_memory_size(m)) {}
   virtual ~Stepper() = default;
   Stepper(const Stepper&) = delete;
   Stepper& operator=(const Stepper&) = delete;
@@ -188,8 +188,6 @@ class Stepper {
   /// not_found at the node limit, or the LP kernel's failure), recorded here.
   Status record_enumeration(const LcpEnumeration::Result& ex);
 
-  // The state at the start of the step, restored when a solved step leaves kStateRange.
-  Eigen::VectorXd start_q_, start_memory_;
   StepReport report_;
   std::vector<char> active_;
   std::vector<double> phi_, p_n_, p_t_;
@@ -200,6 +198,9 @@ class Stepper {
   Status run(const Model& m, const WorldParams& p, State& s, bool fallback);
 
   WorldParams scene_;  // step(m, s)'s parameters
+  // The State at the start of the step, restored when a solved step leaves kStateRange
+  // (a formulation's own caches, such as the ECP's last face, keep the refused step's).
+  Eigen::VectorXd step_start_q_, step_start_memory_;
 };
 
 /// What a program may set on the steppers it builds (make_stepper, BatchOptions): the

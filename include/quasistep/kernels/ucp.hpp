@@ -152,12 +152,14 @@ class Ucp {
   /// Whether the LP kernel's Farkas vector f proves { z >= 0 : A z = b, z_j = 0 where
   /// upper_j = 0 } empty, for X's LP (side 'X': A_x, b_x_lp) or Y's ('Y': A_y, b_y_lp), checked
   /// apart from the kernel: g = A'f and beta = f'b are summed in long double with a bound on
-  /// each sum's rounding, and every z of the set would give beta = sum_j g_j z_j <= G |z|_1,
-  /// G = the largest certified g_j over the free columns. Accepted when beta > 0 certainly and
-  /// the radius beta / G it proves (no z with |z|_1 below it; infinite when G <= 0) is at least
-  /// kUcpCertifiedRadius times the smallest |z|_1 any point of the set can have (max|b| /
-  /// max|A|). The exact method, the bilinear algorithm's first LPs and the enumeration close a
-  /// set as empty only through this check; where it fails, their answer is numerical_failure.
+  /// each sum's rounding. Measuring each variable by its column's effect on the rows,
+  /// zeta_j = max_i |A_ij| z_j, every z of the set would give beta = sum_j g_j z_j <=
+  /// G |zeta|_1, G = the largest certified g_j / max_i |A_ij| over the free columns, while
+  /// |zeta|_1 >= max|b|. Accepted when beta > 0 certainly and the radius beta / G it proves
+  /// (no z with |zeta|_1 below it; infinite when G <= 0) is at least kUcpCertifiedRadius
+  /// times max|b|. The exact method, the bilinear algorithm's first LPs and the enumeration
+  /// close a set as empty only through this check; where it fails, their answer is
+  /// numerical_failure.
   bool certifies_empty(char side, const Eigen::Ref<const Eigen::VectorXd>& upper,
                        const Eigen::Ref<const Eigen::VectorXd>& f) const;
 
@@ -186,15 +188,16 @@ class Ucp {
   std::shared_ptr<const Factor> factor_;  // the pivoted QR/COD of P, for recovery
 };
 
-/// What an `infeasible` UCP answer proves (Ucp::certifies_empty): no motion (x, y) with |x|_1
-/// or |y|_1 (in the LPs' units, where max|b| is 1 to 2) below 2^30 times the smallest a point
-/// of X or Y can have. A set that is empty only beyond that is too close to nonempty for
-/// doubles to tell: numerical_failure.
+/// What an `infeasible` UCP answer proves (Ucp::certifies_empty): no motion (x, y) whose
+/// entries, each weighted by its column's largest entry, sum below 2^30 times the largest
+/// load (or commanded velocity) of its side: none within a billion times the problem's own
+/// scale. A certificate that proves less is too close to a solution for doubles to tell:
+/// numerical_failure.
 inline constexpr double kUcpCertifiedRadius = 0x1p30;
 
 /// Ucp::certifies_empty's check on any { z >= 0 : A z = b, z_j = 0 where upper_j = 0 }: the
-/// Farkas vector f proves it empty within kUcpCertifiedRadius times the smallest |z|_1 a
-/// point could have (max|b| / max|A|).
+/// Farkas vector f proves that no point has sum_j max_i |A_ij| z_j below kUcpCertifiedRadius
+/// times max|b|.
 bool farkas_certifies_empty(const Eigen::Ref<const Eigen::MatrixXd>& A, const Eigen::Ref<const Eigen::VectorXd>& b,
                             const Eigen::Ref<const Eigen::VectorXd>& upper, const Eigen::Ref<const Eigen::VectorXd>& f);
 

@@ -57,7 +57,7 @@ Eigen::Matrix<double, 6, 1> ecp_external_impulse(const Model& m, const Eigen::Re
 /// friction conditions of eq. (8) (3), f_k(a1) = 0; then -f_i(a1) (i != k), -g(a2), l_k,
 /// zeta (eq. (19)).
 ///
-/// Two departures from eq. (19), both about the non-smooth parts the issue names:
+/// Two departures from eq. (19), both about its non-smooth parts:
 ///  1. Face k's pair 0 <= l_k _|_ -f_k(a1) >= 0 (eq. (15) for i = k) becomes the equation
 ///     f_k(a1) = 0 with l_k free: k is by definition active (sec. 4.1, "the index of any one
 ///     of the active constraints"). The pair alone lets l_k = 0 with f_k(a1) < 0, and then
@@ -112,6 +112,7 @@ class EcpStepProblem {
   /// The impulses of x (physical units) checked in the step's own units: Newton-Euler's
   /// balance (eq. (6) with M^u, the first six rows) as the largest row residual over the
   /// largest sum of a row's term magnitudes (RelativeBalance, quasistep/core/stepper.hpp),
+  /// the angular rows divided by the hull's extent (hull_extent) so that all six are impulses,
   /// and the friction ellipsoid (eq. (5)) and p_n >= 0 against the largest linear impulse
   /// (multiplied by kForceBalanceTolerance / kEcpConeTolerance, so that one bound judges
   /// both). kForceBalanceTolerance or less for an accepted step.
