@@ -479,7 +479,8 @@ Status EcpNcp::solve_step(const Model& m, Eigen::VectorXd& q_state, double t, do
       // The natural residual is absolute: at a small h (impulses of m g h = 1e-12 N s at
       // h = 1e-13 s) it is met with the impulses unbalanced. Such a point is solved once more
       // from where it is, in units of the step's impulse, where the same residual is relative.
-      bool ok = prob_.impulse_violation(res_.x) <= kForceBalanceTolerance;
+      const double first_off = prob_.impulse_violation(res_.x);
+      bool ok = first_off <= kForceBalanceTolerance;
       if (!ok) {
         const double unit = prob_.impulse_unit(res_.x);
         x0_ = res_.x;
@@ -489,11 +490,13 @@ Status EcpNcp::solve_step(const Model& m, Eigen::VectorXd& q_state, double t, do
         prob_.set_impulse_scale(1);
         prob_.scale_impulses(res_.x, 1.0 / unit);
         report_.pivots += res_.stats.iterations;
-        const double off = prob_.impulse_violation(res_.x);
+        // The MNCP was solved but its impulses were not balanced, and solving again did not
+        // mend that: the candidate is refused for lost precision (the residual reported is of
+        // the re-solved point when Newton accepted it, else of the first one).
+        const double off = newton_accepts(again) ? prob_.impulse_violation(res_.x) : first_off;
         ok = newton_accepts(again) && off <= kForceBalanceTolerance;
-        const bool refused = newton_accepts(again) && !ok;  // solved, but not balanced
-        unbalanced = unbalanced || refused;
-        if (refused && rejected.empty())
+        unbalanced = unbalanced || !ok;
+        if (!ok && rejected.empty())
           rejected = "k = " + std::to_string(k) +
                      " gave a solution whose impulses do not balance or leave the friction cone (relative residual " +
                      three_digits(off) + ")";
