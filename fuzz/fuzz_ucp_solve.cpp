@@ -127,6 +127,12 @@ Run solve(const qs::UcpData& d, const qs::Ucp& u) {
   const double tol = 2 * qs::kUcpEnumerationCheckTolerance;
   Run r;
   qs::UcpMotion m = u.make_motion();
+  // A pair some method calls a solution: its motion must pass the exact check.
+  const auto verify = [&](const Eigen::VectorXd& x, const Eigen::VectorXd& y) {
+    u.recover(x, y, m);
+    if (!exactly_checked(d, u, m, tol)) std::abort();  // a wrong `solved`
+    r.verified_solution = true;
+  };
   qs::UcpExactOptions eo;
   eo.parallel = false;
   eo.max_nodes = 2000;
@@ -135,27 +141,19 @@ Run solve(const qs::UcpData& d, const qs::Ucp& u) {
   if (r.exact == qs::Status::solved) {
     r.ex = exact.result().x;
     r.ey = exact.result().y;
-    u.recover(r.ex, r.ey, m);
-    if (!exactly_checked(d, u, m, tol)) std::abort();  // a wrong `solved`
-    r.verified_solution = true;
+    verify(r.ex, r.ey);
   }
   qs::UcpBilinear bilinear(u);
   r.bilinear = bilinear.solve().status;
   if (r.bilinear == qs::Status::solved) {
     r.bx = bilinear.result().x;
     r.by = bilinear.result().y;
-    u.recover(r.bx, r.by, m);
-    if (!exactly_checked(d, u, m, tol)) std::abort();  // a wrong `solved`
-    r.verified_solution = true;
+    verify(r.bx, r.by);
   }
   const qs::UcpEnumerationResult e = qs::ucp_enumerate_modes(u, 20000);
   r.all = e.status;
   r.modes = e.solutions;
-  for (const qs::UcpModeSolution& s : e.solutions) {
-    u.recover(s.x, s.y, m);
-    if (!exactly_checked(d, u, m, tol)) std::abort();  // a wrong listed solution
-    r.verified_solution = true;
-  }
+  for (const qs::UcpModeSolution& s : e.solutions) verify(s.x, s.y);
   // No false `infeasible`: a verified solution contradicts every proof of none.
   const bool enumeration_empty = e.status == qs::Status::solved && e.solutions.empty();
   if (r.verified_solution &&
