@@ -38,6 +38,59 @@ using test::halm_posa_rollout;
 
 Eigen::Vector3d object_pose(const State& s) { return s.q.head<3>(); }
 
+/// The scene with A and B both times 2^k.
+json with_common_scale(json s, int k) {
+  for (const char* key : {"A", "B"}) {
+    json& x = s["model"][key];
+    if (x.is_number()) {
+      x = std::ldexp(x.get<double>(), k);
+    } else {
+      for (json& row : x)
+        for (json& v : row) v = std::ldexp(v.get<double>(), k);
+    }
+  }
+  return s;
+}
+
+TEST(HalmPosaLcp, ACommonScaleOfAAndBTakesTheSameStepsBitForBit) {
+  // Only the ratio of A to cB moves the object: a factor common to both is absorbed by the
+  // impulses (k of Halm & Posa 2018, eq. (10)). The step holds both in the LCP's unit
+  // (halm_posa_lcp_unit), so the LCP is the same at any common scale and the impulses are
+  // reported in the scene's units. Before, the friction rows (eq. (36), entries of one) sat
+  // beside rows 2^20 larger: at 2^20 a step was `solved` with friction and no normal impulse
+  // (the disk moved 0.54 mm with the fingers 2.2 mm away), at 2^-80 one was `infeasible`.
+  // Both paths: the fixed-layout template (step) and the compacted LCP (step_fallback).
+  for (const char* name : {"halm_posa_push", "halm_posa_wall", "halm_posa_peg"}) {
+    const json base = example(name);
+    const Scene a_scene = parse_scene(base.dump());
+    for (int k : {-80, -40, -20, -3, 5, 20, 40}) {
+      const Scene b_scene = parse_scene(with_common_scale(base, k).dump());
+      for (bool fallback : {false, true}) {
+        SCOPED_TRACE(std::string(name) + " 2^" + std::to_string(k) + (fallback ? " fallback" : " template"));
+        const Model &ma = *a_scene.model, &mb = *b_scene.model;
+        HalmPosaLcp sa(ma), sb(mb);
+        State xa = initial_state(ma), xb = initial_state(mb);
+        const WorldParams pa(ma), pb(mb);
+        int contact_steps = 0;
+        for (int l = 1; l <= 60; ++l) {
+          const Status ra = fallback ? sa.step_fallback(ma, pa, xa) : sa.step(ma, pa, xa);
+          const Status rb = fallback ? sb.step_fallback(mb, pb, xb) : sb.step(mb, pb, xb);
+          ASSERT_EQ(ra, rb) << "step " << l;
+          if (ra != Status::solved) break;
+          ASSERT_EQ(xa.q, xb.q) << "step " << l;
+          for (size_t i = 0; i < sa.normal_impulse().size(); ++i) {
+            // Impulses in units of 1 / A: times 2^-k, exactly.
+            EXPECT_EQ(std::ldexp(sa.normal_impulse()[i], -k), sb.normal_impulse()[i]) << "step " << l;
+            EXPECT_EQ(std::ldexp(sa.tangent_impulse()[i], -k), sb.tangent_impulse()[i]) << "step " << l;
+          }
+          contact_steps += sa.report().contacts > 0;
+        }
+        EXPECT_GT(contact_steps, 0);
+      }
+    }
+  }
+}
+
 TEST(HalmPosaLcp, EveryPushStepIsAVerifiedSolution) {
   for (const char* name : {"halm_posa_push", "halm_posa_push_asymmetric", "halm_posa_push_semicircular"}) {
     SCOPED_TRACE(name);

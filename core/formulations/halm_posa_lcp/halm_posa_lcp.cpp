@@ -33,6 +33,8 @@ HalmPosaLcp::HalmPosaLcp(const Model& m)
       gap_(m.n_slots()),
       slide_(m.n_slots()),
       unreached_(m.n_slots()) {
+  lcp_unit_ = halm_posa_lcp_unit(formulation_params_or_default<HalmPosaParams>(m));
+  A_body_ /= lcp_unit_;
   for (size_t b = 0; b < m.bodies.size(); ++b)
     if (m.bodies[b].kind == BodyKind::free) object_ = static_cast<int>(b);
   if (object_ >= 0)
@@ -67,8 +69,8 @@ void HalmPosaLcp::record_template_step(const Eigen::VectorXd& q0) {
   for (int i = 0; i < ns; ++i) {
     active_[i] = w.active[i];
     phi_[i] = w.frame[i].phi;
-    p_n_[i] = active_[i] ? w.z[i] : 0.0;
-    p_t_[i] = active_[i] ? w.z[ns + i] - w.z[2 * ns + i] : 0.0;
+    p_n_[i] = active_[i] ? w.z[i] / lcp_unit_ : 0.0;  // the LCP's impulses in the scene's units
+    p_t_[i] = active_[i] ? (w.z[ns + i] - w.z[2 * ns + i]) / lcp_unit_ : 0.0;
     n_active += active_[i];
     if (active_[i] && !w.unreached[i]) slot_[nc++] = i;
   }
@@ -108,7 +110,8 @@ Status HalmPosaLcp::advance_fallback(const Model& m, const WorldParams& p, State
     return fail(Status::bad_input, "the tabletop models step one free object (x, y, theta) with a limit surface");
   const double h = p.h;
   // Halm & Posa 2018, eq. (37), with this world's c (same size: no allocation).
-  if (!perfect_ && params.gain_B) cB_.noalias() = p.model_gain * *params.gain_B;
+  // In the LCP's unit (halm_posa_lcp_unit), as A.
+  if (!perfect_ && params.gain_B) cB_.noalias() = (p.model_gain / lcp_unit_) * *params.gain_B;
   const double t_mid = s.t + 0.5 * h;
   for (const Joint& j : m.joints) u_h_[j.dof - m.n_u] = h * p.velocity(m, j, t_mid);  // all velocity-commanded
 
@@ -279,8 +282,8 @@ Status HalmPosaLcp::solve_about(const Model& m, const WorldParams& p, const Eige
   for (int k = 0; k < nc; ++k) {
     const int i = slot_[k];
     const double ln = z[pn + k], lt = z[pp + k] - z[pm + k];
-    p_n_[i] = ln;
-    p_t_[i] = lt;
+    p_n_[i] = ln / lcp_unit_;  // the LCP's impulses in the scene's units
+    p_t_[i] = lt / lcp_unit_;
     lin_pen = std::min(lin_pen, result_->w[pn + k]);
     for (int e = 0; e < 3; ++e) dq_o[e] += AJo_(e, k) * ln + AJo_(e, nc + k) * lt;
     for (int a = 0; a < na; ++a) q_end[nu + a] += BJm_(a, k) * ln + BJm_(a, nc + k) * lt;

@@ -1,5 +1,7 @@
 // The halm_posa_lcp and perfect_velocity_lcp sections of a scene's "model"
 // (docs/scene-format.md).
+#include <algorithm>
+#include <cmath>
 #include <iomanip>
 #include <ostream>
 #include <sstream>
@@ -12,6 +14,13 @@
 #include "quasistep/core/scene_reading.hpp"
 
 namespace qs {
+
+double halm_posa_lcp_unit(const HalmPosaParams& p) {
+  if (!p.limit_surface_A) return 1.0;
+  const double a = std::max((*p.limit_surface_A)(0, 0), (*p.limit_surface_A)(1, 1));
+  return a > 0 && std::isfinite(a) ? std::ldexp(1.0, std::ilogb(a)) : 1.0;
+}
+
 namespace {
 
 /// Halm & Posa 2018 move exactly one object in x, y and theta on the support; its limit

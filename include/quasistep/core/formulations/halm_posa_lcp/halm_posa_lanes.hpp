@@ -184,11 +184,14 @@ void solve_about(const Model& m, const WorldParams& p, HalmPosaStepWorkspace<T>&
   // object's pose (cos and sin of its theta, quasistep/core/kinematics.hpp).
   const Pose2<T>& pose = ws.body_pose[ws.object];
   const T R[3][3] = {{pose.c, -pose.s, zero}, {pose.s, pose.c, zero}, {zero, zero, one}};
-  const Eigen::Matrix3d& Ab = *formulation_params_or_default<HalmPosaParams>(m).limit_surface_A;
+  // Ã in the LCP's unit (halm_posa_lcp_unit; exact, a power of two).
+  const HalmPosaParams& hp = formulation_params_or_default<HalmPosaParams>(m);
+  const Eigen::Matrix3d& Ab = *hp.limit_surface_A;
+  const double unit = halm_posa_lcp_unit(hp);
   T RA[3][3], A[3][3];
   for (int e = 0; e < 3; ++e)
     for (int f = 0; f < 3; ++f)
-      RA[e][f] = R[e][0] * T(Ab(0, f)) + R[e][1] * T(Ab(1, f)) + R[e][2] * T(Ab(2, f));
+      RA[e][f] = R[e][0] * T(Ab(0, f) / unit) + R[e][1] * T(Ab(1, f) / unit) + R[e][2] * T(Ab(2, f) / unit);
   for (int e = 0; e < 3; ++e)
     for (int f = 0; f < 3; ++f) A[e][f] = RA[e][0] * R[f][0] + RA[e][1] * R[f][1] + RA[e][2] * R[f][2];
 
@@ -294,7 +297,8 @@ void halm_posa_template_step(const Model& m, const WorldParams& p, HalmPosaStepW
   // Halm & Posa 2018, eq. (37): cB = c B (zero for perfect velocity).
   const bool perfect = m.formulation == Formulation::perfect_velocity_lcp;
   const HalmPosaParams& params = formulation_params_or_default<HalmPosaParams>(m);
-  const T c = c_scale ? *c_scale : T(p.model_gain);
+  // In the LCP's unit (halm_posa_lcp_unit), as A: c / unit exactly, as the scalar path.
+  const T c = (c_scale ? *c_scale : T(p.model_gain)) * T(1.0 / halm_posa_lcp_unit(params));
   for (int a = 0; a < na; ++a)
     for (int b = 0; b < na; ++b) ws.cB[a * na + b] = !perfect && params.gain_B ? c * T((*params.gain_B)(a, b)) : zero;
   for (const Joint& j : m.joints) {

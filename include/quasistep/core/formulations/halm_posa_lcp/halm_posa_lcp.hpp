@@ -99,7 +99,8 @@ class HalmPosaLcp final : public Stepper {
   bool perfect_;                 // perfect_velocity_lcp: cB = 0
   int object_ = -1;              // the free body
   int dof_o_[3] = {-1, -1, -1};  // its x, y, theta DOFs
-  Eigen::Matrix3d A_body_;       // Ã (body frame)
+  Eigen::Matrix3d A_body_;       // Ã (body frame) in units of lcp_unit_
+  double lcp_unit_ = 1;          // halm_posa_lcp_unit: A and cB are held divided by it
   Eigen::MatrixXd cB_;           // (n_a x n_a) c B, zero for perfect velocity
 
   ContactWorkspace ws_;
