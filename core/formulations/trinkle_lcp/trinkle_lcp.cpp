@@ -2,17 +2,75 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace qs {
+namespace {
+
+/// An answer whose rows are exact to this at their own scale is kept as Lemke gave it.
+constexpr double kTrinkleRefineBelow = 0x1p-40;
+/// A gap row's rounding floor, relative to the positions phi is computed from: 2^24 times
+/// the unit roundoff, so that a gap of exactly zero (contacts touching, nothing moving) is
+/// judged against its rounding, not against zero.
+constexpr double kTrinkleGapRounding = 0x1p-28;
+
+/// The step's LCP holds impulse rows (the force balance, Trinkle et al. eq. (23a), and the
+/// friction cone, (17)) beside displacement rows (gaps, (13), and slides, (15)-(16)). The LCP
+/// rule judges every row against 2^-20 of max|q|, which with heavy objects is the impulses'
+/// scale: the displacement rows then go unseen (with the gripper's cylinder 2^30 times
+/// heavier a step was solved with a gap of -2e-8 m and the cylinder moved 1.2 mm with
+/// nothing pushing it). Here each class of complementarity rows is judged against its own
+/// scale, the largest sum of one of its rows' terms: the force balance (|w| = 0), the
+/// displacement rows (w >= 0 and z w = 0, with z the paired impulse) and the cone rows
+/// (paired with Gamma). Light objects are the mirror case: their force rows go unseen beside
+/// the gaps. x = [u; z], w recomputed from M and q.
+/// q_terms: the magnitudes q was summed from (a gap row's phi + J_n^a dqa_bar cancels to about
+/// zero when the fingers touch the object: its rounding is that of its terms).
+double class_violation(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::Ref<const Eigen::VectorXd>& q,
+                       const Eigen::Ref<const Eigen::VectorXd>& q_terms, int nu, int nc,
+                       const Eigen::Ref<const Eigen::VectorXd>& u, const Eigen::Ref<const Eigen::VectorXd>& z) {
+  const int n = nu + 4 * nc;
+  auto x = [&](int k) { return k < nu ? u[k] : z[k - nu]; };
+  double worst = 0;
+  // Classes: the force balance (equalities, free u), the displacement rows, the cone rows.
+  const int bounds[4] = {0, nu, nu + 3 * nc, n};
+  for (int cls = 0; cls < 3; ++cls) {
+    const int first = bounds[cls], last = bounds[cls + 1];
+    double scale = 0, paired = 0;
+    for (int r = first; r < last; ++r) {
+      double terms = q_terms[r];
+      for (int k = 0; k < n; ++k) terms += std::abs(M(r, k) * x(k));
+      scale = std::max(scale, terms);
+      if (cls > 0) paired = std::max(paired, std::abs(x(r)));
+    }
+    if (!(scale > 0)) continue;
+    for (int r = first; r < last; ++r) {
+      double w = q[r];
+      for (int k = 0; k < n; ++k) w += M(r, k) * x(k);
+      if (cls == 0) {
+        worst = std::max(worst, std::abs(w) / scale);  // an equality
+        continue;
+      }
+      const double product = paired > 0 ? std::abs(x(r) * w) / paired : 0.0;
+      worst = std::max({worst, -w / scale, product / scale});
+      if (std::isnan(w)) return std::numeric_limits<double>::infinity();
+    }
+  }
+  return worst;
+}
+
+}  // namespace
 
 TrinkleLcp::TrinkleLcp(const Model& m)
     : Stepper(m),
       solver_(std::make_unique<Solver>()),
       result_(std::make_unique<Solver::MixedResult>()),
+      retry_(std::make_unique<Solver::MixedResult>()),
       certifier_(std::make_unique<StepCertifier>(kCapacity / 4, m.n_u)),
       enumeration_(std::make_unique<LcpEnumeration>(kCapacity)),
       M_(kCapacity, kCapacity),
       q_(kCapacity),
+      q_terms_(kCapacity),
       tau_(m.n_q()),
       dqa_(m.n_a) {}
 
@@ -50,7 +108,10 @@ Status TrinkleLcp::advance(const Model& m, const WorldParams& p, State& s) {
   M.setZero();
   q.setZero();
   const int pn = nu, pp = nu + nc, pm = nu + 2 * nc, pg = nu + 3 * nc;
+  auto q_terms = q_terms_.head(n);
+  q_terms.setZero();
   for (int e = 0; e < nu; ++e) q[e] = h * tau_[e];
+  for (int e = 0; e < nu; ++e) q_terms[e] = std::abs(q[e]);
   for (int c = 0; c < nc; ++c) {
     const int i = rec.slots[c];
     const double mu = p.slot_friction(m, i);
@@ -71,6 +132,11 @@ Status TrinkleLcp::advance(const Model& m, const WorldParams& p, State& s) {
     q[pn + c] = g.frame[i].phi + jna_dqa;
     q[pp + c] = jta_dqa;
     q[pm + c] = -jta_dqa;
+    // phi rounds like the positions it is the difference of (kTrinkleGapRounding).
+    const double position = std::max({std::abs(g.frame[i].point_a.x), std::abs(g.frame[i].point_a.y),
+                                      std::abs(g.frame[i].point_b.x), std::abs(g.frame[i].point_b.y)});
+    q_terms[pn + c] = std::abs(g.frame[i].phi) + std::abs(jna_dqa) + kTrinkleGapRounding * position;
+    q_terms[pp + c] = q_terms[pm + c] = std::abs(jta_dqa);
     M(pp + c, pg + c) = 1.0;  // + Gamma (16)
     M(pm + c, pg + c) = 1.0;
     M(pg + c, pn + c) = mu;   // (17)
@@ -84,6 +150,37 @@ Status TrinkleLcp::advance(const Model& m, const WorldParams& p, State& s) {
   report_.pivots = result_->stats.iterations;
   report_.complementarity_residual = result_->stats.residual;
   if (st != Status::solved && after_lemke_failed(m, p, st) != Status::solved) return report_.status;
+  // Each class of rows at its own scale (class_violation). An answer not exact to well below
+  // the rule's 2^-20 there is solved once more with the impulses in a unit that brings the
+  // force rows' h tau to the size of the displacement rows (P = sigma P~: the force-balance
+  // and cone rows divided by sigma, a power of two; M is unchanged, q's force rows become
+  // h tau / sigma), and the better answer kept; one beyond 2^-20 is refused.
+  const double first = n > 0 ? class_violation(M, q, q_terms_.head(n), nu, nc, result_->u, result_->z) : 0.0;
+  if (first > kTrinkleRefineBelow) {
+    double impulse = 0, displacement = 0;
+    for (int e = 0; e < nu; ++e) impulse = std::max(impulse, std::abs(q[e]));
+    for (int r = nu; r < n; ++r) displacement = std::max(displacement, std::abs(q[r]));
+    const double sigma = impulse > 0 && displacement > 0
+                             ? std::ldexp(1.0, std::ilogb(impulse) - std::ilogb(displacement))
+                             : 1.0;
+    for (int e = 0; e < nu; ++e) q[e] /= sigma;
+    const Status again = solver_->solve_mixed(M, q, nu, *retry_);
+    for (int e = 0; e < nu; ++e) q[e] *= sigma;
+    report_.pivots += retry_->stats.iterations;
+    double second = std::numeric_limits<double>::infinity();
+    if (again == Status::solved) {
+      retry_->z.head(3 * nc) *= sigma;  // P_n, P_t+, P_t-; Gamma is a displacement
+      retry_->w.tail(nc) *= sigma;      // the cone rows
+      second = class_violation(M, q, q_terms_.head(n), nu, nc, retry_->u, retry_->z);
+    }
+    if (second < first) std::swap(result_, retry_);
+    const double best = std::min(first, second);
+    if (!(best <= kLcpTolerance))
+      return fail(Status::numerical_failure,
+                  "the LCP's answer leaves its rows unsolved at their own scale (relative residual " +
+                      std::to_string(best) + "), also with the impulses in the step's units");
+    report_.complementarity_residual = result_->stats.residual;
+  }
 
   // What the step produced, per slot, and its own residuals.
   std::fill(p_n_.begin(), p_n_.end(), 0.0);

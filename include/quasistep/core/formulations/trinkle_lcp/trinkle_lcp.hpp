@@ -67,10 +67,12 @@ class TrinkleLcp final : public Stepper {
  private:
   std::unique_ptr<Solver> solver_;
   std::unique_ptr<Solver::MixedResult> result_;
+  std::unique_ptr<Solver::MixedResult> retry_;  // the LCP solved again in the step's units
   std::unique_ptr<StepCertifier> certifier_;
   std::unique_ptr<LcpEnumeration> enumeration_;
   Eigen::MatrixXd M_;          // (kCapacity x kCapacity), the top-left block is used
   Eigen::VectorXd q_;          // (kCapacity)
+  Eigen::VectorXd q_terms_;    // (kCapacity) the magnitudes each entry of q_ was summed from
   std::vector<double> tau_;    // (n_q) generalized external force
   std::vector<double> dqa_;    // (n_a) commanded displacement of the step
   int size_ = 0, contacts_ = 0;
