@@ -669,12 +669,15 @@ TEST(SceneUnits, TheMiqpTakesTheSameStepsInOtherUnits) {
   // Lengths 2^-19 ... 2^-8: bit for bit.
   for (int a : {-19, -15, -11, -8}) expect_same_steps("pang_tedrake_grasp.json", j, 30, {a, 0, 0}, 0.0);
   // MEASURED, a finding: lengths 2^-20 take another step 21 (the first grip). There the
-  // original's fingers stop on the cylinder (x_l = -0.05) and lift it 1 mm; in the new
-  // units they go 1 mm into it (x_l = -0.049) and it stays. That 1 mm is 9.5e-10 in the
-  // new units, inside the dense QP's primal feasibility tolerance, which has a floor of 1:
-  // 1e-9 (1 + max|b| + ...) (kernels/dense_qp.cpp, DenseQp::primal_scale_at), so an answer
-  // that breaks the elastic penetration bound by it is feasible to the QP (2^-19: 1.9e-9,
-  // seen). Lengths near 1e-9 units are below the QP's resolution.
+  // original's fingers stop on the cylinder (x_l = -0.05, P_n = 0.1 N s each) and lift it
+  // 1 mm; in the new units they go 1 mm into it (x_l = -0.049) with no impulse at all, and
+  // it stays: the elastic bound (penetration <= P_n / (h K)) broken by 1 mm, 9.5e-10 in the
+  // new units. The MIQP judges its pairs against 1 + |b_i| + sum |A_ij x_j|
+  // (core/formulations/pang_tedrake_miqp/pang_tedrake_miqp_problem.hpp, pair_left: a floor
+  // of 1) to 1e-9 (its final check in pang_tedrake_miqp_stages.cpp: complementarity
+  // residual 9.5e-10 passes), and its QPs' feasibility tolerance has the same floor
+  // (kernels/dense_qp.cpp, DenseQp::primal_scale_at): a gap row is checked to 1e-9 length
+  // units, absolutely. At lengths 2^-19 the violation would be 1.9e-9: the same steps.
   const Comparison r = compare_in_units(j, {-20, 0, 0}, 30);
   EXPECT_EQ(r.differs_at, 0) << r.detail;
   EXPECT_EQ(r.first, 21);
@@ -711,9 +714,13 @@ TEST(SceneUnits, AnitescusQuasistaticStepTakesTheSameStepsToRounding) {
     EXPECT_EQ(r.differs_at, 15) << r.detail;
     EXPECT_EQ(r.scaled_status, Status::numerical_failure) << r.detail;
   }
-  // - pivot, lengths 2^-13 and below: another step 9 (the box does not tip: theta 0
-  //   against -0.0094, 9.4 mm at the finger), from the QP's feasibility floor of 1e-9 as in
-  //   the MIQP; at 2^-20 step 19 is then refused (force balance 6.7e-5). Masses 2^-20:
+  // - pivot, lengths 2^-13 and below: another step 9 (the box slides instead of tipping,
+  //   theta 0 against -0.0094, 9.4 mm at the finger, though pushed above the height where it
+  //   must tip). Its QP answer's KKT residual is 3.7e-11 in the new units (the original's
+  //   2.8e-17), passed by the 1e-9 KKT tolerance, whose scales have floors of 1
+  //   (kernels/dense_qp.cpp, qp_kkt_residual's 1 + ... and DenseQp::primal_scale_at): in
+  //   lengths 2^-13 the step's impulses are 2.4e-5 and its displacements 6e-8. At 2^-12:
+  //   4.2e-9 m. At 2^-20 step 19 is then refused (force balance 6.7e-5). Masses 2^-20:
   //   step 19 refused (5.3e-5).
   {
     const Comparison r13 = compare_in_units(pivot, {-13, 0, 0}, 20);
