@@ -666,8 +666,8 @@ TEST(SceneUnits, TheMiqpTakesTheSameStepsInOtherUnits) {
     const bool extreme = std::abs(u.a) == 20 || std::abs(u.b) == 20 || std::abs(u.c) == 20;
     expect_same_steps("pang_tedrake_grasp.json", j, 30, u, extreme || u.c == -3 ? 1e-18 : 0.0);
   }
-  // Lengths 2^-19 ... 2^-8: bit for bit.
-  for (int a : {-19, -15, -11, -8}) expect_same_steps("pang_tedrake_grasp.json", j, 30, {a, 0, 0}, 0.0);
+  // Lengths 2^-19 ... 2^-1: bit for bit.
+  for (int a : {-19, -15, -11, -8, -6, -4, -2, -1}) expect_same_steps("pang_tedrake_grasp.json", j, 30, {a, 0, 0}, 0.0);
   // MEASURED, a finding: lengths 2^-20 take another step 21 (the first grip). There the
   // original's fingers stop on the cylinder (x_l = -0.05, P_n = 0.1 N s each) and lift it
   // 1 mm; in the new units they go 1 mm into it (x_l = -0.049) with no impulse at all, and
@@ -719,7 +719,7 @@ TEST(SceneUnits, AnitescusQuasistaticStepTakesTheSameStepsToRounding) {
   //   must tip). Its QP answer's KKT residual is 3.7e-11 in the new units (the original's
   //   2.8e-17), passed by the 1e-9 KKT tolerance, whose scales have floors of 1
   //   (kernels/dense_qp.cpp, qp_kkt_residual's 1 + ... and DenseQp::primal_scale_at): in
-  //   lengths 2^-13 the step's impulses are 2.4e-5 and its displacements 6e-8. At 2^-12:
+  //   lengths 2^-13 the step's impulses are 2.4e-5 and its displacements below 1e-6. At 2^-12:
   //   4.2e-9 m. At 2^-20 step 19 is then refused (force balance 6.7e-5). Masses 2^-20:
   //   step 19 refused (5.3e-5).
   {
