@@ -66,10 +66,13 @@ std::string path_text(const Path& p) {
 ///
 /// Halm & Posa's A and B: only their ratio reaches the step (the LCP's M(cB) holds
 /// J_o A J_o' + J_m cB J_m', and a common factor of A and B goes into the unknown k of their
-/// eq. (10) that scales Lambda), so B must be in A's units, entry by entry: with A's
-/// 1/N^2 for forces (docs/scene-format.md), an entry of A or B is 1/N^2 times 1/m for each
-/// of its two indices that is a rotation (theta, or a revolute joint): the generalized force
-/// there is a torque, N m. A number B (b I) is written out as a matrix when the joints mix
+/// eq. (10) that scales Lambda), so B must be in A's units, entry by entry: a unit common
+/// to A and B times 1/m for each of the entry's two indices that is a rotation (theta, or
+/// a revolute joint), where the generalized force is a torque, N m. A given A chooses the
+/// common unit itself (with k), and it is kept: the step's LCP is then the same matrix in
+/// any units. A computed A is in 1/N^2 (docs/scene-format.md), and B follows it. (The
+/// stepper is not free of the common unit: see HalmPosaStepsChangeWithTheCommonScaleOfAAndB
+/// below.) A number B (b I) is written out as a matrix when the joints mix
 /// prismatic and revolute ones (its diagonal then scales differently); likewise a number
 /// `stiffness` of anitescu_qp (N/m on a prismatic joint, N m/rad on a revolute one).
 class InUnits {
@@ -629,6 +632,41 @@ TEST(SceneUnits, HalmPosaStepsChangeWithTheCommonScaleOfAAndB) {
     EXPECT_EQ(r80.differs_at, 2);
     EXPECT_EQ(r80.scaled_status, Status::infeasible) << r80.detail;
   }
+}
+
+TEST(SceneUnits, HalmPosaWithAComputedLimitSurfaceDependsOnItsScale) {
+  // A computed from the support (mu_s m g, in 1/N^2) changes with the units by
+  // 2^-2(a + b - 2c), and B with it (in A's units): the same ratio, so the same motion,
+  // but the common scale moves (the test above). MEASURED on the push and the wall (disk
+  // of 1 kg, mu_s = 0.5: A's translational entries 0.042, B = 1), over 20 steps:
+  // - a + b - 2c = 0 (lengths 2^5 with masses 2^-5, ...): A unchanged, bit for bit.
+  // - A times 2^+-6 ... 2^+-20 (2^-2(a + b - 2c)): the same steps to rounding, at most
+  //   3.2e-9 m (the wall at lengths 2^-10, A times 2^20).
+  // - A times 2^40 (lengths, masses 2^-20, or times 2^10): the push differs by 2.2 mm, from
+  //   step 1 where nothing touches (the wrong answer of the test above); the wall's step 3
+  //   is refused. A times 2^-40 (lengths or masses 2^20): step 2 refused.
+  for (const char* f : {"halm_posa_push.json", "halm_posa_wall.json"}) {
+    nlohmann::json j = test::example_json(f);
+    j["model"].erase("A");
+    j["world"]["support_friction"] = 0.5;
+    for (Units u : {Units{5, -5, 0}, Units{10, -10, 0}, Units{-20, 20, 0}, Units{2, 0, 1}, Units{-4, 2, -1}})
+      expect_same_steps(f, j, 20, u, 0.0);
+    for (Units u : {Units{-10, 0, 0}, Units{-3, 0, 0}, Units{5, 0, 0}, Units{10, 0, 0}, Units{0, -5, 0}, Units{0, 5, 0},
+                    Units{0, 10, 0}, Units{0, 0, -5}, Units{0, 0, 3}})
+      expect_same_steps(f, j, 20, u, 1e-8);
+    for (Units u : {Units{20, 0, 0}, Units{0, 20, 0}}) {
+      const Comparison r = compare_in_units(j, u, 20);
+      EXPECT_EQ(r.differs_at, 2) << f << " in " << units_text(u);
+      EXPECT_EQ(r.scaled_status, Status::numerical_failure) << f << " in " << units_text(u) << ": " << r.detail;
+    }
+  }
+  nlohmann::json push = test::example_json("halm_posa_push.json");
+  push["model"].erase("A");
+  push["world"]["support_friction"] = 0.5;
+  const Comparison r = compare_in_units(push, {-20, 0, 0}, 20);
+  EXPECT_EQ(r.differs_at, 0) << r.detail;
+  EXPECT_EQ(r.first, 1);
+  EXPECT_GT(r.worst, 2e-3);  // 2.17e-3 m
 }
 
 TEST(SceneUnits, TrinkleTakesTheSameStepsBitForBitInAnyLengthUnit) {
