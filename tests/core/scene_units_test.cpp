@@ -611,7 +611,7 @@ TEST(SceneUnits, HalmPosaStepsChangeWithTheCommonScaleOfAAndB) {
   //   short of the disk (Lambda = 0 is the answer); with A and B times 2^40 the answer has a
   //   tangential impulse with no normal one (row 7, mu Lambda_N - Lambda_T >= 0, violated
   //   by 2.2e-15 against a max|q| of 2.2e-3) and the disk moves 2.45 mm with nothing
-  //   touching it (0.62 mm at 2^20).
+  //   touching it (0.54 mm and 0.62 mrad at 2^20).
   {
     const nlohmann::json push = test::example_json("halm_posa_push.json");
     for (int k : {20, 40}) {
