@@ -120,14 +120,17 @@ bool AnitescuQp::mass_matrix(const Model& m, const WorldParams& p) {
         Mu(i, j) += mass * (jx_[i] * jx_[j] + jy_[i] * jy_[j]) + inertia * jw_[i] * jw_[j];
   }
   // Cholesky M_u = L L' (no pivoting: M_u is SPD or the step is refused), then M_u^-1.
+  // Each pivot is judged against its own diagonal entry M_kk: the pivot is M_kk less what
+  // the earlier DOFs explain of it, and their ratio is the same in any units (a DOF's unit
+  // scales its row and column alike). Against the largest diagonal entry the test compared
+  // an inertia (kg m^2) with a mass (kg), and refused a body whose radius of gyration was
+  // below 1e-6 length units. The lane template (anitescu_lanes.hpp) makes the same test.
   auto L = L_.topLeftCorner(nu, nu);
   L = Mu;
-  double dmax = 0;
-  for (int i = 0; i < nu; ++i) dmax = std::max(dmax, Mu(i, i));
   for (int k = 0; k < nu; ++k) {
     double d = L(k, k);
     for (int p = 0; p < k; ++p) d -= L(k, p) * L(k, p);
-    if (!(d > 1e-12 * dmax)) {
+    if (!(d > kAnitescuMassPivotTolerance * Mu(k, k))) {
       fail(Status::bad_input, "quasi_dynamic: the mass matrix of the unactuated DOFs is singular at \"" + m.dofs[k].name +
                                   "\" (give the bodies it moves a mass and, if they rotate, an inertia)");
       return false;
