@@ -771,14 +771,20 @@ TEST(SceneUnits, AnitescusQuasistaticStepTakesTheSameStepsToRounding) {
     EXPECT_EQ(m20.differs_at, 19) << m20.detail;
     EXPECT_EQ(m20.scaled_status, Status::numerical_failure);
   }
-  // - pivot, lengths 2^-20 with masses 2^20: step 9 is called `infeasible` ("quasistatic QP
-  //   unbounded ... (verified ray)": the box turning about its corner), a wrong verdict:
-  //   the same step solves in the scene's own units.
-  {
-    const Comparison r = compare_in_units(pivot, {-20, 20, 0}, 20);
-    EXPECT_EQ(r.differs_at, 9) << r.detail;
-    EXPECT_EQ(r.scaled_status, Status::infeasible) << r.detail;
-  }
+  // Far units where the QP as posed defeats the kernel's Euclidean tolerances, so that the
+  // step solves it again with each DOF in units where its rows' entries are near 1
+  // (AnitescuQp::solve_equilibrated):
+  // - pivot, lengths 2^-20 with masses 2^20: the box's rotation moves its rows by 1e-7 of what
+  //   a translation does, and the kernel took the curved direction turning the box about its
+  //   corner for a flat one (its step 9 was once called `infeasible`, "verified ray"). The
+  //   same steps to 4.2e-9 m (the tipping step 12 amplifies the rounding, as at times 2^20).
+  expect_same_steps("plan_pivot.json (pushed)", pivot, 20, {-20, 20, 0}, 1e-8);
+  // - box push, lengths 2^30 and 2^40 (lever arms of 8e10 beside unitless normals): the
+  //   direction pushing the box through the floor violates every row by 1 but passed for a
+  //   ray against the rows' largest entries (its step 1 was once called `infeasible`). The
+  //   same steps to 1.4e-15 m.
+  for (Units u : {Units{30, 0, 0}, Units{40, 0, 0}, Units{40, -40, 0}})
+    expect_same_steps("anitescu_box_push.json", box, 20, u, 3e-15);
 }
 
 TEST(SceneUnits, AnitescusQuasiDynamicStepTakesTheSameStepsInOtherUnits) {
