@@ -752,24 +752,24 @@ TEST(SceneUnits, AnitescusQuasistaticStepTakesTheSameStepsToRounding) {
     EXPECT_EQ(r.differs_at, 15) << r.detail;
     EXPECT_EQ(r.scaled_status, Status::numerical_failure) << r.detail;
   }
-  // - pivot, lengths 2^-13 and below: another step 9 (the box slides instead of tipping,
-  //   theta 0 against -0.0094, 9.4 mm at the finger, though pushed above the height where it
-  //   must tip). Its QP answer's KKT residual is 3.7e-11 in the new units (the original's
-  //   2.8e-17), passed by the 1e-9 KKT tolerance, whose scales have floors of 1
-  //   (kernels/dense_qp.cpp, qp_kkt_residual's 1 + ... and DenseQp::primal_scale_at): in
-  //   lengths 2^-13 the step's impulses are 2.4e-5 and its displacements below 1e-6. At 2^-12:
-  //   4.2e-9 m. At 2^-20 step 19 is then refused (force balance 6.7e-5). Masses 2^-20:
-  //   step 19 refused (5.3e-5).
+  // - pivot, lengths 2^-12: the same steps to 4.2e-9 m (the tipping step 12).
+  expect_same_steps("plan_pivot.json (pushed)", pivot, 20, {-12, 0, 0}, 1e-8);
+  // - pivot, lengths 2^-13 and below: a wrong step 9, NOT asserted (a known fault, to be
+  //   mended, not a behaviour to keep): the box slides instead of tipping (theta 0 against
+  //   -0.0094, 9.4 mm at the finger, though pushed above the height where it must tip). Its
+  //   QP answer's KKT residual is 3.7e-11 in the new units (the original's 2.8e-17), passed
+  //   by the 1e-9 KKT tolerance, whose scales have floors of 1 (kernels/dense_qp.cpp,
+  //   kkt_residual_of_outputs and qp_kkt_residual, 1 + ...): in lengths 2^-13 the step's
+  //   impulses are 2.4e-5 and its displacements below 1e-6. Without those floors the wrong
+  //   step is refused, but the kernel then fails the tipping step 12 and the MIQP examples'
+  //   nodes. Reproduction: compare_in_units(pivot, {-13, 0, 0}, 20): first 9, worst 9.4e-3 m.
+  // - pivot, masses 2^-20: step 19 refused (numerical_failure, force balance 5.3e-5 of the
+  //   rows' terms): a refusal, not a wrong verdict.
   {
-    const Comparison r13 = compare_in_units(pivot, {-13, 0, 0}, 20);
-    EXPECT_EQ(r13.differs_at, 0) << r13.detail;
-    EXPECT_EQ(r13.first, 9);
-    EXPECT_GT(r13.worst, 9e-3);
-    const Comparison r20 = compare_in_units(pivot, {-20, 0, 0}, 20), m20 = compare_in_units(pivot, {0, -20, 0}, 20);
-    EXPECT_EQ(r20.differs_at, 19) << r20.detail;
-    EXPECT_EQ(r20.scaled_status, Status::numerical_failure);
+    const Comparison m20 = compare_in_units(pivot, {0, -20, 0}, 20);
     EXPECT_EQ(m20.differs_at, 19) << m20.detail;
-    EXPECT_EQ(m20.scaled_status, Status::numerical_failure);
+    EXPECT_EQ(m20.scaled_status, Status::numerical_failure) << m20.detail;
+    EXPECT_EQ(m20.worst, 0.0);
   }
   // Far units where the QP as posed defeats the kernel's Euclidean tolerances, so that the
   // step solves it again with each DOF in units where its rows' entries are near 1
