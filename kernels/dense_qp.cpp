@@ -373,22 +373,34 @@ DenseQp::Ratio DenseQp::ratio_test(double cap) {
   return best;
 }
 
-bool DenseQp::is_ray() const {
+bool DenseQp::is_ray() {
   // After ratio_test(inf) along d: does d already pass verify_qp_ray's tolerances (rows
-  // with a'd >= -1e-9 |a|_1 max|d| block only absurdly far away, and do not count there)?
+  // with a'd >= -1e-9 |a S^-1|_1 max|S d| block only absurdly far away, and do not count
+  // there)? Judged as verify_qp_ray judges it, in the variables S x (ray_column_scale, into
+  // hv_, free scratch here): the same verdict in any units of the variables.
   constexpr double tol = 1e-9;
-  const double dmax = max_abs(step_.head(n_));
+  double* const s = hv_.data();
+  double dmax = 0.0;
+  for (int j = 0; j < n_; ++j) {
+    s[j] = ray_column_scale(*p_, j);
+    dmax = std::max(dmax, std::abs(s[j] * step_[j]));
+  }
   if (!(dmax > 0)) return false;
   double cd = 0.0, c1 = 0.0;
   for (int j = 0; j < n_; ++j) {
     cd += p_->c[j] * step_[j];
-    c1 += std::abs(p_->c[j]);
-    if (step_[j] < -tol * dmax && lower_[j] > -kInf) return false;
-    if (step_[j] > tol * dmax && upper_[j] < kInf) return false;
+    c1 += std::abs(p_->c[j] / s[j]);
+    if (s[j] * step_[j] < -tol * dmax && lower_[j] > -kInf) return false;
+    if (s[j] * step_[j] > tol * dmax && upper_[j] < kInf) return false;
   }
   if (!(cd < -tol * c1 * dmax)) return false;
   for (int i = 0; i < me_ + mi_; ++i) {
-    const double lim = tol * row_l1_[i] * dmax;
+    if (i >= me_ && s_[i] >= 0) continue;  // not blocking
+    const double* a = N_.col(i).data();
+    const int* nz = row_nz_.data() + static_cast<std::size_t>(i) * cap_.vars;
+    double l1 = 0.0;
+    for (int k = 0, e = row_nnz_[i]; k < e; ++k) l1 += std::abs(a[nz[k]] / s[nz[k]]);
+    const double lim = tol * l1 * dmax;
     if (i < me_ ? std::abs(s_[i]) > lim : s_[i] < -lim) return false;
   }
   return true;

@@ -68,6 +68,27 @@ using detail::max_abs;
   return p.upper.size() ? p.upper[j] : kInf;
 }
 
+/// The unit of variable j in which a ray is judged (verify_qp_ray, DenseQp::is_ray): a
+/// power of two near its column's size, max_i |A_ij| over the rows, or, for a variable no
+/// row holds, sqrt(H_jj); 1 if neither. Judged in the
+/// variables s_j x_j, a ray's tests do not depend on the units of the problem's variables:
+/// a variable in units 2^k times larger has a column 2^-k times smaller, and s_j d_j is the
+/// same (the rows in any common unit: each row test is relative to its own entries). In the
+/// variables as given, a ray normalised by its largest entry judged radians beside lengths,
+/// and a row it violated in the entries of a short lever arm passed as rounding.
+[[maybe_unused]] double ray_column_scale(const DenseQpProblem& p, Eigen::Index j) {
+  double a = 0.0;
+  for (Eigen::Index i = 0; i < p.A_eq.rows(); ++i) a = std::max(a, std::abs(p.A_eq(i, j)));
+  for (Eigen::Index i = 0; i < p.A_in.rows(); ++i) a = std::max(a, std::abs(p.A_in(i, j)));
+  if (a > 0 && std::isfinite(a)) return std::ldexp(1.0, std::ilogb(a));
+  const double h = p.H(j, j);
+  if (h > 0 && std::isfinite(h)) {
+    const int e = std::ilogb(h);
+    return std::ldexp(1.0, (e - (e & 1)) / 2);  // floor(e / 2): exact under a change of unit
+  }
+  return 1.0;
+}
+
 /// A bound multiplier's part of the KKT check (qp_kkt_residual): its wrong sign (w > 0 at
 /// no lower bound, w < 0 at no upper bound) and its complementarity with the bound's gap.
 [[maybe_unused]] void bound_multiplier_terms(double w, double x, double lo, double up, double& sign, double& comp) {

@@ -159,13 +159,19 @@ bool verify_qp_ray(const DenseQpProblem& p, const Eigen::Ref<const Eigen::Vector
       !p.A_eq.allFinite() || !p.A_in.allFinite())
     return false;
   if (p.lower.size() && !bounds_ok(p.lower, p.upper)) return false;
-  const double dmax = max_abs(d);
-  if (dmax == 0) return false;
+  // The tests below on the ray e = S d / max|S d| of the problem in the variables S x
+  // (S = diag(s_j), ray_column_scale): rows A S^-1, c S^-1, H S^-1 (.) S^-1. The same
+  // numbers in any units of the variables, so a direction is a ray in all of them or none.
+  double dmax = 0.0;
+  for (Eigen::Index j = 0; j < n; ++j) dmax = std::max(dmax, std::abs(ray_column_scale(p, j) * d[j]));
+  if (!(dmax > 0) || !std::isfinite(dmax)) return false;
   const auto row_ok = [&](const Eigen::Ref<const Eigen::MatrixXd>& A, Eigen::Index i, bool eq) {
     double r = 0.0, mag = 0.0;
     for (Eigen::Index j = 0; j < n; ++j) {
+      if (A(i, j) == 0) continue;
+      const double s = ray_column_scale(p, j);
       r += A(i, j) * (d[j] / dmax);
-      mag += std::abs(A(i, j));
+      mag += std::abs(A(i, j) / s);
     }
     return eq ? std::abs(r) <= tol * mag : r >= -tol * mag;
   };
@@ -175,15 +181,16 @@ bool verify_qp_ray(const DenseQpProblem& p, const Eigen::Ref<const Eigen::Vector
     if (!row_ok(p.A_in, i, false)) return false;
   double cd = 0.0, cd_mag = 0.0, curv = 0.0, trace = 0.0, norm2 = 0.0;
   for (Eigen::Index j = 0; j < n; ++j) {
-    const double v = d[j] / dmax;
+    const double s = ray_column_scale(p, j);
+    const double v = s * d[j] / dmax;  // e_j
     if (v > tol && upper_of(p, j) < kInf) return false;
     if (v < -tol && lower_of(p, j) > -kInf) return false;
-    cd += p.c[j] * v;
-    cd_mag += std::abs(p.c[j]);
+    cd += p.c[j] * (d[j] / dmax);
+    cd_mag += std::abs(p.c[j] / s);
     double hv = 0.0;
     for (Eigen::Index k = 0; k < n; ++k) hv += p.H(j, k) * (d[k] / dmax);
-    curv += v * hv;
-    trace += std::max(p.H(j, j), 0.0);
+    curv += (d[j] / dmax) * hv;
+    trace += std::max(p.H(j, j), 0.0) / (s * s);
     norm2 += v * v;
   }
   if (curv > tol * trace * norm2) return false;

@@ -533,6 +533,25 @@ TEST(AnitescuQp, QuasiDynamicRotatingBodyNeedsItsInertia) {
   }
 }
 
+TEST(AnitescuQp, QuasiDynamicSingularMassMatrixIsBadInput) {
+  // A body that rotates with no inertia (the reader wants a positive one; a program can
+  // still build such a Model): M_u is singular at its theta, whatever the units. The PGS
+  // template step marks the lane singular, and the scalar path refuses it in one line.
+  const Scene scene = parse_scene(example("anitescu_drop").dump());
+  Model m = *scene.model;
+  m.bodies[1].inertia = 0.0;
+  AnitescuQp stepper(m);
+  State s = initial_state(m);
+  const State s0 = s;
+  EXPECT_EQ(stepper.step(m, s), Status::bad_input);
+  EXPECT_EQ(stepper.report().detail,
+            "quasi_dynamic: the mass matrix of the unactuated DOFs is singular at \"box.theta\" (give the bodies it "
+            "moves a mass and, if they rotate, an inertia)");
+  EXPECT_EQ(s.q, s0.q);
+  EXPECT_EQ(s.step, 0);
+  // (A small inertia in small units is not: SceneUnits.AnitescusQuasiDynamicStep...)
+}
+
 TEST(AnitescuQp, StateWithoutReferenceIsBadInput) {
   const Scene scene = parse_scene(example("anitescu_box_push").dump());
   const Model& m = *scene.model;

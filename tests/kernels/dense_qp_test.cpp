@@ -622,6 +622,42 @@ TEST(DenseQpUnbounded, RayIsChecked) {
   }
 }
 
+TEST(DenseQpUnbounded, ARayIsJudgedInAnyUnitsOfTheVariables) {
+  // min y s.t. y >= k theta, y >= -k theta (a box on its two corners, lever arms k): bounded,
+  // at y = 0. Pushing it down, d = (-1, 0), violates both rows by 1; against the rows'
+  // largest entries (k = 2^40 * 0.05 in lengths 2^40) that was rounding, and d passed for
+  // a ray. Judged with each variable in units where its column is near 1, in no units.
+  for (int a : {0, 20, 40}) {
+    const double k = std::ldexp(0.05, a);
+    Qp qp = empty_qp(2);
+    qp.c = vec({1, 0});
+    qp.A_in = Eigen::MatrixXd(2, 2);
+    qp.A_in << 1, -k, 1, k;
+    qp.b_in = vec({0, 0});
+    EXPECT_FALSE(verify_qp_ray(qp.view(), vec({-1, 0}))) << "2^" << a;
+    DenseQp s(DenseQpCapacity{2, 0, 2});
+    const Status st = s.solve(qp.view());
+    // Never `unbounded`. (In lengths 2^40 the kernel's own ratio test, Euclidean, does not
+    // see the rows block d and it refuses the problem: AnitescuQp solves it in scaled
+    // variables then.)
+    EXPECT_TRUE(st == Status::solved || (a == 40 && st == Status::numerical_failure)) << "2^" << a << ": " << to_string(st);
+  }
+  // A ray stays one in any units: H = diag(1, 0, 0), c = (0, -1, 0), x2 - x3 <= 1, ray
+  // (0, 1, 1), with x2 in units 2^-40 and 2^40 times as large.
+  for (int a : {-40, 0, 40}) {
+    const double f = std::ldexp(1.0, a);
+    Qp qp = empty_qp(3);
+    qp.H(0, 0) = 1;
+    qp.c = vec({0, -1 / f, 0});
+    qp.A_in = Eigen::MatrixXd(1, 3);
+    qp.A_in << 0, -1 / f, 1;
+    qp.b_in = vec({-1});
+    EXPECT_TRUE(verify_qp_ray(qp.view(), vec({0, f, 1}))) << "2^" << a;
+    EXPECT_FALSE(verify_qp_ray(qp.view(), vec({0, -f, -1}))) << "2^" << a;
+    EXPECT_FALSE(verify_qp_ray(qp.view(), vec({0, f, 0}))) << "2^" << a;  // leaves the row
+  }
+}
+
 // ---- bad input ----------------------------------------------------------------------------------
 
 TEST(DenseQpBadInput, SizesValuesCapacityAndHessian) {

@@ -60,6 +60,9 @@ AnitescuQp::AnitescuQp(const Model& m)
   A_ = Eigen::MatrixXd::Zero(std::max(cap_rows, 1), n);
   A_eq_ = Eigen::MatrixXd::Zero(0, n);
   c_ = Eigen::VectorXd::Zero(n);
+  Hs_ = H_;
+  As_ = A_;
+  cs_ = scale_ = c_;
   b_ = Eigen::VectorXd::Zero(std::max(cap_rows, 1));
   b_eq_ = Eigen::VectorXd::Zero(0);
   no_bounds_ = Eigen::VectorXd::Zero(0);
@@ -120,14 +123,17 @@ bool AnitescuQp::mass_matrix(const Model& m, const WorldParams& p) {
         Mu(i, j) += mass * (jx_[i] * jx_[j] + jy_[i] * jy_[j]) + inertia * jw_[i] * jw_[j];
   }
   // Cholesky M_u = L L' (no pivoting: M_u is SPD or the step is refused), then M_u^-1.
+  // Each pivot is judged against its own diagonal entry M_kk: the pivot is M_kk less what
+  // the earlier DOFs explain of it, and their ratio is the same in any units (a DOF's unit
+  // scales its row and column alike). Against the largest diagonal entry the test compared
+  // an inertia (kg m^2) with a mass (kg), and refused a body whose radius of gyration was
+  // below 1e-6 length units. The lane template (anitescu_lanes.hpp) makes the same test.
   auto L = L_.topLeftCorner(nu, nu);
   L = Mu;
-  double dmax = 0;
-  for (int i = 0; i < nu; ++i) dmax = std::max(dmax, Mu(i, i));
   for (int k = 0; k < nu; ++k) {
     double d = L(k, k);
     for (int p = 0; p < k; ++p) d -= L(k, p) * L(k, p);
-    if (!(d > 1e-12 * dmax)) {
+    if (!(d > kAnitescuMassPivotTolerance * Mu(k, k))) {
       fail(Status::bad_input, "quasi_dynamic: the mass matrix of the unactuated DOFs is singular at \"" + m.dofs[k].name +
                                   "\" (give the bodies it moves a mass and, if they rotate, an inertia)");
       return false;
@@ -369,12 +375,51 @@ Status AnitescuQp::solve_quasistatic(const Model& m) {
   return solve_with_qp(m, "quasistatic");
 }
 
-Status AnitescuQp::solve_with_qp(const Model& m, const char* mode) {
-  const DenseQpProblem p = problem();
+Status AnitescuQp::solve_equilibrated() {
+  // The QP's variables mix units (m/s beside rad/s, the rows' lever arms in m beside unitless
+  // normals), and the kernel's tolerances are Euclidean: in lengths 2^-20 a box's rotation
+  // moved its rows by 1e-7 of what a translation did, and the kernel took a curved direction
+  // for a flat one (then found no ray it could verify). In the variables S v, with s_j the
+  // power of two at the largest |A_ij| of DOF j (or at sqrt(H_jj), or 1), every column of
+  // the rows is of size 1 in any units of the DOFs; powers of two keep the data exact.
+  const int n = std::max(nq_, 1);
+  for (int j = 0; j < n; ++j) {
+    double a = 0.0;
+    for (int r = 0; r < rows_; ++r) a = std::max(a, std::abs(A_(r, j)));
+    double s = 1.0;
+    if (a > 0 && std::isfinite(a)) {
+      s = std::ldexp(1.0, std::ilogb(a));
+    } else if (H_(j, j) > 0 && std::isfinite(H_(j, j))) {
+      const int e = std::ilogb(H_(j, j));
+      s = std::ldexp(1.0, (e - (e & 1)) / 2);  // floor(e / 2): sqrt(H_jj), a power of two
+    }
+    scale_[j] = s;
+  }
+  for (int k = 0; k < n; ++k)
+    for (int j = 0; j < n; ++j) Hs_(j, k) = H_(j, k) / (scale_[j] * scale_[k]);
+  for (int j = 0; j < n; ++j) {
+    cs_[j] = c_[j] / scale_[j];
+    for (int r = 0; r < rows_; ++r) As_(r, j) = A_(r, j) / scale_[j];
+  }
+  const DenseQpProblem p{Hs_, cs_, A_eq_, b_eq_, As_.topLeftCorner(rows_, n), b_.head(rows_), no_bounds_, no_bounds_};
   const Status st = qp_->solve(p);
   report_.pivots += qp_->phase1_pivots() + qp_->stats().iterations;
+  return st;
+}
+
+Status AnitescuQp::solve_with_qp(const Model& m, const char* mode) {
+  const DenseQpProblem p = problem();
+  Status st = qp_->solve(p);
+  report_.pivots += qp_->phase1_pivots() + qp_->stats().iterations;
+  // A kernel that could not settle the problem as posed gets it again in scaled variables
+  // (solve_equilibrated). Only after a failure: a step the kernel solves as posed is
+  // unchanged. The answer is checked on the step's own problem all the same (advance).
+  const bool scaled = st == Status::numerical_failure;
+  if (scaled) st = solve_equilibrated();
   if (st == Status::solved) {
     v_ = qp_->x();
+    if (scaled)
+      for (int e = 0; e < nq_; ++e) v_[e] /= scale_[e];
     beta_.head(rows_) = qp_->z();
     return Status::solved;
   }
@@ -384,7 +429,11 @@ Status AnitescuQp::solve_with_qp(const Model& m, const char* mode) {
     // The kernel's ray (verified): H d = 0, A d >= 0, c'd < 0. No beta >= 0 balances the
     // load (that would make c'd = beta'A d >= 0): the objects cannot be in force balance.
     d << mode << " QP unbounded: no contact impulse can balance the load; the objects would move without bound along";
-    const auto ray = qp_->ray();
+    // In the DOFs' own units (d = S^-1 e when the scaled problem gave it).
+    jx_.head(nq_) = qp_->ray();  // kinematic scratch, free here (w_ is the zero bound multipliers)
+    if (scaled)
+      for (int e = 0; e < nq_; ++e) jx_[e] /= scale_[e];
+    const auto ray = jx_.head(nq_);
     const double top = ray.cwiseAbs().maxCoeff();
     const char* sep = " ";
     for (int e = 0; e < nq_; ++e)

@@ -48,7 +48,7 @@
 //          reduced Hessian positive definite again (GMSW91's inertia argument). With no blocking
 //          constraint the QP is unbounded and d is its ray (H d = 0, A_eq d = 0, active and
 //          blocking rows a'd >= 0, c'd = g'd < 0); so it is, within verify_qp_ray's
-//          tolerances, when the only blocking rows have a'd >= -1e-9 |a|_1 max|d| (which
+//          tolerances, when the only blocking rows have a'd >= -1e-9 |a S^-1|_1 max|S d| (which
 //          would otherwise send x absurdly far, where c'd = g'd - x'Hd is lost to rounding).
 //        No multiple of the identity is ever added to H or Z'HZ.
 //  - A start point where Z'HZ is singular (for example an LP point that is not a vertex, or a
@@ -232,12 +232,18 @@ double qp_kkt_residual(const DenseQpProblem& p, const Eigen::Ref<const Eigen::Ve
 bool verify_qp_farkas(const DenseQpProblem& p, const Eigen::Ref<const Eigen::VectorXd>& u_eq,
                       const Eigen::Ref<const Eigen::VectorXd>& u_in, double tol = 1e-9);
 
-/// Checks an unbounded ray d of p (on d / max|d|, so max|d_j| = 1): |(A_eq d)_i| <= tol
-/// sum_j |A_ij|; (A_in d)_i >= -tol sum_j |A_ij|; d_j > tol only where upper_j = +inf and
-/// d_j < -tol only where lower_j = -inf; zero curvature d'Hd <= tol trace(H) |d|_2^2 (for
-/// PSD H, |(Hd)_i| <= sqrt(H_ii d'Hd): H d = 0 to that order; the solver's own threshold,
-/// curvature_tol = 1e-10, is below it); and a descent c'd < -tol sum_j |c_j|.
-/// Feasibility of p itself is not part of this check. False on malformed input.
+/// Checks an unbounded ray d of p in the variables x~_j = s_j x_j, s_j a power of two near
+/// max_i |A_ij| (sqrt(H_jj) for a variable no row holds, else 1): the problem there has
+/// rows A~ = A S^-1, c~ = S^-1 c, H~ = S^-1 H S^-1, and the ray e = S d / max|S d|, so that
+/// the verdict is the same in any units of the variables (each row test is relative to its
+/// own entries, so in any unit of the rows too). |(A~_eq e)_i| <= tol sum_j |A~_ij|;
+/// (A~_in e)_i >= -tol sum_j |A~_ij|; e_j > tol only where upper_j = +inf and e_j < -tol only
+/// where lower_j = -inf; zero curvature e'H~e <= tol trace(H~) |e|_2^2 (for PSD H,
+/// |(H~e)_i| <= sqrt(H~_ii e'H~e): H d = 0 to that order); and a descent c~'e < -tol
+/// sum_j |c~_j|. (On d / max|d| instead, a ray that turns a box by 1 rad while its rows'
+/// lever arms are 1e-7 length units long passed rows it violated, and one that pushed it
+/// through the floor in lengths 2^40 as well.) Feasibility of p itself is not part of this
+/// check. False on malformed input.
 bool verify_qp_ray(const DenseQpProblem& p, const Eigen::Ref<const Eigen::VectorXd>& d,
                    double tol = 1e-9);
 
@@ -428,7 +434,7 @@ class DenseQp {
   void newton_step();
   void zero_curvature_direction(int deleted_id);
   Ratio ratio_test(double cap);
-  bool is_ray() const;  // after ratio_test: the direction passes verify_qp_ray's tolerances
+  bool is_ray();  // after ratio_test: the direction passes verify_qp_ray's tolerances (hv_: scratch)
   void take_step(const Ratio& r);
   void compute_multipliers();
   int choose_deletion() const;

@@ -40,6 +40,9 @@ namespace qs {
 
 inline constexpr int kAnitescuMaxActiveContacts = 32;
 inline constexpr double kAnitescuKktTolerance = 1e-9;
+/// A Cholesky pivot of the mass matrix M_u must exceed this fraction of its own diagonal
+/// entry M_kk, or M_u is singular there (the step is refused as bad_input).
+inline constexpr double kAnitescuMassPivotTolerance = 1e-12;
 
 /// PGS settings of the quasi-dynamic step (docs/anitescu.md, "Solver"). Plain Gauss-Seidel to
 /// 1e-10 on PGS's scaled natural residual: the examples' worst KKT residual is then 1.4e-11,
@@ -212,16 +215,16 @@ void anitescu_quasi_dynamic_step(const Model& m, const WorldParams& p, AnitescuS
         ws.Mu[i * nu + j] =
             ws.Mu[i * nu + j] + (mass * (ws.jx[i] * ws.jx[j] + ws.jy[i] * ws.jy[j]) + I * ws.jw[i] * ws.jw[j]);
   }
-  // Cholesky M_u = L L' per lane; a lane whose pivot is not > 1e-12 max diag is singular (its
-  // pivot replaced by 1 so the other lanes' arithmetic stays finite).
-  T dmax = zero;
-  for (int i = 0; i < nu; ++i) dmax = max(dmax, ws.Mu[i * nu + i]);
+  // Cholesky M_u = L L' per lane; a lane whose pivot is not > kAnitescuMassPivotTolerance times its
+  // own diagonal entry M_kk is singular (the same test as AnitescuQp::mass_matrix, free of
+  // units: pivot and M_kk scale alike; its pivot replaced by 1 so the other lanes'
+  // arithmetic stays finite).
   MaskT singular = zero != zero;
   for (int k = 0; k < nu * nu; ++k) ws.L[k] = ws.Mu[k];
   for (int k = 0; k < nu; ++k) {
     T d = ws.L[k * nu + k];
     for (int p = 0; p < k; ++p) d = d - ws.L[k * nu + p] * ws.L[k * nu + p];
-    const MaskT bad = !(d > T(1e-12) * dmax);
+    const MaskT bad = !(d > T(kAnitescuMassPivotTolerance) * ws.Mu[k * nu + k]);
     singular = singular || bad;
     d = sqrt(select(bad, one, d));
     ws.L[k * nu + k] = d;

@@ -136,6 +136,10 @@ class AnitescuQp final : public Stepper {
   Status solve_quasi_dynamic(const Model& m, const WorldParams& p);
   /// The dense QP on the step's problem; fills v_, beta_ when solved, else fails the step.
   Status solve_with_qp(const Model& m, const char* mode);
+  /// The same QP in the variables S v (S diagonal, powers of two: each DOF in units where
+  /// its largest row entry is near 1), solved when the kernel failed on the problem as
+  /// posed; its x, z, ray stay in qp_ (x and ray in the scaled variables, scale_ holds S).
+  Status solve_equilibrated();
   /// Quasi-dynamic: Q_u = M_u(q) from the bodies' mass, inertia and center of mass at the
   /// start of the step, and its inverse; false (with the report filled) when singular.
   bool mass_matrix(const Model& m, const WorldParams& p);
@@ -149,6 +153,9 @@ class AnitescuQp final : public Stepper {
   // The QP: H (n_q x n_q), c (n_q), A_in (capacity rows x n_q, column-major), b_in.
   Eigen::MatrixXd H_, A_, A_eq_;
   Eigen::VectorXd c_, b_, b_eq_, no_bounds_, y_, w_;
+  // The equilibrated QP (solve_equilibrated): S^-1 H S^-1, S^-1 c, A S^-1, and S's diagonal.
+  Eigen::MatrixXd Hs_, As_;
+  Eigen::VectorXd cs_, scale_;
   // Quasi-dynamic: Q^-1, v_free, Q^-1 A', the LCP, the mass matrix and its factor.
   Eigen::MatrixXd Qinv_, QinvAt_, M_lcp_, Mu_, L_;
   Eigen::VectorXd v_free_, q_lcp_;
