@@ -150,6 +150,19 @@ TEST(HalmPosaLanes, PushWorldsAreBitwiseTheSingleWorldRuns) {
   EXPECT_EQ(fallbacks, 0);  // every push step solves in the template
 }
 
+TEST(HalmPosaLanes, PushWithALimitSurfaceFarFromOneIsBitwiseTheSingleWorldRuns) {
+  // A and B 2^20 times the example's: the step holds them in the LCP's unit (2^20 here, not
+  // 1), on the lanes and on the scalar path alike.
+  json j = example("halm_posa_push");
+  for (json& row : j["model"]["A"])
+    for (json& v : row) v = std::ldexp(v.get<double>(), 20);
+  j["model"]["B"] = std::ldexp(j["model"]["B"].get<double>(), 20);
+  ASSERT_EQ(halm_posa_lcp_unit(formulation_params<HalmPosaParams>(*scene_of(j).model)), std::ldexp(1.0, 20));
+  long fallbacks = -1;
+  check_bitwise(j, kPush, 120, &fallbacks);
+  EXPECT_EQ(fallbacks, 0);
+}
+
 TEST(HalmPosaLanes, PerfectVelocityPushWorldsAreBitwiseTheSingleWorldRuns) {
   json j = example("halm_posa_push");
   j["model"] = {{"formulation", "perfect_velocity_lcp"}, {"A", j["model"]["A"]}};

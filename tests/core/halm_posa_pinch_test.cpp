@@ -79,7 +79,8 @@ TEST(HalmPosaPinch, OpenContactStepsCarryNoImpulse) {
   const Eigen::VectorXd z = stepper.result().z;
   const auto w = stepper.lcp_vector();
   const Eigen::Index k = w.size() / 4;
-  EXPECT_LE(z.head(3 * k).cwiseAbs().maxCoeff(), 1e-15);  // no impulse (to rounding)
+  // No impulse (to rounding), in the scene's units (the LCP holds them times lcp_unit()).
+  EXPECT_LE(z.head(3 * k).cwiseAbs().maxCoeff() / stepper.lcp_unit(), 1e-15);
   EXPECT_LE(test::lcp_violation(stepper), kLcpTolerance);
   const Scene own = parse_scene(pinch_json().dump());
   HalmPosaLcp s2(*own.model);

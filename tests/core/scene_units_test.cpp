@@ -70,9 +70,9 @@ std::string path_text(const Path& p) {
 /// to A and B times 1/m for each of the entry's two indices that is a rotation (theta, or
 /// a revolute joint), where the generalized force is a torque, N m. A given A chooses the
 /// common unit itself (with k), and it is kept: the step's LCP is then the same matrix in
-/// any units. A computed A is in 1/N^2 (docs/scene-format.md), and B follows it. (The
-/// stepper is not free of the common unit: see HalmPosaStepsChangeWithTheCommonScaleOfAAndB
-/// below.) A number B (b I) is written out as a matrix when the joints mix
+/// any units. A computed A is in 1/N^2 (docs/scene-format.md), and B follows it (the
+/// stepper takes the common unit out: HalmPosaTakesTheSameStepsAtAnyCommonScaleOfAAndB
+/// below). A number B (b I) is written out as a matrix when the joints mix
 /// prismatic and revolute ones (its diagonal then scales differently); likewise a number
 /// `stiffness` of anitescu_qp (N/m on a prismatic joint, N m/rad on a revolute one).
 class InUnits {
@@ -621,7 +621,8 @@ TEST(SceneUnits, HalmPosaWithAComputedLimitSurfaceTakesTheSameStepsInAnyUnits) {
     j["world"]["support_friction"] = 0.5;
     std::vector<Units> units = units_alone_and_together();
     for (Units u : {Units{5, -5, 0}, Units{10, -10, 0}, Units{-20, 20, 0}, Units{2, 0, 1}, Units{-4, 2, -1},
-                    Units{-20, -20, 0}, Units{20, 20, 0}})
+                    Units{-20, -20, 0}, Units{20, 20, 0}, Units{-40, 0, 0}, Units{40, 0, 0}, Units{0, -40, 0},
+                    Units{0, 40, 0}, Units{0, 0, 20}})
       units.push_back(u);
     for (Units u : units) expect_same_steps(f, j, 20, u, 0.0);
   }
@@ -662,7 +663,7 @@ TEST(SceneUnits, TheMiqpTakesTheSameStepsInOtherUnits) {
   }
   // Lengths 2^-19 ... 2^-1: bit for bit.
   for (int a : {-19, -15, -11, -8, -6, -4, -2, -1}) expect_same_steps("pang_tedrake_grasp.json", j, 30, {a, 0, 0}, 0.0);
-  // MEASURED, a finding: lengths 2^-20 take another step 21 (the first grip). There the
+  // Not asserted, a wrong step: lengths 2^-20 take another step 21 (the first grip). There the
   // original's fingers stop on the cylinder (x_l = -0.05, P_n = 0.1 N s each) and lift it
   // 1 mm; in the new units they go 1 mm into it (x_l = -0.049) with no impulse at all, and
   // it stays: the elastic bound (penetration <= P_n / (h K)) broken by 1 mm, 9.5e-10 in the
@@ -672,10 +673,7 @@ TEST(SceneUnits, TheMiqpTakesTheSameStepsInOtherUnits) {
   // residual 9.5e-10 passes), and its QPs' feasibility tolerance has the same floor
   // (kernels/dense_qp.cpp, DenseQp::primal_scale_at): a gap row is checked to 1e-9 length
   // units, absolutely. At lengths 2^-19 the violation would be 1.9e-9: the same steps.
-  const Comparison r = compare_in_units(j, {-20, 0, 0}, 30);
-  EXPECT_EQ(r.differs_at, 0) << r.detail;
-  EXPECT_EQ(r.first, 21);
-  EXPECT_NEAR(r.worst, 0.01, 1e-3);  // 1 mm of lift over steps 21-30
+  // (Reproduction: compare_in_units(j, {-20, 0, 0}, 30) differs from step 21 by 1e-2.)
 }
 
 TEST(SceneUnits, AnitescusQuasistaticStepTakesTheSameStepsToRounding) {

@@ -12,13 +12,13 @@
 #include "quasistep/core/limit_surface.hpp"
 #include "quasistep/core/scene.hpp"
 #include "quasistep/core/scene_reading.hpp"
+#include "quasistep/kernels/unit_scale.hpp"
 
 namespace qs {
 
 double halm_posa_lcp_unit(const HalmPosaParams& p) {
   if (!p.limit_surface_A) return 1.0;
-  const double a = std::max((*p.limit_surface_A)(0, 0), (*p.limit_surface_A)(1, 1));
-  return a > 0 && std::isfinite(a) ? std::ldexp(1.0, std::ilogb(a)) : 1.0;
+  return unit_power(std::max((*p.limit_surface_A)(0, 0), (*p.limit_surface_A)(1, 1)));
 }
 
 namespace {

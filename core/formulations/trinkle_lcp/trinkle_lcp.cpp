@@ -4,13 +4,16 @@
 #include <cmath>
 #include <limits>
 
+#include "quasistep/core/number_text.hpp"
+#include "quasistep/kernels/unit_scale.hpp"
+
 namespace qs {
 namespace {
 
 /// An answer whose rows are exact to this at their own scale is kept as Lemke gave it.
 constexpr double kTrinkleRefineBelow = 0x1p-40;
 /// A gap row's rounding floor, relative to the positions phi is computed from: 2^24 times
-/// the unit roundoff, so that a gap of exactly zero (contacts touching, nothing moving) is
+/// the machine epsilon, so that a gap of exactly zero (contacts touching, nothing moving) is
 /// judged against its rounding, not against zero.
 constexpr double kTrinkleGapRounding = 0x1p-28;
 
@@ -43,17 +46,18 @@ double class_violation(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::
       scale = std::max(scale, terms);
       if (cls > 0) paired = std::max(paired, std::abs(x(r)));
     }
+    if (std::isnan(scale)) return std::numeric_limits<double>::infinity();
     if (!(scale > 0)) continue;
     for (int r = first; r < last; ++r) {
       double w = q[r];
       for (int k = 0; k < n; ++k) w += M(r, k) * x(k);
+      if (std::isnan(w)) return std::numeric_limits<double>::infinity();
       if (cls == 0) {
         worst = std::max(worst, std::abs(w) / scale);  // an equality
         continue;
       }
       const double product = paired > 0 ? std::abs(x(r) * w) / paired : 0.0;
       worst = std::max({worst, -w / scale, product / scale});
-      if (std::isnan(w)) return std::numeric_limits<double>::infinity();
     }
   }
   return worst;
@@ -160,9 +164,7 @@ Status TrinkleLcp::advance(const Model& m, const WorldParams& p, State& s) {
     double impulse = 0, displacement = 0;
     for (int e = 0; e < nu; ++e) impulse = std::max(impulse, std::abs(q[e]));
     for (int r = nu; r < n; ++r) displacement = std::max(displacement, std::abs(q[r]));
-    const double sigma = impulse > 0 && displacement > 0
-                             ? std::ldexp(1.0, std::ilogb(impulse) - std::ilogb(displacement))
-                             : 1.0;
+    const double sigma = impulse > 0 && displacement > 0 ? unit_power(impulse) / unit_power(displacement) : 1.0;
     for (int e = 0; e < nu; ++e) q[e] /= sigma;
     const Status again = solver_->solve_mixed(M, q, nu, *retry_);
     for (int e = 0; e < nu; ++e) q[e] *= sigma;
@@ -173,12 +175,15 @@ Status TrinkleLcp::advance(const Model& m, const WorldParams& p, State& s) {
       retry_->w.tail(nc) *= sigma;      // the cone rows
       second = class_violation(M, q, q_terms_.head(n), nu, nc, retry_->u, retry_->z);
     }
-    if (second < first) std::swap(result_, retry_);
+    if (second < first) {
+      *result_ = *retry_;  // a copy (fixed capacity): result() stays the same object
+      report_.by_enumeration = false;
+    }
     const double best = std::min(first, second);
     if (!(best <= kLcpTolerance))
       return fail(Status::numerical_failure,
                   "the LCP's answer leaves its rows unsolved at their own scale (relative residual " +
-                      std::to_string(best) + "), also with the impulses in the step's units");
+                      three_digits(best) + "), also with the impulses in the step's units");
     report_.complementarity_residual = result_->stats.residual;
   }
 

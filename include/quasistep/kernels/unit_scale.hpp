@@ -16,4 +16,8 @@ inline int unit_exponent(double abs_max) {
   return -std::ilogb(abs_max);
 }
 
+/// The power of two at or just below x (2^-unit_exponent(x)), or 1 when x is 0 or not
+/// finite: a unit to measure quantities of about x's size in, exact to divide by.
+inline double unit_power(double x) { return std::ldexp(1.0, -unit_exponent(x)); }
+
 }  // namespace qs

@@ -71,10 +71,14 @@ class HalmPosaLcp final : public Stepper {
   bool impulses_scaled_by_k() const override { return true; }
 
   /// The LCP of the last solve (of the last re-linearisation), layout as in the file comment
-  /// over the active contacts (from the template: its rows of the active slots).
+  /// over the active contacts (from the template: its rows of the active slots), in the LCP's
+  /// unit: A and cB divided by lcp_unit(), so its Lambda are lcp_unit() times the reported
+  /// impulses (normal_impulse(), tangent_impulse()).
   Eigen::Ref<const Eigen::MatrixXd> lcp_matrix() const { return M_.topLeftCorner(size_, size_); }
   Eigen::Ref<const Eigen::VectorXd> lcp_vector() const { return w_.head(size_); }
   const Solver::Result& result() const { return *result_; }
+  /// halm_posa_lcp_unit of the Model: 1 for an A whose translational entries are in [1, 2).
+  double lcp_unit() const { return lcp_unit_; }
   /// The object's displacement of the last step (world x, y, theta).
   const Eigen::Vector3d& object_displacement() const { return dq_o_; }
 

@@ -22,9 +22,9 @@ struct HalmPosaParams {
 /// limit surface's two translational diagonal entries. Only the ratio of A to cB moves the
 /// object (a factor common to both is absorbed by the impulses, k of Halm & Posa 2018,
 /// eq. (10)), but the LCP's friction rows (eq. (36)) have entries of one whatever A's scale:
-/// with A and cB divided by this unit the LCP is the same in any units of A (a computed A is
-/// in 1/N^2, and moves with the scene's mass, length and time units), and its rows are of one
-/// size. The LCP's impulses are then in units of 1 / unit; the reported ones are converted
+/// with A and cB divided by this unit the LCP is the same for A and B times any power of two
+/// (a computed A is in 1/N^2, and moves with the scene's mass, length and time units), and
+/// its rows are of one size. The LCP's impulses are then in units of 1 / unit; the reported ones are converted
 /// back (exact: a power of two). 1 when A is missing.
 double halm_posa_lcp_unit(const HalmPosaParams& p);
 

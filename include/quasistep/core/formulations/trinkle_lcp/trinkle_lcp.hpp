@@ -20,7 +20,11 @@
 // (e.g. an object with nothing under it); the step is then `infeasible` with the verified
 // certificate in report().detail. Otherwise the LCP is solved exactly by enumeration
 // (quasistep/kernels/lcp_enumeration.hpp): a solution (report().by_enumeration), `infeasible` when
-// every branch is empty, or `not_found` at its node limit.
+// every branch is empty, or `not_found` at its node limit. An answer is also checked with
+// each class of rows (force balance, gaps and slides, friction cone) at its own scale; one
+// not exact there is solved again with the impulses in the step's units, and one off by
+// more than 2^-20 within a class is `numerical_failure` (docs/steppers.md, "Each class of
+// rows at its own scale"); report().complementarity_residual is then the re-solved LCP's.
 #pragma once
 
 #include <memory>
