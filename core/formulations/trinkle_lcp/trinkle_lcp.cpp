@@ -1,6 +1,7 @@
 #include "quasistep/core/formulations/trinkle_lcp/trinkle_lcp.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -33,7 +34,26 @@ double class_violation(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::
                        const Eigen::Ref<const Eigen::VectorXd>& q_terms, int nu, int nc,
                        const Eigen::Ref<const Eigen::VectorXd>& u, const Eigen::Ref<const Eigen::VectorXd>& z) {
   const int n = nu + 4 * nc;
-  auto x = [&](int k) { return k < nu ? u[k] : z[k - nu]; };
+  constexpr int N = TrinkleLcp::kCapacity;
+  // Each row's w = M x + q and the sum of its terms' magnitudes, over x = [u; z]'s nonzero
+  // entries (few: the contacts that carry something).
+  std::array<double, N> x, w, terms;
+  for (int r = 0; r < n; ++r) {
+    w[r] = q[r];
+    terms[r] = q_terms[r];
+  }
+  // Column by column (M is column-major), in increasing k for every row as a row sum would.
+  for (int k = 0; k < n; ++k) {
+    x[k] = k < nu ? u[k] : z[k - nu];
+    if (x[k] == 0.0) continue;
+    for (int r = 0; r < n; ++r) {
+      const double a = M(r, k) * x[k];
+      w[r] += a;
+      terms[r] += std::abs(a);
+    }
+  }
+  for (int r = 0; r < n; ++r)
+    if (std::isnan(w[r]) || std::isnan(terms[r])) return std::numeric_limits<double>::infinity();
   double worst = 0;
   // Classes: the force balance (equalities, free u), the displacement rows, the cone rows.
   const int bounds[4] = {0, nu, nu + 3 * nc, n};
@@ -41,23 +61,17 @@ double class_violation(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::
     const int first = bounds[cls], last = bounds[cls + 1];
     double scale = 0, paired = 0;
     for (int r = first; r < last; ++r) {
-      double terms = q_terms[r];
-      for (int k = 0; k < n; ++k) terms += std::abs(M(r, k) * x(k));
-      scale = std::max(scale, terms);
-      if (cls > 0) paired = std::max(paired, std::abs(x(r)));
+      scale = std::max(scale, terms[r]);
+      if (cls > 0) paired = std::max(paired, std::abs(x[r]));
     }
-    if (std::isnan(scale)) return std::numeric_limits<double>::infinity();
     if (!(scale > 0)) continue;
     for (int r = first; r < last; ++r) {
-      double w = q[r];
-      for (int k = 0; k < n; ++k) w += M(r, k) * x(k);
-      if (std::isnan(w)) return std::numeric_limits<double>::infinity();
       if (cls == 0) {
-        worst = std::max(worst, std::abs(w) / scale);  // an equality
+        worst = std::max(worst, std::abs(w[r]) / scale);  // an equality
         continue;
       }
-      const double product = paired > 0 ? std::abs(x(r) * w) / paired : 0.0;
-      worst = std::max({worst, -w / scale, product / scale});
+      const double product = paired > 0 ? std::abs(x[r] * w[r]) / paired : 0.0;
+      worst = std::max({worst, -w[r] / scale, product / scale});
     }
   }
   return worst;

@@ -66,6 +66,8 @@ struct HalmPosaStepWorkspace {
   int nq = 0, nu = 0, na = 0, ns = 0, n = 0;
   int object = -1;
   int dof_o[3] = {-1, -1, -1};
+  double lcp_unit = 1;                 // halm_posa_lcp_unit of the Model
+  Eigen::Matrix3d A_body = Eigen::Matrix3d::Zero();  // Ã divided by lcp_unit (exact)
   std::vector<Pose2<T>> body_pose, joint_frame;
   std::vector<ContactFrame<T>> frame;  // (ns)
   std::vector<T> jn, jt;               // (ns x nq) row-major
@@ -122,6 +124,9 @@ struct HalmPosaStepWorkspace {
       if (m.bodies[b].kind == BodyKind::free) object = static_cast<int>(b);
     if (object >= 0)
       for (int k = 0; k < 3; ++k) dof_o[k] = m.bodies[object].dof[k];
+    const HalmPosaParams& hp = formulation_params_or_default<HalmPosaParams>(m);
+    lcp_unit = halm_posa_lcp_unit(hp);
+    if (hp.limit_surface_A) A_body = *hp.limit_surface_A / lcp_unit;
   }
 
  private:
@@ -184,14 +189,12 @@ void solve_about(const Model& m, const WorldParams& p, HalmPosaStepWorkspace<T>&
   // object's pose (cos and sin of its theta, quasistep/core/kinematics.hpp).
   const Pose2<T>& pose = ws.body_pose[ws.object];
   const T R[3][3] = {{pose.c, -pose.s, zero}, {pose.s, pose.c, zero}, {zero, zero, one}};
-  // Ã in the LCP's unit (halm_posa_lcp_unit; exact, a power of two).
-  const HalmPosaParams& hp = formulation_params_or_default<HalmPosaParams>(m);
-  const Eigen::Matrix3d& Ab = *hp.limit_surface_A;
-  const double unit = halm_posa_lcp_unit(hp);
+  // Ã in the LCP's unit (halm_posa_lcp_unit; divided once, in the workspace).
+  const Eigen::Matrix3d& Ab = ws.A_body;
   T RA[3][3], A[3][3];
   for (int e = 0; e < 3; ++e)
     for (int f = 0; f < 3; ++f)
-      RA[e][f] = R[e][0] * T(Ab(0, f) / unit) + R[e][1] * T(Ab(1, f) / unit) + R[e][2] * T(Ab(2, f) / unit);
+      RA[e][f] = R[e][0] * T(Ab(0, f)) + R[e][1] * T(Ab(1, f)) + R[e][2] * T(Ab(2, f));
   for (int e = 0; e < 3; ++e)
     for (int f = 0; f < 3; ++f) A[e][f] = RA[e][0] * R[f][0] + RA[e][1] * R[f][1] + RA[e][2] * R[f][2];
 
@@ -298,7 +301,7 @@ void halm_posa_template_step(const Model& m, const WorldParams& p, HalmPosaStepW
   const bool perfect = m.formulation == Formulation::perfect_velocity_lcp;
   const HalmPosaParams& params = formulation_params_or_default<HalmPosaParams>(m);
   // In the LCP's unit (halm_posa_lcp_unit), as A: c / unit exactly, as the scalar path.
-  const T c = (c_scale ? *c_scale : T(p.model_gain)) * T(1.0 / halm_posa_lcp_unit(params));
+  const T c = (c_scale ? *c_scale : T(p.model_gain)) / T(ws.lcp_unit);
   for (int a = 0; a < na; ++a)
     for (int b = 0; b < na; ++b) ws.cB[a * na + b] = !perfect && params.gain_B ? c * T((*params.gain_B)(a, b)) : zero;
   for (const Joint& j : m.joints) {
