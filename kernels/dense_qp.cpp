@@ -39,7 +39,6 @@ DenseQp::DenseQp(const DenseQpCapacity& capacity, const DenseQpOptions& options)
   HZ_.setZero(n, n);
   ZS_.setZero(n, n);
   row_norm_.setZero(rows);
-  row_l1_.setZero(rows);
   row_nz_.assign(static_cast<std::size_t>(rows) * static_cast<std::size_t>(n), 0);
   row_nnz_.assign(rows, 0);
   b_all_.setZero(rows);

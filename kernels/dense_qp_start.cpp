@@ -71,7 +71,7 @@ void DenseQp::load_rows(const Eigen::Ref<const Eigen::MatrixXd>& A, int off) {
   // entry to the next); the nonzero list is appended branch-free (the pattern is irregular).
   const int m = static_cast<int>(A.rows()), cap = cap_.vars;
   for (int r = 0; r < m; ++r) {
-    row_norm_[off + r] = row_l1_[off + r] = 0.0;
+    row_norm_[off + r] = 0.0;
     row_nnz_[off + r] = 0;
   }
   for (int j = 0; j < n_; ++j) {
@@ -83,7 +83,6 @@ void DenseQp::load_rows(const Eigen::Ref<const Eigen::MatrixXd>& A, int off) {
       row_nz_[static_cast<std::size_t>(i) * cap + row_nnz_[i]] = j;
       row_nnz_[i] += a != 0.0;
       row_norm_[i] += a * a;
-      row_l1_[i] += std::abs(a);
     }
   }
   for (int r = 0; r < m; ++r) row_norm_[off + r] = std::sqrt(row_norm_[off + r]);
@@ -107,7 +106,6 @@ void DenseQp::begin(const DenseQpProblem& p) {
       std::memmove(row_nz_.data() + to * c, row_nz_.data() + from * c, m * c * sizeof(int));
       std::memmove(row_nnz_.data() + to, row_nnz_.data() + from, m * sizeof(int));
       std::memmove(row_norm_.data() + to, row_norm_.data() + from, m * sizeof(double));
-      std::memmove(row_l1_.data() + to, row_l1_.data() + from, m * sizeof(double));
     }
   } else {
     load_rows(p.A_in, me_);

@@ -477,7 +477,7 @@ class DenseQp {
   Eigen::MatrixXd Hs_;      // vars x vars: H on the variables it touches
   Eigen::MatrixXd HZ_;      // vars x vars: H Z on those variables (refactorization)
   Eigen::MatrixXd ZS_;      // vars x vars: Z on those variables (refactorization)
-  Eigen::VectorXd row_norm_, row_l1_, b_all_, res_, s_;  // rows: |a_i|_2, |a_i|_1, b, a'x - b, a'p
+  Eigen::VectorXd row_norm_, b_all_, res_, s_;  // rows: |a_i|_2, b, a'x - b, a'p
   // Each row's nonzero columns, increasing (row i at i * vars): contact rows touch a few of
   // the variables, so products with a row's normal go over those alone.
   std::vector<int> row_nz_, row_nnz_;
