@@ -18,7 +18,7 @@ constexpr double kTrinkleRefineBelow = 0x1p-40;
 /// judged against its rounding, not against zero.
 constexpr double kTrinkleGapRounding = 0x1p-28;
 
-/// The step's LCP holds impulse rows (the force balance, Trinkle et al. eq. (23a), and the
+/// The step's LCP holds impulse rows (the force balance, Pang & Tedrake 2018, eq. (23a), and the
 /// friction cone, (17)) beside displacement rows (gaps, (13), and slides, (15)-(16)). The LCP
 /// rule judges every row against 2^-20 of max|q|, which with heavy objects is the impulses'
 /// scale: the displacement rows then go unseen (with the gripper's cylinder 2^30 times
