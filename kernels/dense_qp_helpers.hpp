@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "quasistep/kernels/dense_qp.hpp"
+#include "quasistep/kernels/unit_scale.hpp"
 #include "quasistep/kernels/input_checks.hpp"
 #include "quasistep/kernels/lane.hpp"
 
@@ -80,13 +81,7 @@ using detail::max_abs;
   double a = 0.0;
   for (Eigen::Index i = 0; i < p.A_eq.rows(); ++i) a = std::max(a, std::abs(p.A_eq(i, j)));
   for (Eigen::Index i = 0; i < p.A_in.rows(); ++i) a = std::max(a, std::abs(p.A_in(i, j)));
-  if (a > 0 && std::isfinite(a)) return std::ldexp(1.0, std::ilogb(a));
-  const double h = p.H(j, j);
-  if (h > 0 && std::isfinite(h)) {
-    const int e = std::ilogb(h);
-    return std::ldexp(1.0, (e - (e & 1)) / 2);  // floor(e / 2): exact under a change of unit
-  }
-  return 1.0;
+  return column_unit(a, p.H(j, j));
 }
 
 /// A bound multiplier's part of the KKT check (qp_kkt_residual): its wrong sign (w > 0 at

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "quasistep/core/kinematics.hpp"
+#include "quasistep/kernels/unit_scale.hpp"
 
 namespace qs {
 
@@ -386,14 +387,7 @@ Status AnitescuQp::solve_equilibrated() {
   for (int j = 0; j < n; ++j) {
     double a = 0.0;
     for (int r = 0; r < rows_; ++r) a = std::max(a, std::abs(A_(r, j)));
-    double s = 1.0;
-    if (a > 0 && std::isfinite(a)) {
-      s = std::ldexp(1.0, std::ilogb(a));
-    } else if (H_(j, j) > 0 && std::isfinite(H_(j, j))) {
-      const int e = std::ilogb(H_(j, j));
-      s = std::ldexp(1.0, (e - (e & 1)) / 2);  // floor(e / 2): sqrt(H_jj), a power of two
-    }
-    scale_[j] = s;
+    scale_[j] = column_unit(a, H_(j, j));  // as the QP kernel's ray test (ray_column_scale)
   }
   for (int k = 0; k < n; ++k)
     for (int j = 0; j < n; ++j) Hs_(j, k) = H_(j, k) / (scale_[j] * scale_[k]);

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "quasistep/core/number_text.hpp"
+#include "quasistep/kernels/unit_scale.hpp"
 
 namespace qs {
 
@@ -138,8 +139,7 @@ void EcpStepProblem::scale_impulses(Eigen::Ref<Eigen::VectorXd> x, double factor
 double EcpStepProblem::impulse_unit(const Eigen::Ref<const Eigen::VectorXd>& x) const {
   const double p = std::max({p_ext_.head<3>().cwiseAbs().maxCoeff(), std::abs(x[kPt]), std::abs(x[kPo]),
                              std::abs(x[pn()])});
-  if (!(p > 0) || !std::isfinite(p)) return 1.0;
-  return std::ldexp(1.0, std::ilogb(p));
+  return unit_power(p);
 }
 
 double EcpStepProblem::impulse_violation(const Eigen::Ref<const Eigen::VectorXd>& x) const {

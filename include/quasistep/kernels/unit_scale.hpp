@@ -20,4 +20,17 @@ inline int unit_exponent(double abs_max) {
 /// finite: a unit to measure quantities of about x's size in, exact to divide by.
 inline double unit_power(double x) { return std::ldexp(1.0, -unit_exponent(x)); }
 
+/// The unit of a variable judged by its column: unit_power of the column's largest entry
+/// |A_ij|, or, for a variable no row holds, the power of two at sqrt(H_jj) (floor of half
+/// the exponent: exact under a change of unit); 1 if neither. A variable in units 2^k times
+/// larger has a column 2^-k times smaller and a unit 2^-k times smaller.
+inline double column_unit(double column_max, double diagonal) {
+  if (column_max > 0 && std::isfinite(column_max)) return unit_power(column_max);
+  if (diagonal > 0 && std::isfinite(diagonal)) {
+    const int e = std::ilogb(diagonal);
+    return std::ldexp(1.0, (e - (e & 1)) / 2);
+  }
+  return 1.0;
+}
+
 }  // namespace qs
