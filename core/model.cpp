@@ -1,5 +1,7 @@
 #include "quasistep/core/model.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -64,6 +66,32 @@ std::string Model::pair_name(int pair) const {
 void throw_formulation_params_mismatch(const Model& m) {
   throw std::logic_error("formulation_params: the model's formulation " + std::string(to_string(m.formulation)) +
                          (m.params.has_value() ? " holds parameters of another type" : " holds no parameters"));
+}
+
+double largest_shape_size(const Model& m) {
+  double size = 0;
+  for (const Shape& s : m.shapes) {
+    if (s.core == ShapeCore::half_plane) continue;
+    double diameter = 0;
+    for (const Vec2<double>& a : s.points)
+      for (const Vec2<double>& b : s.points) diameter = std::max(diameter, std::hypot(a.x - b.x, a.y - b.y));
+    size = std::max(size, diameter + 2 * s.radius);
+  }
+  return size;
+}
+
+bool dof_is_length(const Model& m, int e) {
+  const Dof& d = m.dofs[static_cast<size_t>(e)];
+  return d.kind == DofKind::body_x || d.kind == DofKind::body_y ||
+         (d.kind == DofKind::joint && m.joints[static_cast<size_t>(d.index)].type == JointType::prismatic);
+}
+
+std::vector<double> balance_row_lengths(const Model& m) {
+  const double size = largest_shape_size(m);
+  std::vector<double> out(static_cast<size_t>(m.n_q()), 1.0);
+  for (int e = 0; e < m.n_q(); ++e)
+    if (!dof_is_length(m, e) && size > 0) out[static_cast<size_t>(e)] = size;
+  return out;
 }
 
 int step_memory_size(const Model& m) { return formulation_info(m.formulation).memory_size(m); }

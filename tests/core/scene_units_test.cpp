@@ -663,82 +663,82 @@ TEST(SceneUnits, TheMiqpTakesTheSameStepsInOtherUnits) {
   }
   // Lengths 2^-19 ... 2^-1: bit for bit.
   for (int a : {-19, -15, -11, -8, -6, -4, -2, -1}) expect_same_steps("pang_tedrake_grasp.json", j, 30, {a, 0, 0}, 0.0);
-  // Not asserted, a wrong step: lengths 2^-20 take another step 21 (the first grip). There the
-  // original's fingers stop on the cylinder (x_l = -0.05, P_n = 0.1 N s each) and lift it
-  // 1 mm; in the new units they go 1 mm into it (x_l = -0.049) with no impulse at all, and
-  // it stays: the elastic bound (penetration <= P_n / (h K)) broken by 1 mm, 9.5e-10 in the
-  // new units. The MIQP judges its pairs against 1 + |b_i| + sum |A_ij x_j|
-  // (core/formulations/pang_tedrake_miqp/pang_tedrake_miqp_problem.hpp, pair_left: a floor
-  // of 1) to 1e-9 (its final check in pang_tedrake_miqp_stages.cpp: complementarity
-  // residual 9.5e-10 passes), and its QPs' feasibility tolerance has the same floor
-  // (kernels/dense_qp.cpp, DenseQp::primal_scale_at): a gap row is checked to 1e-9 length
-  // units, absolutely. At lengths 2^-19 the violation would be 1.9e-9: the same steps.
-  // (Reproduction: compare_in_units(j, {-20, 0, 0}, 30) differs from step 21 by 1e-2.)
+  // Lengths 2^-20: step 21 (the first grip) is refused. There the original's fingers stop
+  // on the cylinder (x_l = -0.05, P_n = 0.1 N s each) and lift it 1 mm; in the new units the
+  // search's QPs, whose tolerances have a floor of 1 length unit (kernels/dense_qp.cpp,
+  // DenseQp::primal_scale_at), end at the fingers 1 mm inside it (x_l = -0.049) with no
+  // impulse: the elastic bound broken by 9.5e-10 length units, which the absolute pair
+  // check (Problem::pair_violation, to 1e-9) passed, so the step was `solved`. The pairs
+  // judged in the step's own units (Problem::unit_complementarity: rows against their terms
+  // plus the shape size, impulses against the weight's) refuse it.
+  for (Units u : {Units{-20, 0, 0}, Units{-20, 5, -3}}) {
+    const Comparison r = compare_in_units(j, u, 30);
+    EXPECT_EQ(r.differs_at, 21) << units_text(u) << ": " << r.detail;
+    EXPECT_EQ(r.scaled_status, Status::numerical_failure) << units_text(u) << ": " << r.detail;
+    EXPECT_NE(r.detail.find("own units"), std::string::npos) << r.detail;
+    EXPECT_LE(r.worst, 1e-18) << units_text(u) << ": steps 1-20 are the same";
+  }
+}
+
+TEST(SceneUnits, TorquesAreJudgedAsImpulsesThroughTheLargestShape) {
+  // The box push: a 0.1 m box (diagonal 0.1 sqrt 2), a finger of radius 0.01, the ground a
+  // half-plane (no size). Its DOFs: box x, y (lengths), theta (an angle), two prismatic
+  // joints (lengths). In lengths 2^-20 the size is 2^-20 times as large, exactly.
+  const nlohmann::json box = test::example_json("anitescu_box_push.json");
+  for (int a : {0, -20}) {
+    const Scene scene = parse_scene(in_units(box, {a, 0, 0}).dump());
+    const Model& m = *scene.model;
+    const double size = std::ldexp(0.1 * std::sqrt(2.0), a);
+    EXPECT_NEAR(largest_shape_size(m), size, 1e-15 * size);
+    const std::vector<double> lengths = balance_row_lengths(m);
+    ASSERT_EQ(static_cast<int>(lengths.size()), m.n_q());
+    for (int e = 0; e < m.n_q(); ++e) {
+      const bool angle = m.dofs[static_cast<size_t>(e)].kind == DofKind::body_theta;
+      EXPECT_EQ(dof_is_length(m, e), !angle) << m.dofs[static_cast<size_t>(e)].name;
+      EXPECT_EQ(lengths[static_cast<size_t>(e)], angle ? largest_shape_size(m) : 1.0) << m.dofs[static_cast<size_t>(e)].name;
+    }
+  }
 }
 
 TEST(SceneUnits, AnitescusQuasistaticStepTakesTheSameStepsToRounding) {
   // The quasistatic QP (Pang & Tedrake's Anitescu slides) holds the impedances (N/m) and
   // loads beside the contact rows (unitless Jacobians, lever arms in m): the units scale its
-  // rows apart, and its active-set factorizations and tolerances (floors of 1, as above)
-  // round differently. Measured over 20 steps (contact from step 5):
-  // - box push: times 2^c alone and masses 2^+-20 alone: bit for bit; otherwise at most
-  //   2.1e-15 m (lengths 2^-20).
-  // - the pivot (the finger pushes the box near its top and tips it, from step 9): masses
-  //   2^20 and times 2^-20 ... 2^5: bit for bit; at most 3.5e-17 otherwise, but 4.2e-9 m at
-  //   times 2^20 (and 2^5 with lengths 2^5, masses 2^-3): the tipping step 12 amplifies it.
+  // rows apart, and its active-set factorizations round differently. Its kernel's
+  // tolerances are absolute (floors of 1, kernels/dense_qp.cpp): in far units they pass
+  // answers that are wrong in the step's own units, which the step's checks refuse
+  // (force balance with torques divided by the shape size, balance_row_lengths), and the
+  // step then solves the QP again with velocities and impulses in units of their own
+  // (AnitescuQp::solve_equilibrated). Before that, in lengths 2^-13 and below the pushed
+  // pivot slid where it must tip (theta 0 against -0.0094 at step 9: its torque unbalanced
+  // by 3.7e-11 with a KKT residual of 3.7e-11, both passed); in lengths 2^-20 the box push's
+  // torque rows were unbalanced by 17% of their terms on every step in contact (the same
+  // positions, other impulses) and step 14 failed; masses 2^-20 (pivot, step 19) and
+  // lengths 2^5, masses 2^-3, times 2^20 (box push, step 15) were refused.
+  // Measured over 20 steps (contact from step 5): every step solved in every unit below;
+  // bit for bit in times 2^-20 ... 2^20 alone (and masses 2^20, 2^40); otherwise the box push
+  // within 1.6e-15 m except 3.1e-10 m at lengths 2^-12 and 1.5e-9 m at lengths 2^5, masses
+  // 2^-3, times 2^20; the pivot within 4.8e-17 m except 4.2e-9 m where the tipping step 12
+  // amplifies the rounding (times 2^20, lengths 2^-12, lengths 2^-20 with masses 2^20).
   const nlohmann::json box = test::example_json("anitescu_box_push.json");
   nlohmann::json pivot = test::example_json("plan_pivot.json");
   // The planning example has no commands: here the finger pushes near the box's top (0.08 m,
   // above the 0.0625 m where pushing tips rather than slides it) and tips it.
   pivot["joints"][0]["position"] = 0.08;
   pivot["commands"] = {{"finger_x", {{"velocity", 0.1}}}};
-  for (Units u : units_alone_and_together()) {
-    if (u.a == 5 && u.c == 20) continue;  // below: refused at step 15
-    expect_same_steps("anitescu_box_push.json", box, 20, u, u.a == 0 && (u.b == 0 || std::abs(u.b) == 20) ? 0.0 : 3e-15);
-    if (u.a == -20 || u.b == -20) continue;  // below: other steps
-    expect_same_steps("plan_pivot.json (pushed)", pivot, 20, u, u.c == 20 ? 1e-8 : 1e-16);
+  std::vector<Units> units = units_alone_and_together();
+  for (Units u : {Units{-12, 0, 0}, Units{-13, 0, 0}, Units{-40, 0, 0}, Units{40, 0, 0}, Units{0, -40, 0},
+                  Units{0, 40, 0}, Units{0, 0, -40}, Units{0, 0, 40}, Units{-20, 20, 0}, Units{40, -40, 0},
+                  Units{-40, 40, 0}})
+    units.push_back(u);
+  for (Units u : units) {
+    const bool times_alone = u.a == 0 && u.b == 0 && std::abs(u.c) <= 20;
+    expect_same_steps("anitescu_box_push.json", box, 20, u, times_alone ? 0.0 : 2e-9);
+    expect_same_steps("plan_pivot.json (pushed)", pivot, 20, u, times_alone && u.c < 20 ? 0.0 : 1e-8);
   }
-  // MEASURED, findings:
-  // - box push, lengths 2^5, masses 2^-3, times 2^20: step 15 refused (numerical_failure: the
-  //   QP's answer balances the forces to 6e-6 of the rows' terms, above 1e-6).
-  {
-    const Comparison r = compare_in_units(box, {5, -3, 20}, 20);
-    EXPECT_EQ(r.differs_at, 15) << r.detail;
-    EXPECT_EQ(r.scaled_status, Status::numerical_failure) << r.detail;
-  }
-  // - pivot, lengths 2^-12: the same steps to 4.2e-9 m (the tipping step 12).
-  expect_same_steps("plan_pivot.json (pushed)", pivot, 20, {-12, 0, 0}, 1e-8);
-  // - pivot, lengths 2^-13 and below: a wrong step 9, NOT asserted (a known fault, to be
-  //   mended, not a behaviour to keep): the box slides instead of tipping (theta 0 against
-  //   -0.0094, 9.4 mm at the finger, though pushed above the height where it must tip). Its
-  //   QP answer's KKT residual is 3.7e-11 in the new units (the original's 2.8e-17), passed
-  //   by the 1e-9 KKT tolerance, whose scales have floors of 1 (kernels/dense_qp.cpp,
-  //   kkt_residual_of_outputs and qp_kkt_residual, 1 + ...): in lengths 2^-13 the step's
-  //   impulses are 2.4e-5 and its displacements below 1e-6. Without those floors the wrong
-  //   step is refused, but the kernel then fails the tipping step 12 and the MIQP examples'
-  //   nodes. Reproduction: compare_in_units(pivot, {-13, 0, 0}, 20): first 9, worst 9.4e-3 m.
-  // - pivot, masses 2^-20: step 19 refused (numerical_failure, force balance 5.3e-5 of the
-  //   rows' terms): a refusal, not a wrong verdict.
-  {
-    const Comparison m20 = compare_in_units(pivot, {0, -20, 0}, 20);
-    EXPECT_EQ(m20.differs_at, 19) << m20.detail;
-    EXPECT_EQ(m20.scaled_status, Status::numerical_failure) << m20.detail;
-    EXPECT_EQ(m20.worst, 0.0);
-  }
-  // Far units where the QP as posed defeats the kernel's Euclidean tolerances, so that the
-  // step solves it again with each DOF in units where its rows' entries are near 1
-  // (AnitescuQp::solve_equilibrated):
-  // - pivot, lengths 2^-20 with masses 2^20: the box's rotation moves its rows by 1e-7 of what
-  //   a translation does, and the kernel took the curved direction turning the box about its
-  //   corner for a flat one (its step 9 was once called `infeasible`, "verified ray"). The
-  //   same steps to 4.2e-9 m (the tipping step 12 amplifies the rounding, as at times 2^20).
-  expect_same_steps("plan_pivot.json (pushed)", pivot, 20, {-20, 20, 0}, 1e-8);
-  // - box push, lengths 2^30 and 2^40 (lever arms of 8e10 beside unitless normals): the
-  //   direction pushing the box through the floor violates every row by 1 but passed for a
-  //   ray against the rows' largest entries (its step 1 was once called `infeasible`). The
-  //   same steps to 1.4e-15 m.
-  for (Units u : {Units{30, 0, 0}, Units{40, 0, 0}, Units{40, -40, 0}})
-    expect_same_steps("anitescu_box_push.json", box, 20, u, 3e-15);
+  // The tipping itself, in lengths 2^-13 (where the box once slid): the same angle.
+  const Comparison tip = compare_in_units(pivot, {-13, 0, 0}, 20);
+  EXPECT_EQ(tip.solved, 20) << tip.detail;
+  EXPECT_LE(tip.worst, 1e-16);
 }
 
 TEST(SceneUnits, AnitescusQuasiDynamicStepTakesTheSameStepsInOtherUnits) {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "quasistep/core/kinematics.hpp"
+#include "quasistep/core/number_text.hpp"
 #include "quasistep/kernels/unit_scale.hpp"
 
 namespace qs {
@@ -65,6 +66,7 @@ AnitescuQp::AnitescuQp(const Model& m)
   As_ = A_;
   cs_ = scale_ = c_;
   b_ = Eigen::VectorXd::Zero(std::max(cap_rows, 1));
+  bs_ = b_;
   b_eq_ = Eigen::VectorXd::Zero(0);
   no_bounds_ = Eigen::VectorXd::Zero(0);
   y_ = Eigen::VectorXd::Zero(0);
@@ -170,7 +172,7 @@ bool AnitescuQp::mass_matrix(const Model& m, const WorldParams& p) {
 
 void AnitescuQp::begin_step() {
   report_ = StepReport{};
-  fallback_ = false;
+  fallback_ = equilibrated_ = false;
   by_pgs_ = false;
   rows_ = 0;
   std::fill(p_n_.begin(), p_n_.end(), 0.0);  // a failed step reports no impulses
@@ -312,53 +314,70 @@ Status AnitescuQp::advance_fallback(const Model& m, const WorldParams& p, State&
     b_[2 * c] = b_[2 * c + 1] = -g.frame[i].phi / h;
   }
 
-  // 4: solve.
-  const Status st = formulation_params_or_default<AnitescuQpParams>(m).quasi_dynamic ? solve_quasi_dynamic(m, p) : solve_quasistatic(m);
-  if (st != Status::solved) return st;
-  report_.complementarity_residual = qp_kkt_residual(problem(), v_, y_, beta_.head(rows_), w_.head(n));
-  if (!(report_.complementarity_residual <= kKktTolerance)) {
-    std::ostringstream d;
-    d << "the QP's answer failed its KKT check (scaled residual " << report_.complementarity_residual << ")";
-    return fail(Status::numerical_failure, d.str());
-  }
-
-  // 5: per slot, residuals, integration.
-  double lin = 0;
-  for (int c = 0; c < nc; ++c) {
-    const int i = slot_[c];
-    const double mu = p.slot_friction(m, i);
-    p_n_[i] = beta_[2 * c] + beta_[2 * c + 1];
-    p_t_[i] = mu * (beta_[2 * c] - beta_[2 * c + 1]);
-    double gap = g.frame[i].phi;
-    for (int e = 0; e < n; ++e) gap += h * g.J_n(i, e) * v_[e];
-    lin = std::min(lin, gap);
-  }
-  report_.linearised_penetration = lin;
-  double balance = 0;
-  RelativeBalance relative;
+  // 4: solve, and check the answer (5), which fills the report's residuals: "" when
+  // accepted, else why not.
   const bool quasi_dynamic = formulation_params_or_default<AnitescuQpParams>(m).quasi_dynamic;
-  for (int e = 0; e < nu; ++e) {
-    // Quasistatic: h tau_u + J_u' beta = 0; quasi-dynamic: M_u v_u' - h tau_u - J_u' beta = 0.
-    double r = -h * tau_[e], terms = std::abs(h * tau_[e]);
-    if (quasi_dynamic)
-      for (int f = 0; f < nu; ++f) {
-        r += Mu_(e, f) * v_[f];
-        terms += std::abs(Mu_(e, f) * v_[f]);
-      }
-    for (int k = 0; k < rows_; ++k) {
-      r -= A_(k, e) * beta_[k];
-      terms += std::abs(A_(k, e) * beta_[k]);
+  const auto refusal = [&]() -> std::string {
+    report_.complementarity_residual = qp_kkt_residual(problem(), v_, y_, beta_.head(rows_), w_.head(n));
+    if (!(report_.complementarity_residual <= kKktTolerance)) {
+      std::ostringstream d;
+      d << "the QP's answer failed its KKT check (scaled residual " << report_.complementarity_residual << ")";
+      return d.str();
     }
-    balance = std::max(balance, std::abs(r));
-    relative.row(r, terms);
+    double lin = 0;
+    for (int c = 0; c < nc; ++c) {
+      const int i = slot_[c];
+      const double mu = p.slot_friction(m, i);
+      p_n_[i] = beta_[2 * c] + beta_[2 * c + 1];
+      p_t_[i] = mu * (beta_[2 * c] - beta_[2 * c + 1]);
+      double gap = g.frame[i].phi;
+      for (int e = 0; e < n; ++e) gap += h * g.J_n(i, e) * v_[e];
+      lin = std::min(lin, gap);
+    }
+    report_.linearised_penetration = lin;
+    double balance = 0;
+    RelativeBalance relative;
+    for (int e = 0; e < nu; ++e) {
+      // Quasistatic: h tau_u + J_u' beta = 0; quasi-dynamic: M_u v_u' - h tau_u - J_u' beta = 0.
+      double r = -h * tau_[e], terms = std::abs(h * tau_[e]);
+      if (quasi_dynamic)
+        for (int f = 0; f < nu; ++f) {
+          r += Mu_(e, f) * v_[f];
+          terms += std::abs(Mu_(e, f) * v_[f]);
+        }
+      for (int k = 0; k < rows_; ++k) {
+        r -= A_(k, e) * beta_[k];
+        terms += std::abs(A_(k, e) * beta_[k]);
+      }
+      balance = std::max(balance, std::abs(r));
+      relative.row(r / balance_length_[static_cast<size_t>(e)], terms / balance_length_[static_cast<size_t>(e)]);
+    }
+    report_.force_balance_residual = balance;
+    // Each balance row against the rows' terms (quasistep/core/stepper.hpp), so that the
+    // check means the same at any h and in any units: the QP's KKT check is in absolute
+    // units, and at h = 1e-11 it passed an answer with no contact impulse while the load was
+    // m g h.
+    if (!relative.accepted())
+      return "the answer failed its force-balance check (relative residual " + three_digits(relative.worst()) + ")";
+    return "";
+  };
+  Status st = quasi_dynamic ? solve_quasi_dynamic(m, p) : solve_quasistatic(m);
+  if (st != Status::solved) return st;
+  std::string why = refusal();
+  // An answer the checks refuse, from the kernel on the problem as posed (its tolerances
+  // are absolute, with floors of 1: in lengths 2^-13 the pushed box slid where it must tip,
+  // its torque unbalanced by 3.7e-11, and the KKT check passed it), is solved once more in
+  // scaled variables (solve_equilibrated), where those tolerances are relative.
+  if (!why.empty() && !equilibrated_) {
+    fallback_ = fallback_ || quasi_dynamic;
+    st = solve_with_qp(m, quasi_dynamic ? "quasi-dynamic" : "quasistatic", true);
+    if (st == Status::solved) {
+      why = refusal();
+    } else if (st != Status::numerical_failure) {
+      return st;  // a verified infeasible or unbounded verdict
+    }
   }
-  report_.force_balance_residual = balance;
-  // Each balance row against its own terms (quasistep/core/stepper.hpp), so that the check
-  // means the same at any h: the QP's KKT check is in absolute units, and at h = 1e-11 it
-  // passed an answer with no contact impulse while the load was m g h.
-  if (!relative.accepted())
-    return fail(Status::numerical_failure, "the answer failed its force-balance check (relative residual " +
-                                               std::to_string(relative.worst()) + ")");
+  if (!why.empty()) return fail(Status::numerical_failure, why);
   for (int e = 0; e < n; ++e) s.q[e] += h * v_[e];
   for (int a = 0; a < na; ++a) s.memory[kMemoryReference + a] = qbar_[a];
   if (quasi_dynamic) {
@@ -373,7 +392,7 @@ Status AnitescuQp::advance_fallback(const Model& m, const WorldParams& p, State&
 
 Status AnitescuQp::solve_quasistatic(const Model& m) {
   report_.problem_size = nq_;
-  return solve_with_qp(m, "quasistatic");
+  return solve_with_qp(m, "quasistatic", false);
 }
 
 Status AnitescuQp::solve_equilibrated() {
@@ -395,26 +414,48 @@ Status AnitescuQp::solve_equilibrated() {
     cs_[j] = c_[j] / scale_[j];
     for (int r = 0; r < rows_; ++r) As_(r, j) = A_(r, j) / scale_[j];
   }
-  const DenseQpProblem p{Hs_, cs_, A_eq_, b_eq_, As_.topLeftCorner(rows_, n), b_.head(rows_), no_bounds_, no_bounds_};
+  // The kernel's tolerances are absolute too (floors of 1): in lengths 2^-20 a box's
+  // impulses of 1e-6 N s were unbalanced by 4.6e-11 within them. So the velocities are also
+  // taken in a unit V (the largest |b_k| = |phi_k| / h, or commanded velocity |c_j / H_jj|,
+  // in the scaled variables) and the impulses in a unit P (the largest |c_j|, the load's and
+  // the commands' impulses): u = S v / V, beta_u = beta / P, the QP
+  // min 1/2 u' (V/P) Hs u + (cs/P)' u subject to As u >= b / V; powers of two, exact.
+  double b_top = rows_ > 0 ? b_.head(rows_).cwiseAbs().maxCoeff() : 0.0, c_top = 0.0;
+  for (int j = 0; j < n; ++j) {
+    c_top = std::max(c_top, std::abs(cs_[j]));
+    if (Hs_(j, j) > 0) b_top = std::max(b_top, std::abs(cs_[j] / Hs_(j, j)));
+  }
+  velocity_unit_ = b_top > 0 && std::isfinite(b_top) ? unit_power(b_top) : 1.0;
+  impulse_unit_ = c_top > 0 && std::isfinite(c_top) ? unit_power(c_top) : 1.0;
+  Hs_.topLeftCorner(n, n) *= velocity_unit_ / impulse_unit_;
+  cs_.head(n) /= impulse_unit_;
+  bs_.head(rows_) = b_.head(rows_) / velocity_unit_;
+  const DenseQpProblem p{Hs_, cs_, A_eq_, b_eq_, As_.topLeftCorner(rows_, n), bs_.head(rows_), no_bounds_, no_bounds_};
   const Status st = qp_->solve(p);
   report_.pivots += qp_->phase1_pivots() + qp_->stats().iterations;
   return st;
 }
 
-Status AnitescuQp::solve_with_qp(const Model& m, const char* mode) {
-  const DenseQpProblem p = problem();
-  Status st = qp_->solve(p);
-  report_.pivots += qp_->phase1_pivots() + qp_->stats().iterations;
+Status AnitescuQp::solve_with_qp(const Model& m, const char* mode, bool equilibrated) {
   // A kernel that could not settle the problem as posed gets it again in scaled variables
-  // (solve_equilibrated). Only after a failure: a step the kernel solves as posed is
-  // unchanged. The answer is checked on the step's own problem all the same (advance).
+  // (solve_equilibrated). Only after a failure (here, or of the answer's checks in advance):
+  // a step the kernel solves as posed is unchanged. The answer is checked on the step's own
+  // problem all the same (advance).
+  Status st = Status::numerical_failure;
+  if (!equilibrated) {
+    st = qp_->solve(problem());
+    report_.pivots += qp_->phase1_pivots() + qp_->stats().iterations;
+  }
   const bool scaled = st == Status::numerical_failure;
+  equilibrated_ = scaled;
   if (scaled) st = solve_equilibrated();
   if (st == Status::solved) {
     v_ = qp_->x();
-    if (scaled)
-      for (int e = 0; e < nq_; ++e) v_[e] /= scale_[e];
     beta_.head(rows_) = qp_->z();
+    if (scaled) {
+      for (int e = 0; e < nq_; ++e) v_[e] *= velocity_unit_ / scale_[e];
+      beta_.head(rows_) *= impulse_unit_;
+    }
     return Status::solved;
   }
   std::ostringstream d;
@@ -493,7 +534,7 @@ Status AnitescuQp::solve_quasi_dynamic(const Model& m, const WorldParams& p) {
   // Lemke ended on a ray (for this PSD matrix: the constraints have no feasible point), at
   // its limit, or with an answer that failed the QP's own check: the dense QP decides.
   fallback_ = true;
-  return solve_with_qp(m, "quasi-dynamic");
+  return solve_with_qp(m, "quasi-dynamic", false);
 }
 
 }  // namespace qs

@@ -30,6 +30,9 @@ PangTedrakeMiqp::PangTedrakeMiqp(const Model& m, const BnbOptions& options)
   p.nu = m.n_u;
   p.na = m.n_a;
   p.contact_of_slot.assign(m.n_slots(), -1);
+  p.shape_size = largest_shape_size(m);
+  p.length_dof.resize(static_cast<size_t>(m.n_q()));
+  for (int e = 0; e < m.n_q(); ++e) p.length_dof[static_cast<size_t>(e)] = dof_is_length(m, e);
   const int max_nc = std::min(kMaxContacts, m.n_slots());
   p.max_n = m.n_q() + 4 * max_nc;
   p.max_eq = m.n_u + m.n_a;  // force balance; stage 2 adds dq_a = dq_a*
@@ -163,6 +166,7 @@ Status PangTedrakeMiqp::build(const Model& m, const WorldParams& wp, const State
     }
   }
   p.tolerance = 1e-9;
+  p.hK = h * K;
   return Status::solved;
 }
 

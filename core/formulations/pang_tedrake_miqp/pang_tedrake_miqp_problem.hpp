@@ -48,6 +48,9 @@ struct PangTedrakeMiqp::Problem {
   int n_slots = 0;
   int nu = 0, na = 0, nc = 0, n = 0, m_eq = 0, m_in = 0;
   std::vector<int> contact_of_slot;  // (n_slots) index among the active contacts, -1 inactive
+  std::vector<char> length_dof;      // (n_q) the DOF is a length (a body's x, y; a prismatic joint)
+  double shape_size = 0;             // largest_shape_size of the model (m)
+  double hK = 0;                     // h K of the step (N s / m: an impulse per length)
   Eigen::MatrixXd H, A_eq, A_in;     // sized for the largest problem; top-left blocks used
   Eigen::VectorXd c, b_eq, b_in, lower, upper;
   double constant = 0;               // added to the QP objective to make the stage's cost
@@ -190,15 +193,19 @@ struct PangTedrakeMiqp::Problem {
     return std::abs(std::min(left, x[pair_var(c, t)])) / scale;
   }
 
-  /// The left side of pair (c, t) at x, and its row's scale 1 + |b_i| + sum_j |A_ij x_j|.
-  double pair_left(int c, int t, const Eigen::VectorXd& x, double& scale) const {
+  /// The left side of pair (c, t) at x, and its row's scale 1 + |b_i| + sum_j |A_ij x_j|
+  /// (and, where asked for, its terms |b_i| + sum_j |A_ij x_j| without the floor of 1).
+  double pair_left(int c, int t, const Eigen::VectorXd& x, double& scale, double* terms = nullptr) const {
     const int i = pair_row(c, t);
     double left = -b_in[i];
     scale = 1.0 + std::abs(b_in[i]);
+    double sum = std::abs(b_in[i]);
     for (int j = 0; j < n; ++j) {
       left += A_in(i, j) * x[j];
       scale += std::abs(A_in(i, j) * x[j]);
+      sum += std::abs(A_in(i, j) * x[j]);
     }
+    if (terms) *terms = sum;
     return left;
   }
 
@@ -289,6 +296,38 @@ struct PangTedrakeMiqp::Problem {
     for (int c = 0; c < nc; ++c)
       for (int t = 0; t < 4; ++t) r = std::max(r, pair_violation(c, t, x));
     return r;
+  }
+
+  /// The pairs judged in the step's own units, the check pair_violation's floor of 1 cannot
+  /// make: in a scene whose lengths are 2^-20 m a finger 1 mm inside the cylinder with no
+  /// impulse is a violation of 9.5e-10 length units, below any absolute tolerance of order
+  /// 1e-9. Each side of each pair is divided by its own unit: a length row (phi^+, rho+-)
+  /// by its terms plus the step's length L, the friction row (s) by its terms plus the
+  /// step's impulse P; an impulse variable by P, Gamma (a displacement) by L. L is the
+  /// largest of the model's shape size, |phi| of the step's contacts and |dq| of its length
+  /// DOFs; P the largest of |h tau| in the force balance, the impulses and h K times the
+  /// shape size (the elastic bound's impulse for that length; P_n / (h K) is a length).
+  /// The result, max |min(left, variable)| over the pairs, no change of units alters.
+  double unit_complementarity(const Eigen::VectorXd& x) const {
+    double L = shape_size, P = hK * shape_size;
+    for (int c = 0; c < nc; ++c) L = std::max(L, std::abs(b_in[pair_row(c, 0)]));
+    for (int j = 0; j < nu + na; ++j)
+      if (length_dof[static_cast<size_t>(j)]) L = std::max(L, std::abs(x[j]));
+    for (int e = 0; e < m_eq; ++e) P = std::max(P, std::abs(b_eq[e]));
+    for (int c = 0; c < nc; ++c)
+      for (int t = 0; t < 3; ++t) P = std::max(P, std::abs(x[pair_var(c, t)]));
+    // a / b with 0 / 0 = 0 (a row whose terms are all zero sums to exactly zero).
+    const auto ratio = [](double a, double b) { return a == 0 ? 0.0 : a / b; };
+    double worst = 0;
+    for (int c = 0; c < nc; ++c)
+      for (int t = 0; t < 4; ++t) {
+        double scale, terms;
+        const double left = pair_left(c, t, x, scale, &terms);
+        const double row_unit = t == 3 ? P : L, var_unit = t == 3 ? L : P;
+        const double v = std::abs(std::min(ratio(left, terms + row_unit), ratio(x[pair_var(c, t)], var_unit)));
+        worst = std::isnan(v) ? std::numeric_limits<double>::infinity() : std::max(worst, v);
+      }
+    return worst;
   }
 };
 

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "pang_tedrake_miqp_problem.hpp"
+#include "quasistep/core/number_text.hpp"
 
 namespace qs {
 
@@ -18,6 +19,8 @@ namespace {
 // Stage 2's tolerance (the search's and the hint's): absolute in N s, and relative.
 constexpr double kStage2Gap = 1e-12;
 constexpr double kStage2Relative = 1e-9;
+// Problem::unit_complementarity's bound: the examples' answers reach 3.7e-12.
+constexpr double kUnitComplementarityTolerance = 1e-9;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 // Searching steps without a polish after one that failed to settle stage 2's root.
 constexpr double kPolishRetry = 3.0;
@@ -282,6 +285,11 @@ Status PangTedrakeMiqp::advance(const Model& m, const WorldParams& wp, State& s)
   report_.pivots = static_cast<int>(stage1_.nodes + stage2_.nodes);
   report_.complementarity_residual = p.complementarity(x_);
   if (report_.complementarity_residual > 1e-9) return fail(Status::numerical_failure, "the answer failed its complementarity check");
+  // The same pairs in the step's own units (the check above has a floor of 1 length unit).
+  if (const double r = p.unit_complementarity(x_); r > kUnitComplementarityTolerance)
+    return fail(Status::numerical_failure,
+                "the answer failed its complementarity check in the step's own units (relative residual " +
+                    three_digits(r) + ")");
 
   // Per slot, residuals, integration.
   double lin = 0, balance = 0;
@@ -297,7 +305,7 @@ Status PangTedrakeMiqp::advance(const Model& m, const WorldParams& wp, State& s)
     balance = std::max(balance, std::abs(r));
     double terms = std::abs(p.b_eq[e]);
     for (int j = 0; j < n; ++j) terms += std::abs(p.A_eq(e, j) * x_[j]);
-    relative.row(r, terms);
+    relative.row(r / balance_length_[static_cast<size_t>(e)], terms / balance_length_[static_cast<size_t>(e)]);
   }
   report_.linearised_penetration = lin;
   report_.force_balance_residual = balance;

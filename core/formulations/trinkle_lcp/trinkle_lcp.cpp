@@ -223,7 +223,7 @@ Status TrinkleLcp::advance(const Model& m, const WorldParams& p, State& s) {
       terms += std::abs(g.J_n(i, e) * p_n_[i]) + std::abs(g.J_t(i, e) * p_t_[i]);
     }
     balance = std::max(balance, std::abs(r));
-    relative.row(r, terms);
+    relative.row(r / balance_length_[static_cast<size_t>(e)], terms / balance_length_[static_cast<size_t>(e)]);
   }
   report_.force_balance_residual = balance;
   // Each balance row against its own terms (quasistep/core/stepper.hpp): the LCP's check weighs its

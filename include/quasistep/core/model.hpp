@@ -237,6 +237,22 @@ struct Model {
   std::string pair_name(int pair) const;
 };
 
+/// The largest size of a shape in m (m): over the shapes with a core, the largest distance
+/// between two of its core points plus twice its rounding radius (a disk's diameter, a
+/// capsule's or a polygon's length); 0 when m has none. A length of the scene's own, which
+/// a change of the length unit scales with everything else: the unit an acceptance test
+/// needs where the step's own lengths may all be zero.
+double largest_shape_size(const Model& m);
+
+/// Whether DOF e of m is a length (a free body's x or y, a prismatic joint); else an angle.
+bool dof_is_length(const Model& m, int e);
+
+/// Per DOF of m, the length that makes its row of a force balance an impulse: 1 for a
+/// length DOF (the row is N s), largest_shape_size for an angle (the row is N m s; 1 when m
+/// has no sized shape). Divided by these, the rows of RelativeBalance (quasistep/core/stepper.hpp)
+/// are all in one unit, in any length unit of the scene.
+std::vector<double> balance_row_lengths(const Model& m);
+
 [[noreturn]] void throw_formulation_params_mismatch(const Model& m);
 
 /// The parameters of type P that m's formulation holds (Model::params); throws

@@ -38,7 +38,9 @@ namespace qs {
 /// 1e-17, would refuse good steps.)
 inline constexpr double kForceBalanceTolerance = 1e-6;
 
-/// max_e |r_e| over max_e terms_e, fed row by row (0 when both are 0; NaN fails).
+/// max_e |r_e| over max_e terms_e, fed row by row (0 when both are 0; NaN fails). The rows
+/// must be in one unit: a planar model's rows of angle DOFs (N m s) divided by a length
+/// first (balance_row_lengths, quasistep/core/model.hpp).
 class RelativeBalance {
  public:
   void row(double residual, double terms) {
@@ -120,6 +122,7 @@ class Stepper {
         p_n_(m.n_slots(), 0.0),
         p_t_(m.n_slots(), 0.0),
         record_(m),
+        balance_length_(balance_row_lengths(m)),
         scene_(m),
         step_start_q_(m.n_q()),
         step_start_memory_(step_memory_size(m)) {}
@@ -192,6 +195,9 @@ class Stepper {
   std::vector<char> active_;
   std::vector<double> phi_, p_n_, p_t_;
   ContactRecord record_;  // contact_record()
+  /// balance_row_lengths of the model: divide DOF e's force-balance row (residual and terms)
+  /// by balance_length_[e] before RelativeBalance::row.
+  std::vector<double> balance_length_;
 
  private:
   bool record_valid_ = false;

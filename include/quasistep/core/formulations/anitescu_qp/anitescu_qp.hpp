@@ -134,11 +134,14 @@ class AnitescuQp final : public Stepper {
   Status check_input(const Model& m, const WorldParams& p, const State& s);
   Status solve_quasistatic(const Model& m);
   Status solve_quasi_dynamic(const Model& m, const WorldParams& p);
-  /// The dense QP on the step's problem; fills v_, beta_ when solved, else fails the step.
-  Status solve_with_qp(const Model& m, const char* mode);
+  /// The dense QP on the step's problem, in scaled variables (solve_equilibrated) when
+  /// `equilibrated` or when the kernel fails on it as posed; fills v_, beta_ when solved,
+  /// else fails the step. equilibrated_ says which was used.
+  Status solve_with_qp(const Model& m, const char* mode, bool equilibrated);
   /// The same QP in the variables S v (S diagonal, powers of two: each DOF in units where
   /// its largest row entry is near 1), solved when the kernel failed on the problem as
-  /// posed; its x, z, ray stay in qp_ (x and ray in the scaled variables, scale_ holds S).
+  /// posed or its answer failed the step's checks; its x, z, ray stay in qp_ (x and ray in
+  /// the scaled variables, scale_ holds S).
   Status solve_equilibrated();
   /// Quasi-dynamic: Q_u = M_u(q) from the bodies' mass, inertia and center of mass at the
   /// start of the step, and its inverse; false (with the report filled) when singular.
@@ -149,13 +152,15 @@ class AnitescuQp final : public Stepper {
   std::unique_ptr<Solver> lemke_;
   std::unique_ptr<Solver::Result> lcp_result_;
   int nq_ = 0, rows_ = 0;
-  bool fallback_ = false, by_pgs_ = false;
+  bool fallback_ = false, by_pgs_ = false, equilibrated_ = false;
   // The QP: H (n_q x n_q), c (n_q), A_in (capacity rows x n_q, column-major), b_in.
   Eigen::MatrixXd H_, A_, A_eq_;
   Eigen::VectorXd c_, b_, b_eq_, no_bounds_, y_, w_;
-  // The equilibrated QP (solve_equilibrated): S^-1 H S^-1, S^-1 c, A S^-1, and S's diagonal.
+  // The equilibrated QP (solve_equilibrated): (V/P) S^-1 H S^-1, S^-1 c / P, A S^-1, b / V,
+  // S's diagonal and the units V (velocities) and P (impulses).
   Eigen::MatrixXd Hs_, As_;
-  Eigen::VectorXd cs_, scale_;
+  Eigen::VectorXd cs_, bs_, scale_;
+  double velocity_unit_ = 1, impulse_unit_ = 1;
   // Quasi-dynamic: Q^-1, v_free, Q^-1 A', the LCP, the mass matrix and its factor.
   Eigen::MatrixXd Qinv_, QinvAt_, M_lcp_, Mu_, L_;
   Eigen::VectorXd v_free_, q_lcp_;
