@@ -128,18 +128,35 @@ void EcpStepProblem::cold_start(Eigen::Ref<Eigen::VectorXd> x) const {
   }
 }
 
-void EcpStepProblem::scale_impulses(Eigen::Ref<Eigen::VectorXd> x, double factor) const {
-  const double f = 1.0 / factor;
-  x[kPt] *= f;
-  x[kPo] *= f;
-  x[kPr] *= f;
-  x[pn()] *= f;
+void EcpStepProblem::to_units(Eigen::Ref<Eigen::VectorXd> x) const {
+  for (int c : {int(kPt), int(kPo), int(kPr), pn()}) x[c] /= impulse_unit_;
+  x[sigma()] /= velocity_unit_;
+}
+
+void EcpStepProblem::to_physical(Eigen::Ref<Eigen::VectorXd> x) const {
+  for (int c : {int(kPt), int(kPo), int(kPr), pn()}) x[c] *= impulse_unit_;
+  x[sigma()] *= velocity_unit_;
+}
+
+void EcpStepProblem::project_onto_cone(Eigen::Ref<Eigen::VectorXd> x) const {
+  const double friction = std::hypot(x[kPt] / et_, x[kPo] / eo_, x[kPr] / er_);
+  const double bound = mu_ * std::max(x[pn()], 0.0);
+  if (!(friction > bound)) return;
+  const double shrink = bound / friction;
+  x[kPt] *= shrink;
+  x[kPo] *= shrink;
+  x[kPr] *= shrink;
 }
 
 double EcpStepProblem::impulse_unit(const Eigen::Ref<const Eigen::VectorXd>& x) const {
   const double p = std::max({p_ext_.head<3>().cwiseAbs().maxCoeff(), std::abs(x[kPt]), std::abs(x[kPo]),
                              std::abs(x[pn()])});
   return unit_power(p);
+}
+
+double EcpStepProblem::velocity_unit(const Eigen::Ref<const Eigen::VectorXd>& x) const {
+  const Vec3 v_free = v0_ + p_ext_.head<3>() / mass_;
+  return unit_power(std::max({x.segment<3>(kV).cwiseAbs().maxCoeff(), std::abs(x[sigma()]), v_free.cwiseAbs().maxCoeff()}));
 }
 
 double EcpStepProblem::impulse_violation(const Eigen::Ref<const Eigen::VectorXd>& x) const {
@@ -174,20 +191,21 @@ double EcpStepProblem::impulse_violation(const Eigen::Ref<const Eigen::VectorXd>
 
 bool EcpStepProblem::operator()(const Eigen::Ref<const Eigen::VectorXd>& x, Eigen::Ref<Eigen::VectorXd> F,
                                 Eigen::Ref<Eigen::MatrixXd> J) const {
-  if (impulse_scale_ == 1) return evaluate(x, F, J);
-  // x~ -> x, evaluate, then the rows and columns in units of the impulse scale s.
-  const double s = impulse_scale_;
+  if (impulse_unit_ == 1 && velocity_unit_ == 1) return evaluate(x, F, J);
+  // x~ -> x, evaluate, then the rows and columns in the units s (impulses) and V (sigma).
+  const double s = impulse_unit_, V = velocity_unit_;
   Eigen::Matrix<double, Eigen::Dynamic, 1, Eigen::ColMajor, EcpNcp::kCapacity, 1> xp = x;
-  scale_impulses(xp, 1.0 / s);
+  to_physical(xp);
   const bool ok = evaluate(xp, F, J);
   for (int c : {int(kPt), int(kPo), int(kPr), pn()}) J.col(c) *= s;
-  const double inv = 1.0 / s;
-  for (int row : {0, 1, 2, 3, 4, 5, 12, 13, 14}) {
-    F[row] *= inv;
-    J.row(row) *= inv;
-  }
-  F[sigma()] *= inv * inv;
-  J.row(sigma()) *= inv * inv;
+  J.col(sigma()) *= V;
+  const auto divide_row = [&](int row, double unit) {
+    F[row] /= unit;
+    J.row(row) /= unit;
+  };
+  for (int row : {0, 1, 2, 3, 4, 5}) divide_row(row, s);
+  for (int row : {12, 13, 14}) divide_row(row, s * V);  // eq. (8): impulse x velocity
+  divide_row(sigma(), s * s);                            // eq. (5) in impulses squared
   return ok && F.allFinite();
 }
 
@@ -470,10 +488,12 @@ Status EcpNcp::solve_step(const Model& m, Eigen::VectorXd& q_state, double t, do
         first_status = st;
         first_residual = res_.stats.residual;
       }
-      // Newton aims at 1e-10; where its merit stalls (not_found) on rounding just above that,
-      // the point is accepted up to kEcpAcceptedResidual, the bar every step must meet.
+      // Newton aims at 1e-10; where its merit stalls (not_found) or its iterations run out on
+      // rounding just above that, the point is accepted up to kEcpAcceptedResidual, the bar
+      // every step must meet (then checked in the step's own units below).
       const auto newton_accepts = [&](Status ended) {
-        return ended == Status::solved || (ended == Status::not_found && res_.stats.residual <= kEcpAcceptedResidual);
+        return ended == Status::solved ||
+               ((ended == Status::not_found || ended == Status::iteration_limit) && res_.stats.residual <= kEcpAcceptedResidual);
       };
       if (!newton_accepts(st)) continue;
       // The natural residual is absolute: at a small h (impulses of m g h = 1e-12 N s at
@@ -482,13 +502,16 @@ Status EcpNcp::solve_step(const Model& m, Eigen::VectorXd& q_state, double t, do
       const double first_off = prob_.impulse_violation(res_.x);
       bool ok = first_off <= kForceBalanceTolerance;
       if (!ok) {
-        const double unit = prob_.impulse_unit(res_.x);
+        // From the point with its friction shrunk into the cone: outside it (a friction
+        // impulse on a contact that carries none, whose square the absolute residual does
+        // not see) Newton in the step's units diverged from it.
         x0_ = res_.x;
-        prob_.scale_impulses(x0_, unit);
-        prob_.set_impulse_scale(unit);
+        prob_.project_onto_cone(x0_);
+        prob_.set_units(prob_.impulse_unit(res_.x), prob_.velocity_unit(res_.x));
+        prob_.to_units(x0_);
         const Status again = newton_.solve(n, EcpStepProblem::kFree, prob_, x0_, res_, opt);
-        prob_.set_impulse_scale(1);
-        prob_.scale_impulses(res_.x, 1.0 / unit);
+        prob_.to_physical(res_.x);
+        prob_.set_units(1, 1);
         report_.pivots += res_.stats.iterations;
         // The MNCP was solved but its impulses were not balanced, and solving again did not
         // mend that: the candidate is refused for lost precision (the residual reported is of

@@ -90,25 +90,38 @@ class EcpStepProblem {
   int sigma() const { return kFree + faces_ + 1; }
   int k() const { return k_; }
 
-  /// F(x) and its Jacobian (the callback of quasistep/kernels/ncp_newton.hpp). With an
-  /// impulse scale s != 1 (set_impulse_scale) the unknowns are x~ (the impulses p_t, p_o,
-  /// p_r, p_n divided by s) and the rows carrying impulses are divided by s (Newton-Euler,
-  /// eq. (8)) or s^2 (the friction ellipsoid): the same problem in units of s.
+  /// F(x) and its Jacobian (the callback of quasistep/kernels/ncp_newton.hpp). With units
+  /// other than 1 (set_units) the unknowns are x~ (the impulses p_t, p_o, p_r, p_n divided
+  /// by the impulse unit s, sigma by the velocity unit V) and the rows are in the same
+  /// units: Newton-Euler's divided by s, eq. (8)'s (an impulse times a velocity) by s V, the
+  /// friction ellipsoid's by s^2.
   bool operator()(const Eigen::Ref<const Eigen::VectorXd>& x, Eigen::Ref<Eigen::VectorXd> F,
                   Eigen::Ref<Eigen::MatrixXd> J) const;
 
-  /// The unit of the impulses Newton works in (an exact power of two; 1: newtons seconds).
-  /// The kernel's natural residual is absolute: where the step's impulses are far below 1
-  /// (a small h), it is met by points whose impulses do not balance; in units of the step's
-  /// own impulses the same tolerance is relative.
-  void set_impulse_scale(double s) { impulse_scale_ = s; }
-  double impulse_scale() const { return impulse_scale_; }
-  /// The impulses of x (physical units) divided by `factor` (x -> x~ with factor = s, back
-  /// with 1 / s; exact for powers of two).
-  void scale_impulses(Eigen::Ref<Eigen::VectorXd> x, double factor) const;
+  /// The units Newton works in (exact powers of two; 1 and 1: newton seconds and metres per
+  /// second). The kernel's natural residual is absolute: where the step's impulses and
+  /// velocities are far below 1 (a small h), it is met by points whose impulses do not
+  /// balance or leave the friction cone (at h = 1e-9 s a friction impulse 8 times mu p_n
+  /// squares to 5e-15, inside the tolerance), and the friction rows of eq. (8), of size
+  /// m g h times g h, cannot be resolved below it. In the step's own units the same
+  /// tolerance is relative.
+  void set_units(double impulse, double velocity) {
+    impulse_unit_ = impulse;
+    velocity_unit_ = velocity;
+  }
+  /// x (physical units) in the units set (x -> x~), and back.
+  void to_units(Eigen::Ref<Eigen::VectorXd> x) const;
+  void to_physical(Eigen::Ref<Eigen::VectorXd> x) const;
   /// A power of two near the step's impulse scale: the largest linear component of the
   /// applied impulse (m g h and the loads) or of the contact impulse in x (physical units).
   double impulse_unit(const Eigen::Ref<const Eigen::VectorXd>& x) const;
+  /// A power of two near the step's velocity scale: the largest component of the body's
+  /// velocity in x, of sigma (the ECP's sliding speed, eq. (8)) and of the velocity the
+  /// applied impulse gives the free body.
+  double velocity_unit(const Eigen::Ref<const Eigen::VectorXd>& x) const;
+  /// The friction impulses of x (physical units) shrunk onto the ellipsoid of eq. (5),
+  /// |(p_t/e_t, p_o/e_o, p_r/e_r)| <= mu p_n (all zero when p_n <= 0); unchanged inside it.
+  void project_onto_cone(Eigen::Ref<Eigen::VectorXd> x) const;
   /// The impulses of x (physical units) checked in the step's own units: Newton-Euler's
   /// balance (eq. (6) with M^u, the first six rows) as the largest row residual over the
   /// largest sum of a row's term magnitudes (RelativeBalance, quasistep/core/stepper.hpp),
@@ -139,7 +152,7 @@ class EcpStepProblem {
   std::array<Eigen::Vector3d, kEcpMaxHullFaces> nb_;  // body-frame normals
   std::array<double, kEcpMaxHullFaces> d_{};
   const Body3* body_ = nullptr;
-  double impulse_scale_ = 1;
+  double impulse_unit_ = 1, velocity_unit_ = 1;  // set_units
 
   bool evaluate(const Eigen::Ref<const Eigen::VectorXd>& x, Eigen::Ref<Eigen::VectorXd> F,
                 Eigen::Ref<Eigen::MatrixXd> J) const;
@@ -156,12 +169,13 @@ class EcpStepProblem {
 /// (carried in State::memory with its k), then, if that fails, from a cold start
 /// at the lowest vertices of the contact-free pose (the face, edge or vertex about to carry
 /// the contact, which an impact can move across the body within one step). A solution is
-/// accepted when the kernel solved the MNCP (natural residual <= 1e-10), its impulses
-/// balance and stay in the friction cone in the step's own units
-/// (EcpStepProblem::impulse_violation <= 1e-6; where they do
-/// not, the same candidate is solved once more from that point with the impulses in units of
-/// the step's own impulse, EcpStepProblem::set_impulse_scale) and, defensively, no hull
-/// vertex is below the plane by more than 1e-9 m at the new pose.
+/// accepted when the kernel solved the MNCP (natural residual <= 1e-10; a Newton that
+/// stalls or runs out of iterations within kEcpAcceptedResidual is accepted too), its
+/// impulses balance and stay in the friction cone in the step's own units
+/// (EcpStepProblem::impulse_violation <= 1e-6; where they do not, the same candidate is
+/// solved once more, from that point with its friction shrunk into the cone, in units of
+/// the step's own impulse and velocity, EcpStepProblem::set_units) and, defensively, no
+/// hull vertex is below the plane by more than 1e-9 m at the new pose.
 ///
 /// When no candidate gives an accepted solution, the step is taken as 2, then 4, then
 /// kEcpMaxSubsteps equal substeps, each solved as above (the same model at a finer step for
