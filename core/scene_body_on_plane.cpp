@@ -117,10 +117,12 @@ void read_body_on_plane(const json_input::Node& root, Model& m,
     body.given_points = static_cast<int>(count);
     body.dropped_points = h.dropped;
   }
-  // The body may start on or above the plane, never below it.
+  // The body may start on or above the plane, never below it: touching to rounding, which
+  // grows with the body's size (1e-9 of its extent, so that the same scene in other length
+  // units is judged alike; a resting body's lowest point is at about -3e-17 m in metres).
   const Mat3 R = ecp_rotation(Quat(pose[3], pose[4], pose[5], pose[6]));
   const double z_min = hull_lowest(body, R, Vec3(pose[0], pose[1], pose[2]), 0.0);
-  if (z_min < -1e-9) {
+  if (z_min < -1e-9 * hull_extent(body)) {
     const json_input::Node where = n.has("pose3") ? n.child("pose3") : n.at("hull");
     where.fail("the body starts below the plane z = 0: its lowest hull point is at z = " + std::to_string(z_min) +
                " m");
