@@ -11,6 +11,7 @@
 
 #include "quasistep/core/commands_csv.hpp"
 #include "quasistep/core/contacts.hpp"
+#include "quasistep/core/formulations/ecp_ncp/ecp_ncp.hpp"
 #include "quasistep/core/output_file.hpp"
 #include "quasistep/core/stepper.hpp"
 #include "tools/cli/cli.hpp"
@@ -184,6 +185,8 @@ int cmd_run(const RunOptions& opt, std::ostream& out, std::ostream& err) {
   int by_enumeration = 0;  // steps Lemke could not solve and the exact enumeration did
   int open_contacts = 0;   // steps Lemke could not solve, every contact staying open
   int by_substeps = 0;     // ecp_ncp steps taken as substeps (their whole step found no solution)
+  int in_body_units = 0;   // ecp_ncp steps solved in the body's own units (EcpNcp::body_units)
+  const auto* ecp = dynamic_cast<const EcpNcp*>(stepper.get());
   double worst_phi = min_phi(m, ws, s.q);
   const double initial_phi = worst_phi;
   int failed_step = 0;
@@ -208,6 +211,7 @@ int cmd_run(const RunOptions& opt, std::ostream& out, std::ostream& err) {
     by_enumeration += rep.by_enumeration;
     open_contacts += rep.open_contacts;
     by_substeps += rep.substeps > 1;
+    in_body_units += ecp && ecp->body_units();
     worst_lin = std::min(worst_lin, rep.linearised_penetration);
     worst_balance = std::max(worst_balance, rep.force_balance_residual);
     worst_phi = std::min(worst_phi, min_phi(m, ws, s.q));
@@ -247,6 +251,8 @@ int cmd_run(const RunOptions& opt, std::ostream& out, std::ostream& err) {
     err << ", hull of " << m.body3->given_points << " points (" << m.body3->dropped_points << " not extreme, dropped)";
   if (by_enumeration) err << ", " << by_enumeration << " solved by enumeration after Lemke's ray";
   if (open_contacts) err << ", " << open_contacts << " with every contact open after Lemke failed";
+  if (in_body_units)
+    err << ", " << in_body_units << " solved in the body's own units (none in the scene's)";
   if (by_substeps) err << ", " << by_substeps << " taken as substeps (no solution for the whole step)";
   const auto where = [](const io::Output* o) {
     return o->kind() == io::OutputKind::standard_output ? std::string("standard output") : io::printable(o->path());

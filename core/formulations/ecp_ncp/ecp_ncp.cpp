@@ -103,7 +103,8 @@ void EcpStepProblem::cold_start(Eigen::Ref<Eigen::VectorXd> x) const {
   Quat q_free = advance_quaternion(q0_, w_free, h_);
   const Mat3 R1 = ecp_rotation(q_free / q_free.norm());
   Vec3 low;
-  hull_lowest(*body_, R1, c_free, 1e-6, &low);
+  const double size = hull_extent(*body_);
+  hull_lowest(*body_, R1, c_free, 1e-6 * size, &low);
   const Vec3 low_free = low;
   low[2] = std::max(low[2], 0.0);
   x.segment<3>(kA1) = low;
@@ -113,7 +114,7 @@ void EcpStepProblem::cold_start(Eigen::Ref<Eigen::VectorXd> x) const {
   x[l2()] = std::max(-nkz, 1e-3);
   // Eq. (13) when separated: a1 - a2 = l_k l_2 e_z (vertically).
   x[l1(k_)] = std::max(low[2], 0.0) / x[l2()];
-  if (low[2] > 1e-9) return;
+  if (low[2] > 1e-9 * size) return;
   // Touching: the weight's impulse, and the friction of eq. (8) for the sliding velocity at
   // the guessed ECP, which in closed form is p_j = -e_j^2 mu p_n s_j / sigma with
   // sigma = sqrt(sum e_j^2 s_j^2) (zeta = 0).
@@ -122,20 +123,47 @@ void EcpStepProblem::cold_start(Eigen::Ref<Eigen::VectorXd> x) const {
   const Vec3 u = v0_ + w0_.cross(low - c0_);
   const Vec3 e(et_, eo_, er_), sv(u[0], u[1], w0_[2]);
   const double sig = std::sqrt((e.array() * sv.array()).square().sum());
-  if (sig > 1e-12) {
+  if (sig > 1e-12 * size / h_) {
     x[sigma()] = sig;
     for (int j = 0; j < 3; ++j) x[kPt + j] = -e[j] * e[j] * mu_ * p_n * sv[j] / sig;
   }
 }
 
+void EcpStepProblem::set_units(double impulse, double velocity, double length, double v_unit, double w_unit) {
+  const int n = size();
+  const auto col = [&](int c) -> double& { return col_unit_[static_cast<size_t>(c)]; };
+  const auto row = [&](int r) -> double& { return row_unit_[static_cast<size_t>(r)]; };
+  for (int c = 0; c < n; ++c) col(c) = 1.0;  // the weights l_i (i != k) and l_2
+  for (int j = 0; j < 3; ++j) {
+    col(kV + j) = v_unit;
+    col(kW + j) = w_unit;
+    col(kA1 + j) = col(kA2 + j) = length;
+  }
+  col(kPt) = col(kPo) = col(pn()) = impulse;
+  col(kPr) = impulse * length;
+  col(kLk) = length;  // a gap over l_2
+  col(sigma()) = velocity;
+  for (int r = 0; r < n; ++r) row(r) = length;  // eq. (13), -f_i(a1), -g(a2), l_k: lengths
+  for (int r = 0; r < 3; ++r) {
+    row(r) = impulse;
+    row(3 + r) = impulse * length;
+    row(9 + r) = 1.0;  // eq. (14): gradients
+  }
+  row(12) = row(13) = impulse * velocity;
+  row(14) = impulse * length * velocity;
+  row(sigma()) = impulse * impulse;
+  unit_ = true;
+  for (int c = 0; c < n; ++c) unit_ = unit_ && col(c) == 1.0 && row(c) == 1.0;
+}
+
 void EcpStepProblem::to_units(Eigen::Ref<Eigen::VectorXd> x) const {
-  for (int c : {int(kPt), int(kPo), int(kPr), pn()}) x[c] /= impulse_unit_;
-  x[sigma()] /= velocity_unit_;
+  if (!unit_)
+    for (int c = 0; c < size(); ++c) x[c] /= col_unit_[static_cast<size_t>(c)];
 }
 
 void EcpStepProblem::to_physical(Eigen::Ref<Eigen::VectorXd> x) const {
-  for (int c : {int(kPt), int(kPo), int(kPr), pn()}) x[c] *= impulse_unit_;
-  x[sigma()] *= velocity_unit_;
+  if (!unit_)
+    for (int c = 0; c < size(); ++c) x[c] *= col_unit_[static_cast<size_t>(c)];
 }
 
 void EcpStepProblem::project_onto_cone(Eigen::Ref<Eigen::VectorXd> x) const {
@@ -191,21 +219,19 @@ double EcpStepProblem::impulse_violation(const Eigen::Ref<const Eigen::VectorXd>
 
 bool EcpStepProblem::operator()(const Eigen::Ref<const Eigen::VectorXd>& x, Eigen::Ref<Eigen::VectorXd> F,
                                 Eigen::Ref<Eigen::MatrixXd> J) const {
-  if (impulse_unit_ == 1 && velocity_unit_ == 1) return evaluate(x, F, J);
-  // x~ -> x, evaluate, then the rows and columns in the units s (impulses) and V (sigma).
-  const double s = impulse_unit_, V = velocity_unit_;
+  if (unit_) return evaluate(x, F, J);
+  // x~ -> x, evaluate, then F~ = F / row unit and J~ = J col unit / row unit (powers of two:
+  // exact).
+  const int n = size();
   Eigen::Matrix<double, Eigen::Dynamic, 1, Eigen::ColMajor, EcpNcp::kCapacity, 1> xp = x;
   to_physical(xp);
   const bool ok = evaluate(xp, F, J);
-  for (int c : {int(kPt), int(kPo), int(kPr), pn()}) J.col(c) *= s;
-  J.col(sigma()) *= V;
-  const auto divide_row = [&](int row, double unit) {
-    F[row] /= unit;
-    J.row(row) /= unit;
-  };
-  for (int row : {0, 1, 2, 3, 4, 5}) divide_row(row, s);
-  for (int row : {12, 13, 14}) divide_row(row, s * V);  // eq. (8): impulse x velocity
-  divide_row(sigma(), s * s);                            // eq. (5) in impulses squared
+  for (int c = 0; c < n; ++c) J.col(c) *= col_unit_[static_cast<size_t>(c)];
+  for (int r = 0; r < n; ++r) {
+    const double inv = 1.0 / row_unit_[static_cast<size_t>(r)];
+    F[r] *= inv;
+    J.row(r) *= inv;
+  }
   return ok && F.allFinite();
 }
 
@@ -349,10 +375,16 @@ void EcpNcp::extra_values(std::vector<double>& out) const {
   out.insert(out.end(), {a1_[0], a1_[1], a1_[2], pn_});
 }
 
+EcpNcp::BodyUnits EcpNcp::body_units_of(const Model& m, double h) {
+  const Body3& b = *m.body3;
+  return {2 * unit_power(hull_extent(b)), 128 * unit_power(h), unit_power(m.bodies[b.body].mass)};
+}
+
 Status EcpNcp::advance(const Model& m, const WorldParams& p, State& s) {
   report_ = StepReport{};
   attempts_ = 0;
   substeps_ = 1;
+  body_units_ = false;
   if (!m.body3 || m.world.type != WorldType::body_on_plane || s.q.size() != 13)
     return fail(Status::bad_input, "the ECP stepper needs a body_on_plane world (one 3D body, a 13-entry state)");
   const Body3& b = *m.body3;
@@ -375,6 +407,8 @@ Status EcpNcp::advance(const Model& m, const WorldParams& p, State& s) {
     prev_ = s.memory.segment(kMemorySolution, n);
   }
   auto accept = [&] {
+    body_units_ = normalized_;
+    normalized_ = false;
     if (has_memory) {
       s.memory[kMemoryValid] = 1.0;
       s.memory[kMemoryFace] = prev_k_;
@@ -382,42 +416,71 @@ Status EcpNcp::advance(const Model& m, const WorldParams& p, State& s) {
     }
     return report_.status = Status::solved;
   };
-  Status st = solve_step(m, s.q, t0, h);
-  if (st == Status::solved) return accept();
-  // Fallback: the same step as 2, 4, then 8 equal substeps (each a full solve_step from the
-  // previous substep's end), when no face k gave an accepted solution for the whole step.
-  // Seen at hard landings of a rocking body (a T-bar rotating through flat within one step,
-  // docs/ecp.md "Substeps"): the one-step MNCP's Newton stalls, the halves solve.
-  const Status whole_status = st;
-  const std::string whole_detail = report_.detail;
-  int pivots = report_.pivots, attempts = attempts_;
-  for (int parts = 2; parts <= kEcpMaxSubsteps; parts *= 2) {
+  const bool had_prev = have_prev_;
+  // The whole step in the scene's units, then in the body's own units (normalized_,
+  // body_units_of: the semismooth Newton's merit mixes impulses, lengths and velocities, and
+  // a step it does not solve in one set of units can solve in another); then the same step
+  // as 2, 4, then 8 equal substeps, each a full solve_step from the previous substep's end,
+  // in both units: seen at hard landings of a rocking body (a T-bar rotating through flat
+  // within one step, docs/ecp.md "Substeps, and Newton in the body's own units").
+  Status whole_status = Status::not_run;
+  std::string whole_detail;
+  int pivots = 0, attempts = 0;
+  // Where the body's units are far from the scene's (a factor beyond 2^4 in length, time or
+  // mass), they are tried first: a scene in such units would otherwise pay a failing solve
+  // in its own units on every step.
+  const BodyUnits units = body_units_of(m, h);
+  const auto far = [](double unit) { return std::abs(std::ilogb(unit)) > 4; };
+  const bool body_first = far(units.length) || far(units.time) || far(units.mass);
+  for (int pass = 0; pass < 2; ++pass) {
+    normalized_ = (pass == 1) != body_first;
     s.q = start_q_;
-    have_prev_ = false;  // the whole step's candidates changed nothing; restart cleanly
-    double pn_sum = 0;
-    st = Status::solved;
-    for (int part = 0; part < parts && st == Status::solved; ++part) {
-      st = solve_step(m, s.q, t0 + h * part / parts, h / parts);
-      pivots += report_.pivots;
-      attempts += attempts_;
-      pn_sum += pn_;
-    }
+    have_prev_ = had_prev;
+    const Status st = solve_step(m, s.q, t0, h);
+    pivots += report_.pivots;
+    attempts += attempts_;
     if (st == Status::solved) {
-      pn_ = pn_sum;  // the normal impulse over the whole step
-      substeps_ = parts;
-      report_.substeps = parts;
       report_.pivots = pivots;
       attempts_ = attempts;
-      report_.contacts = pn_ > 0 ? 1 : 0;
       return accept();
     }
+    if (pass == 0) {  // the first units' verdict is the one reported
+      whole_status = st;
+      whole_detail = report_.detail;
+    }
   }
+  for (int pass = 0; pass < 2; ++pass) {
+    normalized_ = (pass == 1) != body_first;
+    for (int parts = 2; parts <= kEcpMaxSubsteps; parts *= 2) {
+      s.q = start_q_;
+      have_prev_ = false;  // the whole step's candidates changed nothing; restart cleanly
+      double pn_sum = 0;
+      Status st = Status::solved;
+      for (int part = 0; part < parts && st == Status::solved; ++part) {
+        st = solve_step(m, s.q, t0 + h * part / parts, h / parts);
+        pivots += report_.pivots;
+        attempts += attempts_;
+        pn_sum += pn_;
+      }
+      if (st == Status::solved) {
+        pn_ = pn_sum;  // the normal impulse over the whole step
+        substeps_ = parts;
+        report_.substeps = parts;
+        report_.pivots = pivots;
+        attempts_ = attempts;
+        report_.contacts = pn_ > 0 ? 1 : 0;
+        return accept();
+      }
+    }
+  }
+  normalized_ = false;
   s.q = start_q_;
   have_prev_ = false;
   attempts_ = attempts;
   report_ = StepReport{};
   report_.pivots = pivots;
-  return fail(whole_status, whole_detail + "; nor as 2, 4 or " + std::to_string(kEcpMaxSubsteps) + " substeps");
+  return fail(whole_status, whole_detail + "; nor as 2, 4 or " + std::to_string(kEcpMaxSubsteps) +
+                                " substeps, nor so in the body's own units");
 }
 
 Status EcpNcp::solve_step(const Model& m, Eigen::VectorXd& q_state, double t, double h) {
@@ -439,7 +502,7 @@ Status EcpNcp::solve_step(const Model& m, Eigen::VectorXd& q_state, double t, do
   for (int i = 0; i < faces; ++i) {
     const double nz = hull_face_normal(b, i, R0, c0, low)[2];
     if (!(nz < -1e-12)) continue;
-    const bool touches = std::abs(hull_face_value(b, i, low_body)) <= 1e-9 * (1 + scale);
+    const bool touches = std::abs(hull_face_value(b, i, low_body)) <= 1e-9 * scale;
     key[i] = (touches ? -2.0 : 0.0) + nz;
     order_[count++] = i;
   }
@@ -482,7 +545,18 @@ Status EcpNcp::solve_step(const Model& m, Eigen::VectorXd& q_state, double t, do
         prob_.cold_start(x0_);
       }
       ++attempts_;
+      if (normalized_) {
+        // In the body's own units (body_units_of, powers of two): the same body in any
+        // units poses Newton the same numbers.
+        const BodyUnits u = body_units_of(m, h);
+        prob_.set_units(u.mass * u.length / u.time, u.length / u.time, u.length, u.length / u.time, 1.0 / u.time);
+        prob_.to_units(x0_);
+      }
       const Status st = newton_.solve(n, EcpStepProblem::kFree, prob_, x0_, res_, opt);
+      if (normalized_) {
+        prob_.to_physical(res_.x);
+        prob_.set_units(1, 1, 1, 1, 1);
+      }
       report_.pivots += res_.stats.iterations;
       if (attempts_ == 1) {
         first_status = st;
@@ -511,7 +585,7 @@ Status EcpNcp::solve_step(const Model& m, Eigen::VectorXd& q_state, double t, do
         prob_.to_units(x0_);
         const Status again = newton_.solve(n, EcpStepProblem::kFree, prob_, x0_, res_, opt);
         prob_.to_physical(res_.x);
-        prob_.set_units(1, 1);
+        prob_.set_units(1, 1, 1, 1, 1);
         report_.pivots += res_.stats.iterations;
         // The MNCP was solved but its impulses were not balanced, and solving again did not
         // mend that: the candidate is refused for lost precision (the residual reported is of
@@ -530,7 +604,7 @@ Status EcpNcp::solve_step(const Model& m, Eigen::VectorXd& q_state, double t, do
       Quat q;
       prob_.end_pose(res_.x, c, q);
       const double z_min = hull_lowest(b, ecp_rotation(q), c, 0.0);
-      if (z_min >= -1e-9) {
+      if (z_min >= -1e-9 * hull_extent(b)) {
         accepted = true;
         z_min_ = z_min;
       } else if (rejected.empty()) {

@@ -105,10 +105,12 @@ class EcpStepProblem {
   /// squares to 5e-15, inside the tolerance), and the friction rows of eq. (8), of size
   /// m g h times g h, cannot be resolved below it. In the step's own units the same
   /// tolerance is relative.
-  void set_units(double impulse, double velocity) {
-    impulse_unit_ = impulse;
-    velocity_unit_ = velocity;
-  }
+  void set_units(double impulse, double velocity) { set_units(impulse, velocity, 1.0, 1.0, 1.0); }
+  /// All of them: impulse P, the sliding speed's V (sigma and eq. (8)), length L (positions
+  /// and gaps), and the units of the unknowns v and w; the rows in the units their terms
+  /// take (Newton-Euler's P and P L, eq. (13)'s and the gaps' L, eq. (8)'s P V and P L V,
+  /// the ellipsoid's P^2).
+  void set_units(double impulse, double velocity, double length, double v_unit, double w_unit);
   /// x (physical units) in the units set (x -> x~), and back.
   void to_units(Eigen::Ref<Eigen::VectorXd> x) const;
   void to_physical(Eigen::Ref<Eigen::VectorXd> x) const;
@@ -152,7 +154,8 @@ class EcpStepProblem {
   std::array<Eigen::Vector3d, kEcpMaxHullFaces> nb_;  // body-frame normals
   std::array<double, kEcpMaxHullFaces> d_{};
   const Body3* body_ = nullptr;
-  double impulse_unit_ = 1, velocity_unit_ = 1;  // set_units
+  bool unit_ = true;  // set_units: every unit 1
+  std::array<double, 18 + kEcpMaxHullFaces> col_unit_{}, row_unit_{};
 
   bool evaluate(const Eigen::Ref<const Eigen::VectorXd>& x, Eigen::Ref<Eigen::VectorXd> F,
                 Eigen::Ref<Eigen::MatrixXd> J) const;
@@ -175,12 +178,14 @@ class EcpStepProblem {
 /// (EcpStepProblem::impulse_violation <= 1e-6; where they do not, the same candidate is
 /// solved once more, from that point with its friction shrunk into the cone, in units of
 /// the step's own impulse and velocity, EcpStepProblem::set_units) and, defensively, no
-/// hull vertex is below the plane by more than 1e-9 m at the new pose.
+/// hull vertex is below the plane by more than 1e-9 of the body's size at the new pose.
 ///
-/// When no candidate gives an accepted solution, the step is taken as 2, then 4, then
-/// kEcpMaxSubsteps equal substeps, each solved as above (the same model at a finer step for
-/// that one step; substeps() says how many were used, p_n() is then the impulse summed over
-/// them and ecp() the last substep's). Only if all of those fail does the step fail.
+/// When no candidate gives an accepted solution, the step is solved again with Newton in
+/// the body's own units (body_units_of; tried first where they are far from the scene's),
+/// then taken as 2, then 4, then kEcpMaxSubsteps equal substeps, each solved as above in
+/// both units (the same model at a finer step for that one step; substeps() says how many
+/// were used, p_n() is then the impulse summed over them and ecp() the last substep's).
+/// Only if all of those fail does the step fail.
 class EcpNcp : public Stepper {
  public:
   static constexpr int kCapacity = 64;
@@ -209,11 +214,16 @@ class EcpNcp : public Stepper {
   int newton_iterations() const { return report_.pivots; }
   /// Candidates for k tried in the last step (1 when the first one was accepted).
   int k_attempts() const { return attempts_; }
-  /// The lowest hull vertex height at the new pose (m; >= -1e-9 when solved).
+  /// The lowest hull vertex height at the new pose (m; >= -1e-9 of the body's size when solved).
   double lowest_vertex() const { return z_min_; }
   /// Substeps the last step was taken as: 1 normally, 2, 4 or kEcpMaxSubsteps after the
   /// whole step found no solution.
   int substeps() const { return substeps_; }
+  /// Whether the last step was solved with Newton in the body's own units (lengths, masses
+  /// and times near its size, mass and step; EcpStepProblem::set_units), the scene's own
+  /// units having given no accepted solution: a scene in units far from the body's (lengths
+  /// 2^-20 or 2^20), or a hard landing.
+  bool body_units() const { return body_units_; }
 
   /// The trajectory CSV's extra columns: `ecp_x,ecp_y,ecp_z,p_n`, i.e. ecp() (world frame,
   /// m) and p_n() (N s) of the step that produced the row (docs/ecp.md, "Trajectory CSV").
@@ -227,6 +237,13 @@ class EcpNcp : public Stepper {
   Status advance(const Model& m, const WorldParams& p, State& s) override;
 
  private:
+  /// The body's own units (powers of two): length near its size (the hull's extent in
+  /// [0.5, 1) of it), time near 128 steps (h in [1/128, 1/64)), mass near its mass. The
+  /// examples' bodies, 0.1-0.6 m and 1-15 kg at h = 0.01 s, are of that size in SI units.
+  struct BodyUnits {
+    double length = 1, time = 1, mass = 1;
+  };
+  static BodyUnits body_units_of(const Model& m, double h);
   /// One solve of the step [t, t + h] from the 13-vector q_state (overwritten when solved):
   /// the candidates for k, each from the warm and the cold start.
   Status solve_step(const Model& m, Eigen::VectorXd& q_state, double t, double h);
@@ -236,6 +253,8 @@ class EcpNcp : public Stepper {
   NcpNewton<kCapacity>::Result res_;
   Eigen::Matrix<double, Eigen::Dynamic, 1, Eigen::ColMajor, kCapacity, 1> x0_, prev_;
   bool have_prev_ = false;  // prev_ and prev_k_ solved the step that ended in the state being stepped
+  bool normalized_ = false;   // solve_step runs Newton in the body's own units
+  bool body_units_ = false;   // body_units()
   int prev_k_ = -1;
   std::array<int, kEcpMaxHullFaces> order_{};
   Eigen::Vector3d a1_ = Eigen::Vector3d::Zero(), a2_ = Eigen::Vector3d::Zero();
