@@ -377,7 +377,11 @@ void EcpNcp::extra_values(std::vector<double>& out) const {
 
 EcpNcp::BodyUnits EcpNcp::body_units_of(const Model& m, double h) {
   const Body3& b = *m.body3;
-  return {2 * unit_power(hull_extent(b)), 128 * unit_power(h), unit_power(m.bodies[b.body].mass)};
+  const double size = hull_extent(b), g = m.world.gravity;
+  // The time a body of its size takes to fall its size, sqrt(size / g) (times squared scale
+  // as size / g, so its unit follows every change of units exactly); h without gravity.
+  const double time = g > 0 ? 8 * unit_power(std::sqrt(size / g)) : 128 * unit_power(h);
+  return {2 * unit_power(size), time, unit_power(m.bodies[b.body].mass)};
 }
 
 Status EcpNcp::advance(const Model& m, const WorldParams& p, State& s) {
@@ -417,12 +421,14 @@ Status EcpNcp::advance(const Model& m, const WorldParams& p, State& s) {
     return report_.status = Status::solved;
   };
   const bool had_prev = have_prev_;
-  // The whole step in the scene's units, then in the body's own units (normalized_,
-  // body_units_of: the semismooth Newton's merit mixes impulses, lengths and velocities, and
-  // a step it does not solve in one set of units can solve in another); then the same step
-  // as 2, 4, then 8 equal substeps, each a full solve_step from the previous substep's end,
-  // in both units: seen at hard landings of a rocking body (a T-bar rotating through flat
-  // within one step, docs/ecp.md "Substeps, and Newton in the body's own units").
+  // The whole step, then (when no face k gave an accepted solution for it) the same step as
+  // 2, 4, then 8 equal substeps, each a full solve_step from the previous substep's end:
+  // seen at hard landings of a rocking body (a T-bar rotating through flat within one step,
+  // docs/ecp.md "Substeps, and Newton in the body's own units"), where the one-step MNCP's
+  // Newton stalls and the halves solve. All of it in the scene's units, then once more with
+  // Newton in the body's own units (normalized_, body_units_of): the semismooth Newton's
+  // merit mixes impulses, lengths and velocities, and a step it does not solve in one set
+  // of units can solve in another.
   Status whole_status = Status::not_run;
   std::string whole_detail;
   int pivots = 0, attempts = 0;
@@ -436,7 +442,7 @@ Status EcpNcp::advance(const Model& m, const WorldParams& p, State& s) {
     normalized_ = (pass == 1) != body_first;
     s.q = start_q_;
     have_prev_ = had_prev;
-    const Status st = solve_step(m, s.q, t0, h);
+    Status st = solve_step(m, s.q, t0, h);
     pivots += report_.pivots;
     attempts += attempts_;
     if (st == Status::solved) {
@@ -448,14 +454,11 @@ Status EcpNcp::advance(const Model& m, const WorldParams& p, State& s) {
       whole_status = st;
       whole_detail = report_.detail;
     }
-  }
-  for (int pass = 0; pass < 2; ++pass) {
-    normalized_ = (pass == 1) != body_first;
     for (int parts = 2; parts <= kEcpMaxSubsteps; parts *= 2) {
       s.q = start_q_;
       have_prev_ = false;  // the whole step's candidates changed nothing; restart cleanly
       double pn_sum = 0;
-      Status st = Status::solved;
+      st = Status::solved;
       for (int part = 0; part < parts && st == Status::solved; ++part) {
         st = solve_step(m, s.q, t0 + h * part / parts, h / parts);
         pivots += report_.pivots;

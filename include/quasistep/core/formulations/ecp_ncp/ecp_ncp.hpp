@@ -180,12 +180,12 @@ class EcpStepProblem {
 /// the step's own impulse and velocity, EcpStepProblem::set_units) and, defensively, no
 /// hull vertex is below the plane by more than 1e-9 of the body's size at the new pose.
 ///
-/// When no candidate gives an accepted solution, the step is solved again with Newton in
-/// the body's own units (body_units_of; tried first where they are far from the scene's),
-/// then taken as 2, then 4, then kEcpMaxSubsteps equal substeps, each solved as above in
-/// both units (the same model at a finer step for that one step; substeps() says how many
-/// were used, p_n() is then the impulse summed over them and ecp() the last substep's).
-/// Only if all of those fail does the step fail.
+/// When no candidate gives an accepted solution, the step is taken as 2, then 4, then
+/// kEcpMaxSubsteps equal substeps, each solved as above (the same model at a finer step for
+/// that one step; substeps() says how many were used, p_n() is then the impulse summed over
+/// them and ecp() the last substep's); if none is accepted, all of it once more with Newton
+/// in the body's own units (body_units_of; tried first where they are far from the
+/// scene's). Only if all of those fail does the step fail.
 class EcpNcp : public Stepper {
  public:
   static constexpr int kCapacity = 64;
@@ -219,10 +219,10 @@ class EcpNcp : public Stepper {
   /// Substeps the last step was taken as: 1 normally, 2, 4 or kEcpMaxSubsteps after the
   /// whole step found no solution.
   int substeps() const { return substeps_; }
-  /// Whether the last step was solved with Newton in the body's own units (lengths, masses
-  /// and times near its size, mass and step; EcpStepProblem::set_units), the scene's own
-  /// units having given no accepted solution: a scene in units far from the body's (lengths
-  /// 2^-20 or 2^20), or a hard landing.
+  /// Whether the last step was solved with Newton in the body's own units (body_units_of,
+  /// EcpStepProblem::set_units): in a scene whose units are far from the body's (lengths
+  /// 2^-20 or 2^20 of the examples') every step, else a step the scene's units gave no
+  /// accepted solution for.
   bool body_units() const { return body_units_; }
 
   /// The trajectory CSV's extra columns: `ecp_x,ecp_y,ecp_z,p_n`, i.e. ecp() (world frame,
@@ -238,8 +238,10 @@ class EcpNcp : public Stepper {
 
  private:
   /// The body's own units (powers of two): length near its size (the hull's extent in
-  /// [0.5, 1) of it), time near 128 steps (h in [1/128, 1/64)), mass near its mass. The
-  /// examples' bodies, 0.1-0.6 m and 1-15 kg at h = 0.01 s, are of that size in SI units.
+  /// [0.5, 1) of it), mass near its mass, time near the time it takes to fall its size
+  /// (sqrt(extent / g) in [1/16, 1/8) of it; without gravity, h in [1/128, 1/64)). The
+  /// examples' bodies, 0.1-0.6 m and 1-15 kg under g = 9.8 m/s^2, are of that size in SI
+  /// units.
   struct BodyUnits {
     double length = 1, time = 1, mass = 1;
   };
