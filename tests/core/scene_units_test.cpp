@@ -789,14 +789,14 @@ Eigen::VectorXd ecp_state_in_scene_units(const Eigen::VectorXd& q, Units u) {
 }
 
 TEST(SceneUnits, TheEcpInUnitsFarFromTheBodysTakesTheSameStepsBitForBit) {
-  // Where the body's own units are far from the scene's (lengths, masses or times beyond a
-  // factor 2^4 of the body's size, mass and step), the ECP's Newton works in the body's
-  // units from the start (EcpNcp::body_units_of): the same body in any such units poses it
-  // the same numbers, so every example takes the same steps, bit for bit, in lengths 2^20
-  // and 2^-20, masses 2^20, times 2^20 and all of them at 2^40. Measured against the scene in
-  // SI units (whose steps Newton solves in the scene's units), over the examples' own runs:
-  // the box 9.0e-13 m apart, the desk 1.5e-8 m, the dumbbell 6.7e-10 m, the T-bar 7.0e-8 m,
-  // the rocking T-bar 9.4e-5 m (its landings amplify it).
+  // Where the body's own units are far from the scene's (lengths, masses or the body's fall
+  // time beyond a factor 2^4; EcpNcp::far_from_body_units), the ECP's Newton works in the
+  // body's units from the start (EcpNcp::body_units_of): the same body in any such units
+  // poses it the same numbers, so every example takes the same steps, bit for bit, over its
+  // whole run in lengths 2^20 and 2^-20, masses 2^20, times 2^20 and all of them at 2^+-40.
+  // Measured against the scene in SI units (whose steps Newton solves in the scene's
+  // units): the box 9.0e-13 m apart, the desk 1.5e-8 m, the dumbbell 6.7e-10 m, the T-bar
+  // 7.0e-8 m, the rocking T-bar 9.4e-5 m (its landings amplify it).
   for (const char* f : {"ecp_box_tip.json", "ecp_desk.json", "ecp_dumbbell.json", "ecp_tbar.json", "ecp_tbar_rocking.json"}) {
     const nlohmann::json j = test::example_json(f);
     const Units first{20, 0, 0};
@@ -804,7 +804,8 @@ TEST(SceneUnits, TheEcpInUnitsFarFromTheBodysTakesTheSameStepsBitForBit) {
     EcpNcp x(*a.model);
     std::vector<Eigen::VectorXd> reference;
     State sx = initial_state(*a.model);
-    for (int l = 1; l <= 60; ++l) {
+    const int steps = a.model->step.steps;
+    for (int l = 1; l <= steps; ++l) {
       ASSERT_EQ(x.step(*a.model, sx), Status::solved) << f << " step " << l;
       EXPECT_TRUE(x.body_units()) << f << " step " << l;
       reference.push_back(ecp_state_in_scene_units(sx.q, first));
@@ -813,7 +814,7 @@ TEST(SceneUnits, TheEcpInUnitsFarFromTheBodysTakesTheSameStepsBitForBit) {
       const Scene b = parse_scene(in_units(j, u).dump());
       EcpNcp y(*b.model);
       State sy = initial_state(*b.model);
-      for (int l = 1; l <= 60; ++l) {
+      for (int l = 1; l <= steps; ++l) {
         ASSERT_EQ(y.step(*b.model, sy), Status::solved) << f << " in " << units_text(u) << " step " << l;
         ASSERT_TRUE((ecp_state_in_scene_units(sy.q, u).array() == reference[static_cast<size_t>(l - 1)].array()).all())
             << f << " in " << units_text(u) << " step " << l;

@@ -377,11 +377,18 @@ void EcpNcp::extra_values(std::vector<double>& out) const {
 
 EcpNcp::BodyUnits EcpNcp::body_units_of(const Model& m, double h) {
   const Body3& b = *m.body3;
-  const double size = hull_extent(b), g = m.world.gravity;
-  // The time a body of its size takes to fall its size, sqrt(size / g) (times squared scale
-  // as size / g, so its unit follows every change of units exactly); h without gravity.
-  const double time = g > 0 ? 8 * unit_power(std::sqrt(size / g)) : 128 * unit_power(h);
-  return {2 * unit_power(size), time, unit_power(m.bodies[b.body].mass)};
+  return {2 * unit_power(hull_extent(b)), 128 * unit_power(h), unit_power(m.bodies[b.body].mass)};
+}
+
+bool EcpNcp::far_from_body_units(const Model& m, double h) {
+  const BodyUnits u = body_units_of(m, h);
+  // Time: the time the body takes to fall its size, sqrt(size / g) (its square scales as
+  // size / g, so it follows every change of units exactly), in [1/16, 1/8) of a unit near 1
+  // s for the examples; not h, which is small at a small step in any units.
+  const double size = hull_extent(*m.body3), g = m.world.gravity;
+  const double time = g > 0 ? 8 * unit_power(std::sqrt(size / g)) : u.time;
+  const auto far = [](double unit) { return std::abs(std::ilogb(unit)) > 4; };
+  return far(u.length) || far(u.mass) || far(time);
 }
 
 Status EcpNcp::advance(const Model& m, const WorldParams& p, State& s) {
@@ -435,9 +442,7 @@ Status EcpNcp::advance(const Model& m, const WorldParams& p, State& s) {
   // Where the body's units are far from the scene's (a factor beyond 2^4 in length, time or
   // mass), they are tried first: a scene in such units would otherwise pay a failing solve
   // in its own units on every step.
-  const BodyUnits units = body_units_of(m, h);
-  const auto far = [](double unit) { return std::abs(std::ilogb(unit)) > 4; };
-  const bool body_first = far(units.length) || far(units.time) || far(units.mass);
+  const bool body_first = far_from_body_units(m, h);
   for (int pass = 0; pass < 2; ++pass) {
     normalized_ = (pass == 1) != body_first;
     s.q = start_q_;

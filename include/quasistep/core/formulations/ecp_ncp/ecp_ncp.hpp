@@ -238,14 +238,17 @@ class EcpNcp : public Stepper {
 
  private:
   /// The body's own units (powers of two): length near its size (the hull's extent in
-  /// [0.5, 1) of it), mass near its mass, time near the time it takes to fall its size
-  /// (sqrt(extent / g) in [1/16, 1/8) of it; without gravity, h in [1/128, 1/64)). The
-  /// examples' bodies, 0.1-0.6 m and 1-15 kg under g = 9.8 m/s^2, are of that size in SI
+  /// [0.5, 1) of it), time near 128 steps (h in [1/128, 1/64) of it), mass near its mass.
+  /// The examples' bodies, 0.1-0.6 m and 1-15 kg at h = 0.01 s, are of that size in SI
   /// units.
   struct BodyUnits {
     double length = 1, time = 1, mass = 1;
   };
   static BodyUnits body_units_of(const Model& m, double h);
+  /// Whether the scene's units are far from the body's (a factor beyond 2^4 in length, mass
+  /// or the time the body takes to fall its size): Newton then works in the body's units
+  /// first.
+  static bool far_from_body_units(const Model& m, double h);
   /// One solve of the step [t, t + h] from the 13-vector q_state (overwritten when solved):
   /// the candidates for k, each from the warm and the cold start.
   Status solve_step(const Model& m, Eigen::VectorXd& q_state, double t, double h);
