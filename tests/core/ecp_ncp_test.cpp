@@ -135,6 +135,80 @@ TEST(EcpStepProblem, JacobianMatchesFiniteDifferences) {
   for (int k = 0; k < 6; ++k) expect_jacobian_matches(*m, q2, k, 10 + k);
 }
 
+TEST(EcpStepProblem, InUnitsItIsTheSameProblemRowByRow) {
+  // set_units: x~ = x / (column unit), F~ = F / (row unit), J~ = J (column unit) / (row
+  // unit), exactly (powers of two). Each unit below re-derived from eqs. (5)-(19)'s
+  // dimensions: impulse P, sliding speed V, length L, and the unknowns v and w in Vv, W.
+  json s = box_scene({0, 0, 0.025, 1, 0, 0, 0}, {0.3, -0.1, 0.05}, {0.2, -0.4, 1.0});
+  const std::shared_ptr<const Model> m = model_of(s);
+  const Eigen::VectorXd q = initial_state(*m).q;
+  EcpStepProblem p;
+  p.setup(*m, q, 0.3, 0);
+  const int n = p.size();
+  Eigen::VectorXd x(n);
+  p.cold_start(x);
+  for (int i = 0; i < n; ++i) x[i] += 0.05 * std::sin(1.7 * i);
+  Eigen::VectorXd F(n), Fu(n);
+  Eigen::MatrixXd J(n, n), Ju(n, n);
+  ASSERT_TRUE(p(x, F, J));
+  const double P = 0x1p-7, V = 0x1p3, L = 0x1p-2, Vv = 0x1p5, W = 0x1p-3;
+  std::vector<double> col(static_cast<size_t>(n), 1.0), row(static_cast<size_t>(n), L);
+  for (int j = 0; j < 3; ++j) {
+    col[EcpStepProblem::kV + j] = Vv;
+    col[EcpStepProblem::kW + j] = W;
+    col[EcpStepProblem::kA1 + j] = col[EcpStepProblem::kA2 + j] = L;
+    row[j] = P;          // Newton-Euler, linear: impulses
+    row[3 + j] = P * L;  // angular: impulse x length
+    row[9 + j] = 1;      // eq. (14): unit gradients
+  }
+  col[EcpStepProblem::kPt] = col[EcpStepProblem::kPo] = col[static_cast<size_t>(p.pn())] = P;
+  col[EcpStepProblem::kPr] = P * L;  // p_r / e_r is an impulse, e_r a length
+  col[EcpStepProblem::kLk] = L;      // a gap over the unitless l_2
+  col[static_cast<size_t>(p.sigma())] = V;
+  row[12] = row[13] = P * V;        // e^2 mu p_n u + p sigma
+  row[14] = P * L * V;              // e_r^2 mu p_n w_z + p_r sigma
+  row[static_cast<size_t>(p.sigma())] = P * P;  // the friction ellipsoid
+  p.set_units(P, V, L, Vv, W);
+  Eigen::VectorXd xu = x;
+  p.to_units(xu);
+  for (int j = 0; j < n; ++j) EXPECT_EQ(xu[j], x[j] / col[static_cast<size_t>(j)]) << j;
+  ASSERT_TRUE(p(xu, Fu, Ju));
+  for (int i = 0; i < n; ++i) {
+    EXPECT_EQ(Fu[i], F[i] / row[static_cast<size_t>(i)]) << "row " << i;
+    for (int j = 0; j < n; ++j)
+      EXPECT_EQ(Ju(i, j), J(i, j) * col[static_cast<size_t>(j)] / row[static_cast<size_t>(i)]) << i << ", " << j;
+  }
+  p.to_physical(xu);
+  EXPECT_TRUE((xu.array() == x.array()).all());
+  // Units of 1 again: the problem as posed.
+  p.set_units(1, 1, 1, 1, 1);
+  ASSERT_TRUE(p(x, Fu, Ju));
+  EXPECT_TRUE((Fu.array() == F.array()).all());
+}
+
+TEST(EcpStepProblem, FrictionIsShrunkOntoTheEllipsoid) {
+  const std::shared_ptr<const Model> m = model_of(box_scene({0, 0, 0.025, 1, 0, 0, 0}));  // e_t = e_o = 1
+  EcpStepProblem p;
+  p.setup(*m, initial_state(*m).q, 0, 0);
+  const double mu = m->world.support_friction;
+  Eigen::VectorXd x = Eigen::VectorXd::Zero(p.size());
+  x[p.pn()] = 2.0;
+  x[EcpStepProblem::kPt] = 3.0 * mu;  // |(p_t, p_o, p_r / e_r)| = 5 mu against mu p_n = 2 mu
+  x[EcpStepProblem::kPo] = -4.0 * mu;
+  p.project_onto_cone(x);
+  EXPECT_NEAR(std::hypot(x[EcpStepProblem::kPt], x[EcpStepProblem::kPo]), 2.0 * mu, 1e-15);
+  EXPECT_NEAR(x[EcpStepProblem::kPt] / x[EcpStepProblem::kPo], -0.75, 1e-15);  // the direction kept
+  const Eigen::VectorXd inside = x;
+  p.project_onto_cone(x);  // on the ellipsoid: unchanged
+  EXPECT_TRUE((x.array() == inside.array()).all());
+  x[p.pn()] = -1e-20;  // no normal impulse: no friction
+  x[EcpStepProblem::kPr] = 0.01;
+  p.project_onto_cone(x);
+  EXPECT_EQ(x[EcpStepProblem::kPt], 0.0);
+  EXPECT_EQ(x[EcpStepProblem::kPo], 0.0);
+  EXPECT_EQ(x[EcpStepProblem::kPr], 0.0);
+}
+
 /// A 1 kg cylinder (radius 0.05 m, length 0.2 m along body axis `axis`, its centre offset
 /// from the CM by `center`) on the plane.
 json cylinder_scene(const json& pose3, const json& axis = {1, 0, 0}, const json& center = {0, 0, 0}) {

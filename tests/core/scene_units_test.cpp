@@ -731,10 +731,14 @@ TEST(SceneUnits, AnitescusQuasistaticStepTakesTheSameStepsToRounding) {
                   Units{0, 40, 0}, Units{0, 0, -40}, Units{0, 0, 40}, Units{-20, 20, 0}, Units{40, -40, 0},
                   Units{-40, 40, 0}})
     units.push_back(u);
+  const auto same = [](Units u, Units v) { return u.a == v.a && u.b == v.b && u.c == v.c; };
   for (Units u : units) {
     const bool times_alone = u.a == 0 && u.b == 0 && std::abs(u.c) <= 20;
-    expect_same_steps("anitescu_box_push.json", box, 20, u, times_alone ? 0.0 : 2e-9);
-    expect_same_steps("plan_pivot.json (pushed)", pivot, 20, u, times_alone && u.c < 20 ? 0.0 : 1e-8);
+    const bool box_amplified = same(u, {-12, 0, 0}) || same(u, {5, -3, 20});
+    expect_same_steps("anitescu_box_push.json", box, 20, u, times_alone ? 0.0 : box_amplified ? 2e-9 : 2e-15);
+    const bool tipping_amplified = u.c == 20 || same(u, {-12, 0, 0}) || same(u, {-20, 20, 0});
+    expect_same_steps("plan_pivot.json (pushed)", pivot, 20, u,
+                      times_alone && u.c < 20 ? 0.0 : tipping_amplified ? 1e-8 : 1e-16);
   }
   // The tipping itself, in lengths 2^-13 (where the box once slid): the same angle.
   const Comparison tip = compare_in_units(pivot, {-13, 0, 0}, 20);
@@ -744,7 +748,7 @@ TEST(SceneUnits, AnitescusQuasistaticStepTakesTheSameStepsToRounding) {
 
 TEST(SceneUnits, TheEcpTakesEveryStepInOtherUnitsAndNeverAWrongOne) {
   // The ECP examples (Xie & Chakraborty 2021's model) in 24 other unit systems, 2^-40 to
-  // 2^40, 40 steps each: every step is solved, balances its impulses in its own units, and
+  // 2^40, the first 40 steps of each: every step is solved, balances its impulses in its own units, and
   // puts no hull point below the plane beyond rounding. The ECP's semismooth Newton is not
   // unit-invariant (its merit mixes impulses, lengths and velocities), so a step that finds
   // no solution in the scene's units is solved again in the body's own units, which are
@@ -757,9 +761,10 @@ TEST(SceneUnits, TheEcpTakesEveryStepInOtherUnitsAndNeverAWrongOne) {
   for (Units u : {Units{-40, 0, 0}, Units{40, 0, 0}, Units{0, -40, 0}, Units{0, 40, 0}, Units{0, 0, -40},
                   Units{0, 0, 40}, Units{-40, 40, 40}})
     units.push_back(u);
-  int in_body_units = 0;
   for (const char* f : {"ecp_box_tip.json", "ecp_desk.json", "ecp_dumbbell.json", "ecp_tbar.json", "ecp_tbar_rocking.json"})
     for (Units u : units) {
+      // Units 2^20 and beyond are far from every example body's (EcpNcp::far_from_body_units).
+      const bool far = std::abs(u.a) >= 20 || std::abs(u.b) >= 20 || std::abs(u.c) >= 20;
       const Scene scene = parse_scene(in_units(test::example_json(f), u).dump());
       const Model& m = *scene.model;
       EcpNcp ecp(m);
@@ -770,13 +775,12 @@ TEST(SceneUnits, TheEcpTakesEveryStepInOtherUnitsAndNeverAWrongOne) {
         const double t0 = s.t;
         ASSERT_EQ(ecp.step(m, s), Status::solved) << f << " in " << units_text(u) << " step " << l << ": "
                                                   << ecp.report().detail;
-        in_body_units += ecp.body_units();
+        EXPECT_TRUE(!far || ecp.body_units()) << f << " in " << units_text(u) << " step " << l;
         EXPECT_LE(test::ecp_balance_violation(m, ecp, q0, s.q, t0, m.step.h), kForceBalanceTolerance)
             << f << " in " << units_text(u) << " step " << l;
         EXPECT_GE(ecp.lowest_vertex(), -1e-9 * size) << f << " in " << units_text(u) << " step " << l;
       }
     }
-  EXPECT_GT(in_body_units, 0);
 }
 
 /// The 13-vector of a body_on_plane State in units u scaled back to the scene's own units:
@@ -793,10 +797,10 @@ TEST(SceneUnits, TheEcpInUnitsFarFromTheBodysTakesTheSameStepsBitForBit) {
   // time beyond a factor 2^4; EcpNcp::far_from_body_units), the ECP's Newton works in the
   // body's units from the start (EcpNcp::body_units_of): the same body in any such units
   // poses it the same numbers, so every example takes the same steps, bit for bit, over its
-  // whole run in lengths 2^20 and 2^-20, masses 2^20, times 2^20 and all of them at 2^+-40.
-  // Measured against the scene in SI units (whose steps Newton solves in the scene's
-  // units): the box 9.0e-13 m apart, the desk 1.5e-8 m, the dumbbell 6.7e-10 m, the T-bar
-  // 7.0e-8 m, the rocking T-bar 9.4e-5 m (its landings amplify it).
+  // whole run in lengths 2^20, 2^-20 and 2^40, masses 2^20, times 2^20 and all of them at
+  // 2^+-40. (Measured once against the scene in SI units, whose steps Newton solves in the
+  // scene's units: the box 9.0e-13 m apart, the desk 1.5e-8 m, the dumbbell 6.7e-10 m, the
+  // T-bar 7.0e-8 m, the rocking T-bar 9.4e-5 m, its landings amplifying it.)
   for (const char* f : {"ecp_box_tip.json", "ecp_desk.json", "ecp_dumbbell.json", "ecp_tbar.json", "ecp_tbar_rocking.json"}) {
     const nlohmann::json j = test::example_json(f);
     const Units first{20, 0, 0};
@@ -810,7 +814,8 @@ TEST(SceneUnits, TheEcpInUnitsFarFromTheBodysTakesTheSameStepsBitForBit) {
       EXPECT_TRUE(x.body_units()) << f << " step " << l;
       reference.push_back(ecp_state_in_scene_units(sx.q, first));
     }
-    for (Units u : {Units{-20, 0, 0}, Units{0, 20, 0}, Units{0, 0, 20}, Units{40, 40, 40}, Units{-40, -40, -40}}) {
+    for (Units u : {Units{-20, 0, 0}, Units{40, 0, 0}, Units{0, 20, 0}, Units{0, 0, 20}, Units{40, 40, 40},
+                    Units{-40, -40, -40}}) {
       const Scene b = parse_scene(in_units(j, u).dump());
       EcpNcp y(*b.model);
       State sy = initial_state(*b.model);

@@ -160,8 +160,8 @@ TEST(StepScale, EcpStepsBalanceTheirImpulsesAtAnyStep) {
   // friction outside the cone. Every solved step must balance its impulses in its own units
   // (test::ecp_balance_violation, from the reported impulses); a step the stepper cannot
   // solve so is refused as numerical_failure. Steps at h down to `solved_from` are all
-  // taken: every example to 1e-11 s (measured over 20 steps), the box, the T-bar and the
-  // rocking T-bar to 1e-13 s. (Once the T-bars stopped at 1e-6 and the dumbbell at 1e-3:
+  // taken (5 here; 20 measured with `run`): every example to 1e-11 s, the box, the T-bar and
+  // the rocking T-bar to 1e-13 s. (Once the T-bars stopped at 1e-6 and the dumbbell at 1e-3:
   // Newton's first point carried friction with no normal impulse, or 8 times mu p_n, whose
   // square the absolute residual does not see, and the re-solve in impulse units diverged
   // from it; now it starts inside the cone and works in velocity units too.)

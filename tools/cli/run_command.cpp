@@ -252,7 +252,7 @@ int cmd_run(const RunOptions& opt, std::ostream& out, std::ostream& err) {
   if (by_enumeration) err << ", " << by_enumeration << " solved by enumeration after Lemke's ray";
   if (open_contacts) err << ", " << open_contacts << " with every contact open after Lemke failed";
   if (in_body_units)
-    err << ", " << in_body_units << " solved in the body's own units (none in the scene's)";
+    err << ", " << in_body_units << " solved in the body's own units (instead of the scene's)";
   if (by_substeps) err << ", " << by_substeps << " taken as substeps (no solution for the whole step)";
   const auto where = [](const io::Output* o) {
     return o->kind() == io::OutputKind::standard_output ? std::string("standard output") : io::printable(o->path());

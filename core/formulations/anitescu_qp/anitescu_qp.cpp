@@ -350,7 +350,7 @@ Status AnitescuQp::advance_fallback(const Model& m, const WorldParams& p, State&
         terms += std::abs(A_(k, e) * beta_[k]);
       }
       balance = std::max(balance, std::abs(r));
-      relative.row(r / balance_length_[static_cast<size_t>(e)], terms / balance_length_[static_cast<size_t>(e)]);
+      add_balance_row(relative, e, r, terms);
     }
     report_.force_balance_residual = balance;
     // Each balance row against the rows' terms (quasistep/core/stepper.hpp), so that the

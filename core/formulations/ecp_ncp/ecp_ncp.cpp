@@ -383,8 +383,9 @@ EcpNcp::BodyUnits EcpNcp::body_units_of(const Model& m, double h) {
 bool EcpNcp::far_from_body_units(const Model& m, double h) {
   const BodyUnits u = body_units_of(m, h);
   // Time: the time the body takes to fall its size, sqrt(size / g) (its square scales as
-  // size / g, so it follows every change of units exactly), in [1/16, 1/8) of a unit near 1
-  // s for the examples; not h, which is small at a small step in any units.
+  // size / g, so it follows every change of units exactly), in [1/8, 1/4) of a unit that is
+  // 1 s for the examples in SI units. Not h, which is small at a small step in any units;
+  // only a scene without gravity has no other time, and is judged by h.
   const double size = hull_extent(*m.body3), g = m.world.gravity;
   const double time = g > 0 ? 8 * unit_power(std::sqrt(size / g)) : u.time;
   const auto far = [](double unit) { return std::abs(std::ilogb(unit)) > 4; };
@@ -412,14 +413,15 @@ Status EcpNcp::advance(const Model& m, const WorldParams& p, State& s) {
   const int n = EcpStepProblem::kFree + faces + 2;
   const bool has_memory = s.memory.size() == kMemorySolution + n;
   have_prev_ = has_memory && s.memory[kMemoryValid] == 1.0;
+  // Nothing of another world's steps may reach this one's (a batch's stepper steps many).
+  prev_k_ = -1;
   if (have_prev_) {
     prev_k_ = static_cast<int>(s.memory[kMemoryFace]);
     prev_.resize(n);
     prev_ = s.memory.segment(kMemorySolution, n);
   }
-  auto accept = [&] {
-    body_units_ = normalized_;
-    normalized_ = false;
+  auto accept = [&](bool in_body_units) {
+    body_units_ = in_body_units;
     if (has_memory) {
       s.memory[kMemoryValid] = 1.0;
       s.memory[kMemoryFace] = prev_k_;
@@ -427,33 +429,36 @@ Status EcpNcp::advance(const Model& m, const WorldParams& p, State& s) {
     }
     return report_.status = Status::solved;
   };
+  // Each pass starts from the step's own warm start (a substep of the first pass moves it).
   const bool had_prev = have_prev_;
+  const int had_k = prev_k_;
+  if (had_prev) start_prev_ = prev_;
   // The whole step, then (when no face k gave an accepted solution for it) the same step as
   // 2, 4, then 8 equal substeps, each a full solve_step from the previous substep's end:
   // seen at hard landings of a rocking body (a T-bar rotating through flat within one step,
   // docs/ecp.md "Substeps, and Newton in the body's own units"), where the one-step MNCP's
   // Newton stalls and the halves solve. All of it in the scene's units, then once more with
-  // Newton in the body's own units (normalized_, body_units_of): the semismooth Newton's
-  // merit mixes impulses, lengths and velocities, and a step it does not solve in one set
-  // of units can solve in another.
+  // Newton in the body's own units (body_units_of): the semismooth Newton's merit mixes
+  // impulses, lengths and velocities, and a step it does not solve in one set of units can
+  // solve in another. Where the body's units are far from the scene's, they go first: a
+  // scene in such units would otherwise pay a failing solve in its own units on every step.
   Status whole_status = Status::not_run;
   std::string whole_detail;
   int pivots = 0, attempts = 0;
-  // Where the body's units are far from the scene's (a factor beyond 2^4 in length, time or
-  // mass), they are tried first: a scene in such units would otherwise pay a failing solve
-  // in its own units on every step.
   const bool body_first = far_from_body_units(m, h);
   for (int pass = 0; pass < 2; ++pass) {
-    normalized_ = (pass == 1) != body_first;
+    const bool in_body_units = (pass == 1) != body_first;
     s.q = start_q_;
     have_prev_ = had_prev;
-    Status st = solve_step(m, s.q, t0, h);
+    prev_k_ = had_k;
+    if (had_prev) prev_ = start_prev_;
+    Status st = solve_step(m, s.q, t0, h, in_body_units);
     pivots += report_.pivots;
     attempts += attempts_;
     if (st == Status::solved) {
       report_.pivots = pivots;
       attempts_ = attempts;
-      return accept();
+      return accept(in_body_units);
     }
     if (pass == 0) {  // the first units' verdict is the one reported
       whole_status = st;
@@ -465,7 +470,7 @@ Status EcpNcp::advance(const Model& m, const WorldParams& p, State& s) {
       double pn_sum = 0;
       st = Status::solved;
       for (int part = 0; part < parts && st == Status::solved; ++part) {
-        st = solve_step(m, s.q, t0 + h * part / parts, h / parts);
+        st = solve_step(m, s.q, t0 + h * part / parts, h / parts, in_body_units);
         pivots += report_.pivots;
         attempts += attempts_;
         pn_sum += pn_;
@@ -477,25 +482,25 @@ Status EcpNcp::advance(const Model& m, const WorldParams& p, State& s) {
         report_.pivots = pivots;
         attempts_ = attempts;
         report_.contacts = pn_ > 0 ? 1 : 0;
-        return accept();
+        return accept(in_body_units);
       }
     }
   }
-  normalized_ = false;
   s.q = start_q_;
   have_prev_ = false;
   attempts_ = attempts;
   report_ = StepReport{};
   report_.pivots = pivots;
-  return fail(whole_status, whole_detail + "; nor as 2, 4 or " + std::to_string(kEcpMaxSubsteps) +
-                                " substeps, nor so in the body's own units");
+  return fail(whole_status, whole_detail + "; nor as 2, 4 or " + std::to_string(kEcpMaxSubsteps) + " substeps, in " +
+                                (body_first ? "the body's own units or the scene's" : "the scene's units or the body's own"));
 }
 
-Status EcpNcp::solve_step(const Model& m, Eigen::VectorXd& q_state, double t, double h) {
+Status EcpNcp::solve_step(const Model& m, Eigen::VectorXd& q_state, double t, double h, bool in_body_units) {
   report_ = StepReport{};
   attempts_ = 0;
   const Body3& b = *m.body3;
   const int faces = hull_face_count(b);
+  const BodyUnits body = body_units_of(m, h);
   // Candidates for k (see the class comment): faces touching the lowest point at the start
   // of the step, then the other downward faces; each group most downward first (a face's
   // normal taken at that point: for a cylinder's side, the radial direction there).
@@ -553,15 +558,15 @@ Status EcpNcp::solve_step(const Model& m, Eigen::VectorXd& q_state, double t, do
         prob_.cold_start(x0_);
       }
       ++attempts_;
-      if (normalized_) {
-        // In the body's own units (body_units_of, powers of two): the same body in any
-        // units poses Newton the same numbers.
-        const BodyUnits u = body_units_of(m, h);
-        prob_.set_units(u.mass * u.length / u.time, u.length / u.time, u.length, u.length / u.time, 1.0 / u.time);
+      if (in_body_units) {
+        // In the body's own units (powers of two): the same body in any units poses Newton
+        // the same numbers.
+        prob_.set_units(body.mass * body.length / body.time, body.length / body.time, body.length,
+                        body.length / body.time, 1.0 / body.time);
         prob_.to_units(x0_);
       }
       const Status st = newton_.solve(n, EcpStepProblem::kFree, prob_, x0_, res_, opt);
-      if (normalized_) {
+      if (in_body_units) {
         prob_.to_physical(res_.x);
         prob_.set_units(1, 1, 1, 1, 1);
       }
@@ -579,8 +584,8 @@ Status EcpNcp::solve_step(const Model& m, Eigen::VectorXd& q_state, double t, do
       };
       if (!newton_accepts(st)) continue;
       // The natural residual is absolute: at a small h (impulses of m g h = 1e-12 N s at
-      // h = 1e-13 s) it is met with the impulses unbalanced. Such a point is solved once more
-      // from where it is, in units of the step's impulse, where the same residual is relative.
+      // h = 1e-13 s) it is met with the impulses unbalanced. Such a point is solved once more,
+      // in units of the step's own impulse and velocity, where the same residual is relative.
       const double first_off = prob_.impulse_violation(res_.x);
       bool ok = first_off <= kForceBalanceTolerance;
       if (!ok) {
@@ -589,7 +594,10 @@ Status EcpNcp::solve_step(const Model& m, Eigen::VectorXd& q_state, double t, do
         // not see) Newton in the step's units diverged from it.
         x0_ = res_.x;
         prob_.project_onto_cone(x0_);
-        prob_.set_units(prob_.impulse_unit(res_.x), prob_.velocity_unit(res_.x));
+        // (In the body's units, lengths stay in those: the re-solve changes only the
+        // impulses' and velocities' units.)
+        const double V = prob_.velocity_unit(res_.x), L = in_body_units ? body.length : 1.0;
+        prob_.set_units(prob_.impulse_unit(res_.x), V, L, in_body_units ? V : 1.0, in_body_units ? V / L : 1.0);
         prob_.to_units(x0_);
         const Status again = newton_.solve(n, EcpStepProblem::kFree, prob_, x0_, res_, opt);
         prob_.to_physical(res_.x);
@@ -654,9 +662,10 @@ Status EcpNcp::solve_step(const Model& m, Eigen::VectorXd& q_state, double t, do
                     std::to_string(attempts_) + " tried); the first ended " + std::string(to_string(first_status)) +
                     " with natural residual " + three_digits(first_residual);
   if (!rejected.empty()) why += "; " + rejected;
-  // A solution of the MNCP whose impulses do not balance is the step's data beyond what its
-  // arithmetic resolves (at h = 1e-9 s a body at rest moves 1e-17 m, one or two spacings of
-  // a double at a position of 5 cm): lost precision, the shared status for it.
+  // A solution of the MNCP whose impulses do not balance, even solved again in the step's
+  // own units, is the step's data beyond what its arithmetic resolves (at h = 1e-13 s a body
+  // at rest moves 1e-21 m, far below the spacing of doubles at a position of 5 cm): lost
+  // precision, the shared status for it.
   if (unbalanced) return fail(Status::numerical_failure, why);
   return fail(first_status == Status::solved ? Status::not_found : first_status, why);
 }

@@ -304,18 +304,22 @@ struct PangTedrakeMiqp::Problem {
   /// 1e-9. Each side of each pair is divided by its own unit: a length row (phi^+, rho+-)
   /// by its terms plus the step's length L, the friction row (s) by its terms plus the
   /// step's impulse P; an impulse variable by P, Gamma (a displacement) by L. L is the
-  /// largest of the model's shape size, |phi| of the step's contacts and |dq| of its length
-  /// DOFs; P the largest of |h tau| in the force balance, the impulses and h K times the
-  /// shape size (the elastic bound's impulse for that length; P_n / (h K) is a length).
+  /// largest of the model's shape size, |phi| of the step's contacts, |dq| of its length
+  /// DOFs and Gamma; P the largest of |h tau| in the force balance, the impulses and h K
+  /// times the shape size (the elastic bound's impulse for that length; P_n / (h K) is a
+  /// length). Each bounds its own variables, so a ratio's denominator is 0 only where its
+  /// numerator is.
   /// The result, max |min(left, variable)| over the pairs, no change of units alters.
   double unit_complementarity(const Eigen::VectorXd& x) const {
     double L = shape_size, P = hK * shape_size;
     for (int c = 0; c < nc; ++c) L = std::max(L, std::abs(b_in[pair_row(c, 0)]));
     for (int j = 0; j < nu + na; ++j)
       if (length_dof[static_cast<size_t>(j)]) L = std::max(L, std::abs(x[j]));
-    for (int e = 0; e < m_eq; ++e) P = std::max(P, std::abs(b_eq[e]));
-    for (int c = 0; c < nc; ++c)
+    for (int e = 0; e < nu; ++e) P = std::max(P, std::abs(b_eq[e]));  // h tau (stage 2 adds dq_a rows)
+    for (int c = 0; c < nc; ++c) {
       for (int t = 0; t < 3; ++t) P = std::max(P, std::abs(x[pair_var(c, t)]));
+      L = std::max(L, std::abs(x[pair_var(c, 3)]));  // Gamma, a length
+    }
     // a / b with 0 / 0 = 0 (a row whose terms are all zero sums to exactly zero).
     const auto ratio = [](double a, double b) { return a == 0 ? 0.0 : a / b; };
     double worst = 0;

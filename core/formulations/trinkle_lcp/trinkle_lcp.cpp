@@ -223,14 +223,14 @@ Status TrinkleLcp::advance(const Model& m, const WorldParams& p, State& s) {
       terms += std::abs(g.J_n(i, e) * p_n_[i]) + std::abs(g.J_t(i, e) * p_t_[i]);
     }
     balance = std::max(balance, std::abs(r));
-    relative.row(r / balance_length_[static_cast<size_t>(e)], terms / balance_length_[static_cast<size_t>(e)]);
+    add_balance_row(relative, e, r, terms);
   }
   report_.force_balance_residual = balance;
   // Each balance row against its own terms (quasistep/core/stepper.hpp): the LCP's check weighs its
   // rows against whole blocks of the solution, this one against the impulses of the row.
   if (!relative.accepted())
     return fail(Status::numerical_failure, "the answer failed its force-balance check (relative residual " +
-                                               std::to_string(relative.worst()) + ")");
+                                               three_digits(relative.worst()) + ")");
 
   // 5: integrate.
   for (int e = 0; e < nu; ++e) s.q[e] += result_->u[e];

@@ -195,14 +195,18 @@ class Stepper {
   std::vector<char> active_;
   std::vector<double> phi_, p_n_, p_t_;
   ContactRecord record_;  // contact_record()
-  /// balance_row_lengths of the model: divide DOF e's force-balance row (residual and terms)
-  /// by balance_length_[e] before RelativeBalance::row.
-  std::vector<double> balance_length_;
+  /// DOF e's force-balance row (its residual and the sum of its terms' magnitudes) into
+  /// `balance`, divided by the row's length (balance_row_lengths): every row an impulse.
+  void add_balance_row(RelativeBalance& balance, int e, double residual, double terms) const {
+    const double length = balance_length_[static_cast<size_t>(e)];
+    balance.row(residual / length, terms / length);
+  }
 
  private:
   bool record_valid_ = false;
   Status run(const Model& m, const WorldParams& p, State& s, bool fallback);
 
+  std::vector<double> balance_length_;  // balance_row_lengths of the model
   WorldParams scene_;  // step(m, s)'s parameters
   // The State at the start of the step, restored when a solved step leaves kStateRange
   // (a formulation's own caches, such as the ECP's last face, keep the refused step's).

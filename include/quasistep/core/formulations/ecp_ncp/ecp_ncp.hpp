@@ -91,10 +91,8 @@ class EcpStepProblem {
   int k() const { return k_; }
 
   /// F(x) and its Jacobian (the callback of quasistep/kernels/ncp_newton.hpp). With units
-  /// other than 1 (set_units) the unknowns are x~ (the impulses p_t, p_o, p_r, p_n divided
-  /// by the impulse unit s, sigma by the velocity unit V) and the rows are in the same
-  /// units: Newton-Euler's divided by s, eq. (8)'s (an impulse times a velocity) by s V, the
-  /// friction ellipsoid's by s^2.
+  /// other than 1 (set_units) the unknowns are x~ = x over their units and the rows are in
+  /// theirs (set_units lists both): the same problem, exactly.
   bool operator()(const Eigen::Ref<const Eigen::VectorXd>& x, Eigen::Ref<Eigen::VectorXd> F,
                   Eigen::Ref<Eigen::MatrixXd> J) const;
 
@@ -212,6 +210,9 @@ class EcpNcp : public Stepper {
   double sigma() const { return sigma_; }
   int face_k() const { return k_; }
   int newton_iterations() const { return report_.pivots; }
+  // report().complementarity_residual is Newton's natural residual of the accepted point
+  // in the units Newton last worked in (the scene's, the step's own after a re-solve, or
+  // the body's: body_units()); each is <= kEcpAcceptedResidual in its units.
   /// Candidates for k tried in the last step (1 when the first one was accepted).
   int k_attempts() const { return attempts_; }
   /// The lowest hull vertex height at the new pose (m; >= -1e-9 of the body's size when solved).
@@ -251,15 +252,14 @@ class EcpNcp : public Stepper {
   static bool far_from_body_units(const Model& m, double h);
   /// One solve of the step [t, t + h] from the 13-vector q_state (overwritten when solved):
   /// the candidates for k, each from the warm and the cold start.
-  Status solve_step(const Model& m, Eigen::VectorXd& q_state, double t, double h);
+  Status solve_step(const Model& m, Eigen::VectorXd& q_state, double t, double h, bool in_body_units);
 
   EcpStepProblem prob_;
   NcpNewton<kCapacity> newton_;
   NcpNewton<kCapacity>::Result res_;
-  Eigen::Matrix<double, Eigen::Dynamic, 1, Eigen::ColMajor, kCapacity, 1> x0_, prev_;
+  Eigen::Matrix<double, Eigen::Dynamic, 1, Eigen::ColMajor, kCapacity, 1> x0_, prev_, start_prev_;
   bool have_prev_ = false;  // prev_ and prev_k_ solved the step that ended in the state being stepped
-  bool normalized_ = false;   // solve_step runs Newton in the body's own units
-  bool body_units_ = false;   // body_units()
+  bool body_units_ = false;  // body_units()
   int prev_k_ = -1;
   std::array<int, kEcpMaxHullFaces> order_{};
   Eigen::Vector3d a1_ = Eigen::Vector3d::Zero(), a2_ = Eigen::Vector3d::Zero();
