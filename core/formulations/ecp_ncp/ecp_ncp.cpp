@@ -56,6 +56,7 @@ void EcpStepProblem::setup(const Model& m, const Eigen::Ref<const Eigen::VectorX
   k_ = k;
   h_ = h;
   mass_ = m.bodies[body_->body].mass;
+  size_ = hull_extent(*body_);
   mu_ = m.world.support_friction;
   const EcpNcpParams& ellipsoid = formulation_params_or_default<EcpNcpParams>(m);
   et_ = ellipsoid.ellipsoid_e_t;
@@ -103,8 +104,7 @@ void EcpStepProblem::cold_start(Eigen::Ref<Eigen::VectorXd> x) const {
   Quat q_free = advance_quaternion(q0_, w_free, h_);
   const Mat3 R1 = ecp_rotation(q_free / q_free.norm());
   Vec3 low;
-  const double size = hull_extent(*body_);
-  hull_lowest(*body_, R1, c_free, 1e-6 * size, &low);
+  hull_lowest(*body_, R1, c_free, 1e-6 * size_, &low);
   const Vec3 low_free = low;
   low[2] = std::max(low[2], 0.0);
   x.segment<3>(kA1) = low;
@@ -114,7 +114,7 @@ void EcpStepProblem::cold_start(Eigen::Ref<Eigen::VectorXd> x) const {
   x[l2()] = std::max(-nkz, 1e-3);
   // Eq. (13) when separated: a1 - a2 = l_k l_2 e_z (vertically).
   x[l1(k_)] = std::max(low[2], 0.0) / x[l2()];
-  if (low[2] > 1e-9 * size) return;
+  if (low[2] > 1e-9 * size_) return;
   // Touching: the weight's impulse, and the friction of eq. (8) for the sliding velocity at
   // the guessed ECP, which in closed form is p_j = -e_j^2 mu p_n s_j / sigma with
   // sigma = sqrt(sum e_j^2 s_j^2) (zeta = 0).
@@ -123,7 +123,7 @@ void EcpStepProblem::cold_start(Eigen::Ref<Eigen::VectorXd> x) const {
   const Vec3 u = v0_ + w0_.cross(low - c0_);
   const Vec3 e(et_, eo_, er_), sv(u[0], u[1], w0_[2]);
   const double sig = std::sqrt((e.array() * sv.array()).square().sum());
-  if (sig > 1e-12 * size / h_) {
+  if (sig > 1e-12 * size_ / h_) {
     x[sigma()] = sig;
     for (int j = 0; j < 3; ++j) x[kPt + j] = -e[j] * e[j] * mu_ * p_n * sv[j] / sig;
   }
@@ -195,7 +195,6 @@ double EcpStepProblem::impulse_violation(const Eigen::Ref<const Eigen::VectorXd>
   // The rows of operator() (eq. (18), first block), each against the magnitudes of its
   // terms; the angular rows (N m s) divided by the body's size (m), so that all six are
   // impulses and the measure is the same in any length unit.
-  const double size = hull_extent(*body_);
   RelativeBalance rows;
   for (int i = 0; i < 3; ++i) {
     rows.row(-dl[i] + Fc[i] + p_ext_[i], std::abs(dl[i]) + std::abs(Fc[i]) + std::abs(p_ext_[i]));
@@ -203,8 +202,8 @@ double EcpStepProblem::impulse_violation(const Eigen::Ref<const Eigen::VectorXd>
     const double turn = Iw_.row(i).cwiseAbs().dot((w - w0_).cwiseAbs());
     const int a = (i + 1) % 3, b = (i + 2) % 3;
     const double arm = std::abs(r[a] * Fc[b]) + std::abs(r[b] * Fc[a]);
-    rows.row((-dw[i] + moment[i] + spin + p_ext_[3 + i]) / size,
-             (turn + arm + std::abs(spin) + std::abs(p_ext_[3 + i])) / size);
+    rows.row((-dw[i] + moment[i] + spin + p_ext_[3 + i]) / size_,
+             (turn + arm + std::abs(spin) + std::abs(p_ext_[3 + i])) / size_);
   }
   const double balance = rows.worst();
   // Eq. (5), the friction ellipsoid, and p_n >= 0, against the step's linear impulse scale;
@@ -620,7 +619,7 @@ Status EcpNcp::solve_step(const Model& m, Eigen::VectorXd& q_state, double t, do
       Quat q;
       prob_.end_pose(res_.x, c, q);
       const double z_min = hull_lowest(b, ecp_rotation(q), c, 0.0);
-      if (z_min >= -1e-9 * hull_extent(b)) {
+      if (z_min >= -1e-9 * scale) {
         accepted = true;
         z_min_ = z_min;
       } else if (rejected.empty()) {

@@ -96,18 +96,16 @@ class EcpStepProblem {
   bool operator()(const Eigen::Ref<const Eigen::VectorXd>& x, Eigen::Ref<Eigen::VectorXd> F,
                   Eigen::Ref<Eigen::MatrixXd> J) const;
 
-  /// The units Newton works in (exact powers of two; 1 and 1: newton seconds and metres per
-  /// second). The kernel's natural residual is absolute: where the step's impulses and
-  /// velocities are far below 1 (a small h), it is met by points whose impulses do not
-  /// balance or leave the friction cone (at h = 1e-9 s a friction impulse 8 times mu p_n
-  /// squares to 5e-15, inside the tolerance), and the friction rows of eq. (8), of size
-  /// m g h times g h, cannot be resolved below it. In the step's own units the same
-  /// tolerance is relative.
-  void set_units(double impulse, double velocity) { set_units(impulse, velocity, 1.0, 1.0, 1.0); }
-  /// All of them: impulse P, the sliding speed's V (sigma and eq. (8)), length L (positions
-  /// and gaps), and the units of the unknowns v and w; the rows in the units their terms
-  /// take (Newton-Euler's P and P L, eq. (13)'s and the gaps' L, eq. (8)'s P V and P L V,
-  /// the ellipsoid's P^2).
+  /// The units Newton works in (exact powers of two; all 1: the scene's own): impulse P,
+  /// the sliding speed's V (sigma and eq. (8)), length L (positions and gaps), and the
+  /// units of the unknowns v and w; the rows in the units their terms take (Newton-Euler's
+  /// P and P L, eq. (13)'s and the gaps' L, eq. (8)'s P V and P L V, the ellipsoid's P^2).
+  /// The kernel's natural residual is absolute: where the step's impulses and velocities
+  /// are far below 1 (a small h), it is met by points whose impulses do not balance or
+  /// leave the friction cone (at h = 1e-9 s a friction impulse 8 times mu p_n squares to
+  /// 5e-15, inside the tolerance), and the friction rows of eq. (8), of size m g h times
+  /// g h, cannot be resolved below it. In the step's own units the same tolerance is
+  /// relative.
   void set_units(double impulse, double velocity, double length, double v_unit, double w_unit);
   /// x (physical units) in the units set (x -> x~), and back.
   void to_units(Eigen::Ref<Eigen::VectorXd> x) const;
@@ -145,6 +143,7 @@ class EcpStepProblem {
   Eigen::Vector3d axis_ = Eigen::Vector3d::UnitX(), center_ = Eigen::Vector3d::Zero();
   double radius_ = 0;
   double h_ = 0, mass_ = 0, mu_ = 0, et_ = 1, eo_ = 1, er_ = 1;
+  double size_ = 0;  // hull_extent of the body
   Eigen::Vector3d c0_, v0_, w0_;
   Eigen::Vector4d q0_;
   Eigen::Matrix3d Iw_;
