@@ -39,14 +39,15 @@ using detail::max_abs;
   for (; i < n; ++i) y[i] += f * x[i];
 }
 
-/// x'y, i < n: lane-wise partial sums, then the lanes in order (a fixed order for a given n,
-/// whatever the alignment).
+/// x'y, i < n, added in one order on every instruction set (quasistep/kernels/lane.hpp,
+/// SumBlock): kSumWidth partial sums over the whole blocks, added in order, then the tail
+/// in order. The order does not depend on the alignment either.
 [[maybe_unused]] double dot(const double* x, const double* y, int n) {
-  NativeSimd acc(0.0);
+  SumBlock acc(0.0);
   int i = 0;
-  for (; i + kNativeWidth <= n; i += kNativeWidth) acc += load_native(x + i) * load_native(y + i);
+  for (; i + kSumWidth <= n; i += kSumWidth) acc += load_sum_block(x + i) * load_sum_block(y + i);
   double s = 0.0;
-  for (int l = 0; l < kNativeWidth; ++l) s += acc[l];
+  for (int l = 0; l < kSumWidth; ++l) s += acc[l];
   for (; i < n; ++i) s += x[i] * y[i];
   return s;
 }

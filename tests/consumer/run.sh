@@ -64,7 +64,7 @@ case "$command" in
   *-march=* | *-Werror*) echo "quasistep's own flags reach the parent's program: $command" >&2; exit 1 ;;
 esac
 case "$command" in
-  *EIGEN_MAX_ALIGN_BYTES=64*) ;;
-  *) echo "the parent's program misses quasistep's Eigen alignment definitions: $command" >&2; exit 1 ;;
+  *EIGEN_MAX_ALIGN_BYTES=64*EIGEN_DONT_VECTORIZE* | *EIGEN_DONT_VECTORIZE*EIGEN_MAX_ALIGN_BYTES=64*) ;;
+  *) echo "the parent's program misses quasistep's Eigen definitions: $command" >&2; exit 1 ;;
 esac
 echo "add_subdirectory: the parent's build type and flags are its own"

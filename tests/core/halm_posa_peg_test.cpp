@@ -168,8 +168,13 @@ TEST(HalmPosaPeg, PhaseFourEndsWithThePegInsideTheSlot) {
 
 TEST(HalmPosaPeg, RelinearisationDrivesThePenetrationOfTheRotatingPegDown) {
   // Halm & Posa 2018, sec. 5's fixed point on the rotating polygons: each iteration linearises phi
-  // about the previous prediction of the end state, so the true gaps approach the LCP's.
-  auto worst_penetration = [](int iterations) {
+  // about the previous prediction of the end state, so the true gaps approach the LCP's. A
+  // re-linearised LCP may have no solution (docs/steppers.md: the regrasp at step 160, where
+  // a re-linearisation about the predicted state leaves none with one or two iterations,
+  // depending on the last bits of the steps before): a run then stops at a step proven
+  // infeasible, never at a wrong answer, and is judged over the steps it solved.
+  constexpr int kRegrasp = 160;
+  auto worst_penetration = [](int iterations, int& solved) {
     Scene scene = load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/examples/halm_posa_peg.json");
     Model m = *scene.model;
     formulation_params<HalmPosaParams>(m).relinearize_iterations = iterations;
@@ -177,17 +182,28 @@ TEST(HalmPosaPeg, RelinearisationDrivesThePenetrationOfTheRotatingPegDown) {
     ContactWorkspace ws(m);
     State s = initial_state(m);
     double worst = 0;
-    for (int l = 1; l <= m.step.steps; ++l) {
-      EXPECT_EQ(stepper.step(m, s), Status::solved) << "relinearize " << iterations << ", step " << l;
+    for (solved = 0; solved < m.step.steps; ++solved) {
+      const Status st = stepper.step(m, s);
+      if (st != Status::solved) {
+        EXPECT_EQ(st, Status::infeasible) << "relinearize " << iterations << ", step " << solved + 1;
+        break;
+      }
       EXPECT_LE(lcp_violation(stepper), 1e-9);
       ws.evaluate(m, s.q.data());
       for (int i = 0; i < m.n_slots(); ++i) worst = std::max(worst, -ws.frame[i].phi);
     }
     return worst;
   };
-  const double p0 = worst_penetration(0), p2 = worst_penetration(2);
+  int solved0 = 0;
+  const double p0 = worst_penetration(0, solved0);
+  EXPECT_EQ(solved0, 268);
   EXPECT_GT(p0, 1e-6);
-  EXPECT_LT(p2, p0 * 1e-3);
+  for (int iterations : {2, 3}) {
+    int solved = 0;
+    const double p = worst_penetration(iterations, solved);
+    EXPECT_GE(solved, kRegrasp - 1) << "relinearize " << iterations;
+    EXPECT_LT(p, p0 * 1e-3) << "relinearize " << iterations;
+  }
 }
 
 }  // namespace

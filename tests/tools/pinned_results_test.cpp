@@ -1,17 +1,16 @@
 // Pinned results: every example scene's `run` trajectory and forces, its `throughput --hash`
 // and, for the Monte Carlo examples, a short study's sample CSV, checked against the values
-// recorded in tests/data/pinned_results.json for this build configuration. A change of any
-// number of any example shows up here; it must be deliberate and explained in the commit
-// that re-pins it.
+// recorded in tests/data/pinned_results.json. A change of any number of any example shows up
+// here; it must be deliberate and explained in the commit that re-pins it.
 //
-// Numbers are bitwise reproducible within one build configuration, not across instruction
-// sets: Eigen's vectorised sums (and the lane width) follow -march, so the pins are kept per
-// instruction set, as Box2D's determinism test keeps its per-platform values. A configuration
-// with no pins yet prints its values in the file's format and is skipped, not passed.
+// One set of values for every instruction set: the numbers do not depend on the lane width
+// or the register width (quasistep/kernels/lane.hpp, quasistep/kernels/eigen.hpp), so the
+// native AVX-512 build, an AVX2 build, the clang sanitizer build (AVX2) and a baseline
+// x86-64 build all check the same pins (tests/isa compares a native and a baseline build directly).
 //
 // To re-pin after a deliberate change:
 //   QUASISTEP_PIN_UPDATE=1 build/tests/quasistep_tests --gtest_filter='PinnedResults.*'
-// rewrites this configuration's entry of the file in the source tree.
+// rewrites the file in the source tree.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -32,25 +31,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::ordered_json;
-
-/// The instruction set the build targets: what decides the numbers (batch lanes, Eigen's
-/// packet sums). The scalar-forcing option keeps the same numbers by design, so it is not
-/// part of the key.
-std::string configuration() {
-#if defined(__AVX512F__)
-  return "x86_64-avx512";
-#elif defined(__AVX2__) && defined(__FMA__)
-  return "x86_64-avx2-fma";
-#elif defined(__AVX__)
-  return "x86_64-avx";
-#elif defined(__x86_64__)
-  return "x86_64-sse2";
-#elif defined(__aarch64__)
-  return "aarch64";
-#else
-  return "other";
-#endif
-}
 
 const fs::path kSource = QUASISTEP_SOURCE_DIR;
 const fs::path kPinFile = kSource / "tests/data/pinned_results.json";
@@ -90,11 +70,10 @@ std::vector<std::string> example_names() {
   return names;
 }
 
-TEST(PinnedResultsFile, PinsExactlyTheExamplesOfThisConfiguration) {
+TEST(PinnedResultsFile, PinsExactlyTheExamples) {
   const ordered_json pins = ordered_json::parse(read_file(kPinFile));
-  if (!pins.contains(configuration())) GTEST_SKIP() << "no pinned results for " << configuration() << " yet";
   std::vector<std::string> pinned;
-  for (const auto& [name, values] : pins[configuration()].items()) pinned.push_back(name);
+  for (const auto& [name, values] : pins.items()) pinned.push_back(name);
   std::sort(pinned.begin(), pinned.end());
   EXPECT_EQ(pinned, example_names()) << "an example was added or removed: re-pin (see the top of this file)";
 }
@@ -132,19 +111,15 @@ TEST_P(PinnedResults, ExampleIsBitwiseAsPinned) {
     got["mc_samples"] = body_hash(csv);
   }
 
-  const std::string config = configuration();
   ordered_json pins = ordered_json::parse(read_file(kPinFile));
   if (std::getenv("QUASISTEP_PIN_UPDATE")) {
     // One process re-pins every example in turn (run the test binary, not ctest -j).
-    pins[config][name] = got;
+    pins[name] = got;
     std::ofstream(kPinFile) << pins.dump(2) << "\n";
-    GTEST_SKIP() << "re-pinned " << config << "." << name;
+    GTEST_SKIP() << "re-pinned " << name;
   }
-  if (!pins.contains(config))
-    GTEST_SKIP() << "no pinned results for " << config << " yet; this build's values: \"" << name
-                 << "\": " << got.dump();
-  ASSERT_TRUE(pins[config].contains(name)) << name << " is not pinned for " << config << ": " << got.dump();
-  const ordered_json& want = pins[config][name];
+  ASSERT_TRUE(pins.contains(name)) << name << " is not pinned: " << got.dump();
+  const ordered_json& want = pins[name];
   EXPECT_EQ(got, want) << "got " << got.dump() << "\npinned " << want.dump();
 }
 

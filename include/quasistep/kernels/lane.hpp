@@ -194,6 +194,16 @@ inline constexpr int kNativeWidth = static_cast<int>(NativeSimd::size());
 inline NativeSimd load_native(const double* p) { return NativeSimd(p, stdx::element_aligned); }
 inline void store_native(const NativeSimd& v, double* p) { v.copy_to(p, stdx::element_aligned); }
 
+/// Sums over a vector add in one order on every instruction set: in blocks of kSumWidth
+/// doubles, one partial sum per position in the block (its terms in the order of the
+/// blocks), the positions added in order at the end. kSumWidth is the widest registers'
+/// width (AVX-512); with AVX2 a block is two registers, with SSE2 four, and each position's
+/// partial sum gets the same terms in the same order, so the sum is bitwise the same. A
+/// reduction over NativeSimd would add in another order on every register width.
+inline constexpr int kSumWidth = 8;
+using SumBlock = stdx::simd<double, stdx::simd_abi::deduce_t<double, kSumWidth>>;
+inline SumBlock load_sum_block(const double* p) { return SumBlock(p, stdx::element_aligned); }
+
 /// m ? a : b lane by lane.
 inline NativeSimd select_native(const NativeSimd::mask_type& m, const NativeSimd& a, const NativeSimd& b) {
   NativeSimd out = b;

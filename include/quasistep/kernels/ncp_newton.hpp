@@ -59,6 +59,8 @@
 #include <cmath>
 #include <limits>
 
+#include "quasistep/kernels/lane.hpp"
+
 #include "quasistep/kernels/status.hpp"
 
 namespace qs {
@@ -172,13 +174,9 @@ class NcpNewton {
       bool accepted = false;
       // Eigen's rcond() estimate costs several triangular solves (a third of a small step);
       // U's pivot ratio bounds it from above (cond(H) >= max |u_ii| / min |u_ii|) and is free,
-      // so the estimate is asked for only when the pivots are not comfortably apart from zero.
-      // Small systems (the sliding reference's 7) are factorised by small_lu_direction(),
-      // whose plain loops beat Eigen's general LU there by its call overhead.
-      bool have_direction = false;
-      if (n_ <= kSmallLu) {
-        have_direction = small_lu_direction();
-      }
+      // so the estimate is asked for only when the pivots are not comfortably apart from zero:
+      // lu_direction() factorises, and only when it declines does Eigen's LU decide.
+      bool have_direction = lu_direction();
       if (!have_direction) {
         lu_.compute(H_);
         const auto pivots = lu_.matrixLU().diagonal().cwiseAbs();
@@ -288,13 +286,17 @@ class NcpNewton {
     return out.status = st;
   }
 
-  /// d = -H^-1 phi by LU with partial pivoting on a copy of H (Doolittle, row swaps), for
-  /// n <= kSmallLu. False (nothing decided) when the pivots are not kPivotRatioTrusted apart
-  /// from zero: the caller then asks Eigen's LU and its rcond() estimate.
-  bool small_lu_direction() {
+  /// d = -H^-1 phi by LU with partial pivoting on a copy of H (Doolittle, row swaps). False
+  /// (nothing decided) when the pivots are not kPivotRatioTrusted apart from zero: the caller
+  /// then asks Eigen's LU and its rcond() estimate. Written here rather than Eigen's LU for
+  /// one answer on every instruction set: each entry of the factors and of d is updated by
+  /// column operations (axpy) in the order of k, so its value does not depend on how many
+  /// entries a vector register holds; Eigen's blocked LU, unvectorised for that reason
+  /// (quasistep/kernels/eigen.hpp), cost the Xie & Chakraborty desk's step a third more.
+  bool lu_direction() {
     const int n = n_;
-    double* a = small_a_.data();  // column-major, leading dimension kSmallLu
-    auto A = [&](int i, int j) -> double& { return a[j * kSmallLu + i]; };
+    double* a = lu_a_.data();  // column-major, leading dimension kLd
+    auto A = [&](int i, int j) -> double& { return a[static_cast<std::size_t>(j) * kLd + i]; };
     for (int j = 0; j < n; ++j)
       for (int i = 0; i < n; ++i) A(i, j) = H_(i, j);
     double pmin = std::numeric_limits<double>::infinity(), pmax = 0;
@@ -302,7 +304,7 @@ class NcpNewton {
       int p = k;
       for (int i = k + 1; i < n; ++i)
         if (std::abs(A(i, k)) > std::abs(A(p, k))) p = i;
-      small_perm_[k] = p;
+      lu_perm_[k] = p;
       if (p != k)
         for (int j = 0; j < n; ++j) std::swap(A(k, j), A(p, j));
       const double piv = A(k, k);
@@ -310,27 +312,34 @@ class NcpNewton {
       pmax = std::max(pmax, std::abs(piv));
       if (piv == 0.0) return false;
       for (int i = k + 1; i < n; ++i) A(i, k) /= piv;
-      for (int j = k + 1; j < n; ++j) {
-        const double akj = A(k, j);
-        for (int i = k + 1; i < n; ++i) A(i, j) -= A(i, k) * akj;
-      }
+      for (int j = k + 1; j < n; ++j) subtract_scaled(&A(k + 1, j), &A(k + 1, k), A(k, j), n - k - 1);
     }
     if (!(pmin > kPivotRatioTrusted * pmax)) return false;
     d_.resize(n);
     for (int i = 0; i < n; ++i) d_[i] = -phi_[i];
-    for (int k = 0; k < n; ++k) std::swap(d_[k], d_[small_perm_[k]]);
-    for (int k = 0; k < n; ++k)
-      for (int i = k + 1; i < n; ++i) d_[i] -= A(i, k) * d_[k];
+    for (int k = 0; k < n; ++k) std::swap(d_[k], d_[lu_perm_[k]]);
+    for (int k = 0; k < n; ++k) subtract_scaled(d_.data() + k + 1, &A(k + 1, k), d_[k], n - k - 1);
     for (int k = n - 1; k >= 0; --k) {
       d_[k] /= A(k, k);
-      for (int i = 0; i < k; ++i) d_[i] -= A(i, k) * d_[k];
+      subtract_scaled(d_.data(), &A(0, k), d_[k], k);
     }
     return true;
   }
 
-  static constexpr int kSmallLu = N < 12 ? N : 12;
-  std::array<double, static_cast<size_t>(kSmallLu) * kSmallLu> small_a_{};
-  std::array<int, kSmallLu> small_perm_{};
+  /// y_i -= x_i f, i < len, on explicit vectors (the build does not auto-vectorise): one
+  /// multiply and one subtract per entry, as the plain loop, so bitwise its result.
+  static void subtract_scaled(double* y, const double* x, double f, int len) {
+    const NativeSimd fv(f);
+    int i = 0;
+    for (; i + kNativeWidth <= len; i += kNativeWidth) store_native(load_native(y + i) - load_native(x + i) * fv, y + i);
+    for (; i < len; ++i) y[i] -= x[i] * f;
+  }
+
+  // The LU's column stride: whole AVX-512 vectors, so the class has one layout on every
+  // instruction set (docs/architecture.md).
+  static constexpr int kLd = (N + 7) / 8 * 8;
+  alignas(64) std::array<double, static_cast<std::size_t>(kLd) * N> lu_a_{};
+  std::array<int, N> lu_perm_{};
   int n_ = 0, n_free_ = 0;
   Vector x_, F_, phi_, grad_, d_, xt_, Ft_;
   Matrix J_, H_, Jt_, hth_;
