@@ -60,7 +60,6 @@
 #include <limits>
 
 #include "quasistep/kernels/lane.hpp"
-
 #include "quasistep/kernels/status.hpp"
 
 namespace qs {
@@ -296,7 +295,8 @@ class NcpNewton {
   bool lu_direction() {
     const int n = n_;
     double* a = lu_a_.data();  // column-major, leading dimension kLd
-    auto A = [&](int i, int j) -> double& { return a[static_cast<std::size_t>(j) * kLd + i]; };
+    auto col = [&](int j) { return a + static_cast<std::size_t>(j) * kLd; };
+    auto A = [&](int i, int j) -> double& { return col(j)[i]; };
     for (int j = 0; j < n; ++j)
       for (int i = 0; i < n; ++i) A(i, j) = H_(i, j);
     double pmin = std::numeric_limits<double>::infinity(), pmax = 0;
@@ -312,16 +312,16 @@ class NcpNewton {
       pmax = std::max(pmax, std::abs(piv));
       if (piv == 0.0) return false;
       for (int i = k + 1; i < n; ++i) A(i, k) /= piv;
-      for (int j = k + 1; j < n; ++j) subtract_scaled(&A(k + 1, j), &A(k + 1, k), A(k, j), n - k - 1);
+      for (int j = k + 1; j < n; ++j) subtract_scaled(col(j) + k + 1, col(k) + k + 1, A(k, j), n - k - 1);
     }
     if (!(pmin > kPivotRatioTrusted * pmax)) return false;
     d_.resize(n);
     for (int i = 0; i < n; ++i) d_[i] = -phi_[i];
     for (int k = 0; k < n; ++k) std::swap(d_[k], d_[lu_perm_[k]]);
-    for (int k = 0; k < n; ++k) subtract_scaled(d_.data() + k + 1, &A(k + 1, k), d_[k], n - k - 1);
+    for (int k = 0; k < n; ++k) subtract_scaled(d_.data() + k + 1, col(k) + k + 1, d_[k], n - k - 1);
     for (int k = n - 1; k >= 0; --k) {
       d_[k] /= A(k, k);
-      subtract_scaled(d_.data(), &A(0, k), d_[k], k);
+      subtract_scaled(d_.data(), col(k), d_[k], k);
     }
     return true;
   }
