@@ -15,9 +15,8 @@
 namespace {
 // With QS_CONSUMER_SHARES_TEMPLATES: template code the library uses too (its LCP solver,
 // Eigen's products), instantiated here with this program's flags. The linker keeps one copy
-// of each such function for the whole program, maybe this one: built for the library's
-// instruction set, the library's steps must come out the same (docs/api.md says why a
-// program built for another one may differ in the last bits).
+// of each such function for the whole program, maybe this one: the library's steps must
+// come out the same (Eigen unvectorised and sums in one order: docs/api.md).
 bool use_the_librarys_templates() {
 #ifndef QS_CONSUMER_SHARES_TEMPLATES
   return true;

@@ -203,8 +203,8 @@ void expect_lifted_and_turned(const Trajectory& r) {
   EXPECT_NEAR(r.q[70][kY] - y0, 0.02, 1e-8);  // still held up after the turn
   // Off the table from step 8 on: the table's slots are out of the MIQP. Step 7 starts with
   // the box exactly 1 mm up, which is the contact margin: whether its table slots count as
-  // active (phi <= margin) is decided by the last bit of phi, which differs between builds
-  // (Eigen's FMA kernels under -march=native), so step 7 may go either way.
+  // active (phi <= margin) is decided by the last bit of phi, which a change of the library's
+  // arithmetic may flip, so step 7 may go either way.
   for (int l = 8; l <= 70; ++l) EXPECT_FALSE(r.steps[l - 1].table_active) << "step " << l;
 }
 

@@ -213,8 +213,8 @@ TEST_F(EcpRunCliTest, SummaryNamesDroppedHullPointsAndStepsTakenAsSubsteps) {
   const test::CliResult h = run_cli({"run", file("hard.json", j.dump())});
   ASSERT_EQ(h.code, cli::kOk) << h.err;
   EXPECT_NE(h.err.find("500 of 500 steps"), std::string::npos) << h.err;
-  // How many landing steps need substeps depends on the last bits of Eigen's sums, which
-  // follow the instruction set; at least one does.
+  // How many landing steps need substeps depends on the last bits of the steps before (a
+  // change of the library's arithmetic changes it); at least one does.
   EXPECT_TRUE(std::regex_search(h.err, std::regex(", [1-9][0-9]* taken as substeps \\(no solution for the whole step\\)")))
       << h.err;
   // A cylinder hull is named as such.

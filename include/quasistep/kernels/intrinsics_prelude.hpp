@@ -2,7 +2,8 @@
 // Every translation unit of the project starts with this header (CMake passes it with
 // -include for GCC < 13), so no other include can reach the intrinsics first.
 //
-// GCC 12 warns inside its own intrinsics when Eigen's packet code or <experimental/simd>
+// GCC 12 warns inside its own intrinsics when <experimental/simd> (or Eigen's packet code,
+// in a program that vectorises Eigen)
 // is inlined into project code: -W(maybe-)uninitialized on _mm512_undefined_* in
 // avx512fintrin.h (GCC bug 105593, fixed in 13; 1,297 reports in an AVX-512 build) and
 // -Warray-bounds on the unaligned 256-bit loads Eigen uses for partial packets of small

@@ -187,12 +187,14 @@ QS_LANE_INLINE void set_lane(Mask& x, int i, bool v) { x.set(i, v); }
 // loop computes, whatever the alignment.
 
 /// The widest vector of doubles the build targets (independent of QUASISTEP_FORCE_SCALAR:
-/// these loops compute each entry as the scalar loop does).
+/// these loops compute each entry as the scalar loop does). The helpers below are always
+/// inlined: their names are the same for every instruction set but their types are not, so
+/// an out-of-line copy from a program built for another one must never be called.
 using NativeSimd = stdx::native_simd<double>;
 inline constexpr int kNativeWidth = static_cast<int>(NativeSimd::size());
 
-inline NativeSimd load_native(const double* p) { return NativeSimd(p, stdx::element_aligned); }
-inline void store_native(const NativeSimd& v, double* p) { v.copy_to(p, stdx::element_aligned); }
+QS_LANE_INLINE NativeSimd load_native(const double* p) { return NativeSimd(p, stdx::element_aligned); }
+QS_LANE_INLINE void store_native(const NativeSimd& v, double* p) { v.copy_to(p, stdx::element_aligned); }
 
 /// Sums over a vector add in one order on every instruction set: in blocks of kSumWidth
 /// doubles, one partial sum per position in the block (its terms in the order of the
@@ -202,10 +204,10 @@ inline void store_native(const NativeSimd& v, double* p) { v.copy_to(p, stdx::el
 /// reduction over NativeSimd would add in another order on every register width.
 inline constexpr int kSumWidth = 8;
 using SumBlock = stdx::simd<double, stdx::simd_abi::deduce_t<double, kSumWidth>>;
-inline SumBlock load_sum_block(const double* p) { return SumBlock(p, stdx::element_aligned); }
+QS_LANE_INLINE SumBlock load_sum_block(const double* p) { return SumBlock(p, stdx::element_aligned); }
 
 /// m ? a : b lane by lane.
-inline NativeSimd select_native(const NativeSimd::mask_type& m, const NativeSimd& a, const NativeSimd& b) {
+QS_LANE_INLINE NativeSimd select_native(const NativeSimd::mask_type& m, const NativeSimd& a, const NativeSimd& b) {
   NativeSimd out = b;
   where(m, out) = a;
   return out;
@@ -214,7 +216,7 @@ inline NativeSimd select_native(const NativeSimd::mask_type& m, const NativeSimd
 /// Lanes 0, 1, ..., kNativeWidth - 1: lane_index() == i - i0 selects row i in the vector at
 /// row i0. Single entries of a vector are changed this way, in registers: a scalar store
 /// followed by a vector load of the same bytes stalls (no store-to-load forwarding).
-inline NativeSimd native_lane_index() {
+QS_LANE_INLINE NativeSimd native_lane_index() {
   return NativeSimd([](auto l) { return static_cast<double>(static_cast<int>(l)); });
 }
 
