@@ -160,7 +160,7 @@ class PyScene {
   }
 
   py::tuple rollout(const py::object& starts, const std::optional<Array>& commands, std::optional<long> steps,
-                    std::optional<double> h, long threads, bool trajectory);
+                    std::optional<double> h, long threads, bool trajectory, bool return_states);
 
  private:
   qs::Scene scene_;
@@ -200,7 +200,8 @@ std::vector<double> scheduled_commands(const qs::Model& m, double h, int steps, 
 }
 
 py::tuple PyScene::rollout(const py::object& starts_arg, const std::optional<Array>& commands,
-                           std::optional<long> steps, std::optional<double> h_arg, long threads_arg, bool trajectory) {
+                           std::optional<long> steps, std::optional<double> h_arg, long threads_arg, bool trajectory,
+                           bool return_states) {
   const qs::Model& m = model();
   const int nq = m.n_q(), na = m.n_a;
   constexpr long kMostSteps = std::numeric_limits<int>::max() - 1;  // steps + 1 rows must be an int
@@ -312,6 +313,9 @@ py::tuple PyScene::rollout(const py::object& starts_arg, const std::optional<Arr
   std::int8_t* st = status.mutable_data();
   std::int32_t* fs = failed.mutable_data();
   const std::size_t out_size = static_cast<std::size_t>(states.size());
+  // With return_states, each world's State after the rollout (or before its failed step):
+  // q, t, step and the stepper's memory, so that a next rollout continues it exactly.
+  std::vector<qs::State> finals;
   {
     py::gil_scoped_release release;
     ThreadLimit limit;
@@ -335,8 +339,12 @@ py::tuple PyScene::rollout(const py::object& starts_arg, const std::optional<Arr
       st[i] = static_cast<std::int8_t>(r.status[static_cast<std::size_t>(i)]);
       fs[i] = r.failed_step[static_cast<std::size_t>(i)];
     }
+    if (return_states) finals.assign(r.next.begin(), r.next.end());
   }
-  return py::make_tuple(states, status, failed);
+  if (!return_states) return py::make_tuple(states, status, failed, py::none());
+  py::list final_states;
+  for (qs::State& s : finals) final_states.append(py::cast(std::move(s)));
+  return py::make_tuple(states, status, failed, final_states);
 }
 
 // ---- Monte Carlo -------------------------------------------------------------------------------
@@ -583,11 +591,12 @@ steps. Its step() calls, and its rollouts, each run one at a time.)doc")
   m.def(
       "rollout",
       [](PyScene& s, const py::object& q0, const std::optional<Array>& commands, std::optional<long> steps,
-         std::optional<double> h, long threads, bool trajectory) {
-        return s.rollout(q0, commands, steps, h, threads, trajectory);
+         std::optional<double> h, long threads, bool trajectory, bool return_states) {
+        return s.rollout(q0, commands, steps, h, threads, trajectory, return_states);
       },
       py::arg("scene"), py::arg("q0") = py::none(), py::arg("commands") = py::none(), py::arg("steps") = py::none(),
-      py::arg("h") = py::none(), py::arg("threads") = 0, py::arg("trajectory") = true);
+      py::arg("h") = py::none(), py::arg("threads") = 0, py::arg("trajectory") = true,
+      py::arg("return_states") = false);
 
   py::class_<PyMc>(m, "McResult", R"doc(A Monte Carlo study's result (quasistep.mc): rate, low, high (Wilson 95%),
 outcomes, samples (dict of numpy arrays, the CSV's columns), bins, trajectories; str() is

@@ -133,7 +133,7 @@ Scene.step = _scene_step
 
 
 def rollout(scene, q0=None, commands=None, steps=None, threads=0, trajectory=True, h=None,
-            return_failed_step=False):
+            return_failed_step=False, return_states=False):
     """Steps N worlds of one scene together (the batch engine: SIMD lanes over threads).
 
     scene     a Scene (or a path / JSON string, loaded once for the call).
@@ -152,9 +152,12 @@ def rollout(scene, q0=None, commands=None, steps=None, threads=0, trajectory=Tru
     trajectory  True: states is (N, T + 1, nq), row 0 the start; False: (N, nq), the last.
     h         the step size (default: the scene's `step.h`).
 
-    Returns (states, status), or (states, status, failed_step) with return_failed_step:
-    status is an (N,) int8 array of Status values; failed_step (N,) int32 is the step that
-    failed, counted from 1, or -1. A world whose step fails stops there: its states after
+    Returns (states, status), then failed_step with return_failed_step, then final_states
+    with return_states: status is an (N,) int8 array of Status values; failed_step (N,)
+    int32 is the step that failed, counted from 1, or -1; final_states is a list of N States,
+    each world's after the rollout (or before its failed step) with its q, t, step and the
+    stepper's memory: a rollout from them continues every world exactly (an array of
+    configurations would restart the memory, e.g. the Anitescu step's impedance reference). A world whose step fails stops there: its states after
     the failed step (and its final state) are NaN; the other worlds go on. Each world's
     numbers are bitwise those of `quasistep run` (and of Scene.step) for that world,
     whatever N or threads. The arrays given are read while the call runs: do not change
@@ -169,10 +172,11 @@ def rollout(scene, q0=None, commands=None, steps=None, threads=0, trajectory=Tru
         starts = q0 if isinstance(q0, State) else list(q0)
     else:
         starts = _array(q0, "q0")
-    states, status, failed = _quasistep.rollout(
+    states, status, failed, finals = _quasistep.rollout(
         scene, starts, _array(commands, "commands"), steps, None if h is None else _number(h, "h"), threads,
-        bool(trajectory))
-    return (states, status, failed) if return_failed_step else (states, status)
+        bool(trajectory), bool(return_states))
+    out = (states, status) + ((failed,) if return_failed_step else ()) + ((finals,) if return_states else ())
+    return out
 
 
 def mc(scene=None, samples=10000, seed=0, threads=0, trajectories=8):

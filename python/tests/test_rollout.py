@@ -266,3 +266,30 @@ def test_more_threads_than_useful_are_capped_not_fatal():
     r = subprocess.run([sys.executable, "-c", program], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert r.stdout == "20 0\n" and "Warning" not in r.stderr
+
+
+def test_rollouts_chained_through_their_final_states_are_one_rollout():
+    # The Anitescu grasp lifts and holds the cylinder: 40 steps, then 40 more from the
+    # returned States, are bitwise the 80-step rollout (the States carry the impedance
+    # reference the step keeps in memory).
+    scene = quasistep.load(example("anitescu_grasp"))
+    whole, status = quasistep.rollout(scene, steps=80)
+    first, s1, finals = quasistep.rollout(scene, steps=40, return_states=True)
+    assert len(finals) == 1 and isinstance(finals[0], quasistep.State)
+    assert finals[0].step == 40
+    np.testing.assert_array_equal(finals[0].q, first[0, -1])
+    second, s2 = quasistep.rollout(scene, q0=finals, steps=40)
+    assert (status == S.solved).all() and (s1 == S.solved).all() and (s2 == S.solved).all()
+    np.testing.assert_array_equal(np.concatenate([first, second[:, 1:]], axis=1), whole)
+    # From the configurations alone the memory starts again at the cylinder's q: the
+    # grasp ends elsewhere.
+    restarted, _ = quasistep.rollout(scene, q0=first[:, -1], steps=40)
+    assert not np.array_equal(restarted[:, -1], whole[:, -1])
+
+
+def test_final_states_follow_failed_step_and_stop_before_a_failure(gripper):
+    states, status, failed, finals = quasistep.rollout(gripper, commands=squeeze(), return_failed_step=True,
+                                                      return_states=True)
+    assert list(status) == [S.solved, S.infeasible] and list(failed) == [-1, 11]
+    assert finals[0].step == 40 and finals[1].step == 10  # world 1: the state before its failed step
+    np.testing.assert_array_equal(finals[1].q, states[1, 10])
