@@ -154,15 +154,14 @@ def rollout(scene, q0=None, commands=None, steps=None, threads=0, trajectory=Tru
 
     Returns (states, status), then failed_step with return_failed_step, then final_states
     with return_states: status is an (N,) int8 array of Status values; failed_step (N,)
-    int32 is the step that failed, counted from 1, or -1; final_states is a list of N States,
-    each world's after the rollout (or before its failed step) with its q, t, step and the
-    stepper's memory: a rollout from them continues every world exactly (an array of
+    int32 is the step that failed, counted from 1, or -1; final_states is a list of N
+    States, each world's after the rollout (or before its failed step) with its q, t, step
+    and the stepper's memory: a rollout from them continues every world exactly (an array of
     configurations would restart the memory, e.g. the Anitescu step's impedance reference).
     A world whose step fails stops there: its states after the failed step (and its final
-    state) are NaN; the other worlds go on. Each world's
-    numbers are bitwise those of `quasistep run` (and of Scene.step) for that world,
-    whatever N or threads. The arrays given are read while the call runs: do not change
-    them from another thread meanwhile.
+    state) are NaN; the other worlds go on. Each world's numbers are bitwise those of
+    `quasistep run` (and of Scene.step) for that world, whatever N or threads. The arrays
+    given are read while the call runs: do not change them from another thread meanwhile.
     """
     if not isinstance(scene, Scene):
         scene = load(scene)
