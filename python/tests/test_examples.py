@@ -1,5 +1,6 @@
 """examples/python/: each example runs against the built package and writes what it says
 (small sample counts here; docs/python.md shows the full runs)."""
+import json
 import os
 import subprocess
 import sys
@@ -33,7 +34,6 @@ def test_grasp_study_writes_its_heat_map_and_its_rates_are_the_studys(tmp_path):
     assert rates[2, 2] >= rates[0, 0]
     # A cell is the Monte Carlo study with both frictions fixed: the same rate as the study
     # run directly on such a scene (and so as `quasistep mc` on it).
-    import json
     with open(os.path.join(ROOT, "examples", "mc_grasp.json")) as f:
         scene = json.load(f)
     scene["contacts"]["pairs"][0]["friction"] = 0.6
