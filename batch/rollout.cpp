@@ -1,5 +1,9 @@
 #include "quasistep/batch/rollout.hpp"
 
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -8,8 +12,25 @@
 #include "quasistep/core/formulation_table.hpp"
 #include "quasistep/core/contacts.hpp"
 #include "quasistep/core/kinematics.hpp"
+#include "quasistep/core/scene.hpp"
+#include "quasistep/core/stepper.hpp"
 
 namespace qs {
+
+/// One Stepper, its WorldParams and a State per thread (made at a thread's first pair).
+struct Rollout::OneByOne {
+  struct Worker {
+    explicit Worker(const Model& m) : stepper(make_stepper(m)), params(m), state(initial_state(m)) {}
+    std::unique_ptr<Stepper> stepper;
+    WorldParams params;
+    State state;
+  };
+  OneByOne(std::shared_ptr<const Model> m, int threads)
+      : arena(threads > 0 ? threads : tbb::task_arena::automatic),
+        workers([m] { return std::make_unique<Worker>(*m); }) {}
+  tbb::task_arena arena;
+  tbb::enumerable_thread_specific<std::unique_ptr<Worker>> workers;
+};
 
 Rollout::Rollout(std::shared_ptr<const Model> model, BatchOptions options)
     : model_(std::move(model)), options_(options) {
@@ -27,8 +48,127 @@ const std::string& Rollout::path() const {
   return stepper_ ? stepper_->path() : none;
 }
 
+/// Makes the batch for n pairs with these parameters varied (a new one only when n or the
+/// paths change), sets its step size and stores every pair's values.
+void Rollout::set_parameters(int n, double h, std::span<const RolloutParameter> parameters) {
+  const Model& m = *model_;
+  bool same = batch_ && batch_->size() == n && parameter_paths_.size() == parameters.size();
+  for (std::size_t k = 0; same && k < parameters.size(); ++k) same = parameter_paths_[k] == parameters[k].path;
+  if (!same) {
+    std::vector<ParameterRef> refs;
+    for (const RolloutParameter& p : parameters) {
+      ParameterRef r;
+      try {
+        r = resolve_parameter(m, p.path, "parameters");  // what() names the path
+      } catch (const SceneError& e) {
+        throw BatchError(std::string("rollout: ") + e.what());
+      }
+      if (is_start_parameter(m, r))
+        throw BatchError("rollout: parameter \"" + p.path +
+                         "\" sets a world's start, and a rollout starts from the States given: set it in them");
+      for (const ParameterRef& o : refs)
+        if (o.same_as(r))
+          throw BatchError("rollout: parameters \"" + o.path + "\" and \"" + p.path + "\" name the same value");
+      refs.push_back(std::move(r));
+    }
+    stepper_.reset();
+    batch_.reset();
+    parameter_paths_.clear();
+    batch_ = std::make_unique<WorldBatch>(model_, n, std::move(refs));
+    batch_->set_step_size(h);  // a scene may have no step.h
+    stepper_ = std::make_unique<BatchStepper>(*batch_, options_);
+    for (const RolloutParameter& p : parameters) parameter_paths_.push_back(p.path);
+    command_.assign(static_cast<std::size_t>(std::max(m.n_a, 1)) * static_cast<std::size_t>(batch_->row_stride()), 0.0);
+    result_.next.assign(static_cast<std::size_t>(n), State{});
+    for (State& s : result_.next) s = initial_state(m);  // sized once
+    result_.contacts.assign(static_cast<std::size_t>(n), ContactSummary{});
+    result_.status.assign(static_cast<std::size_t>(n), Status::not_run);
+    result_.failed_step.assign(static_cast<std::size_t>(n), -1);
+  }
+  batch_->set_step_size(h);
+  for (std::size_t k = 0; k < parameters.size(); ++k) {
+    const std::span<const double> v = parameters[k].values;
+    if (v.size() != static_cast<std::size_t>(n))
+      throw BatchError("rollout: parameter \"" + parameters[k].path + "\" has " + std::to_string(v.size()) +
+                       " values for " + std::to_string(n) + " pairs");
+    for (int i = 0; i < n; ++i) {
+      try {
+        batch_->set_parameter(static_cast<int>(k), i, v[static_cast<std::size_t>(i)]);
+      } catch (const BatchError& e) {
+        // The batch's message says "world i": a rollout's worlds are its pairs, in order.
+        std::string what = e.what();
+        if (what.rfind("batch: world ", 0) == 0) what = "rollout: pair " + what.substr(13);
+        throw BatchError(what);
+      }
+    }
+  }
+}
+
+/// RolloutRecord::every_step_and_contacts: each pair on its own Stepper (what `quasistep
+/// run` steps), recording what `run --forces` writes.
+void Rollout::step_one_by_one(std::span<const double> actions, int steps, double* trajectory) {
+  const Model& m = *model_;
+  WorldBatch& b = *batch_;
+  const int n = b.size(), na = m.n_a, nq = m.n_q(), ns = m.n_slots();
+  if (!one_by_one_) one_by_one_ = std::make_unique<OneByOne>(model_, options_.threads);
+  const std::size_t per_pair = static_cast<std::size_t>(steps) * static_cast<std::size_t>(ns);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  result_.contact_phi.assign(static_cast<std::size_t>(n) * per_pair, nan);
+  result_.normal_impulse.assign(static_cast<std::size_t>(n) * per_pair, nan);
+  result_.tangent_impulse.assign(static_cast<std::size_t>(n) * per_pair, nan);
+  const auto one_pair = [&](int i) {
+    OneByOne::Worker& w = *one_by_one_->workers.local();
+    WorldParams& p = w.params;
+    p = b.shared_params();  // the batch's h; the same sizes, so no allocation after the first
+    for (int k = 0; k < b.varied_count(); ++k) p.set(m, b.varied(k), b.param_value(k)[i]);  // none is a start
+    p.commanded = true;
+    p.command.resize(static_cast<std::size_t>(na));
+    State& s = w.state;
+    b.load_state(i, s);  // as the batch engine starts it (the memory started when the State had none)
+    const auto u = static_cast<std::size_t>(i);
+    const auto keep = [&](int l) {
+      double* row = trajectory + (u * static_cast<std::size_t>(steps + 1) + static_cast<std::size_t>(l)) * nq;
+      for (int d = 0; d < nq; ++d) row[d] = s.q[d];
+    };
+    keep(0);
+    result_.status[u] = Status::solved;
+    result_.failed_step[u] = -1;
+    for (int l = 0; l < steps; ++l) {
+      bool finite = true;
+      for (int a = 0; a < na; ++a) {
+        const double v = actions[(u * static_cast<std::size_t>(steps) + static_cast<std::size_t>(l)) * na + a];
+        p.command[static_cast<std::size_t>(a)] = v;
+        finite = finite && std::isfinite(v);
+      }
+      // A non-finite command fails the step before any solve, as on the batch engine.
+      const Status st = finite ? w.stepper->step(m, p, s) : Status::bad_input;
+      result_.step_status[u * static_cast<std::size_t>(steps) + static_cast<std::size_t>(l)] = st;
+      if (finite) {
+        const std::size_t at = u * per_pair + static_cast<std::size_t>(l) * ns;
+        for (int k = 0; k < ns; ++k) {
+          if (!w.stepper->active()[k]) continue;
+          result_.contact_phi[at + k] = w.stepper->phi()[k];
+          if (st != Status::solved) continue;
+          result_.normal_impulse[at + k] = w.stepper->normal_impulse()[k];
+          result_.tangent_impulse[at + k] = w.stepper->tangent_impulse()[k];
+        }
+      }
+      if (st != Status::solved) {
+        result_.status[u] = st;
+        result_.failed_step[u] = l + 1;
+        break;
+      }
+      keep(l + 1);
+    }
+    result_.next[u] = s;  // sized alike: no allocation
+  };
+  one_by_one_->arena.execute([&] { tbb::parallel_for(0, n, [&](int i) { one_pair(i); }); });
+  result_.impulses_scaled_by_k = one_by_one_->workers.local()->stepper->impulses_scaled_by_k();
+}
+
 const RolloutResult& Rollout::propagate(std::span<const State> states, std::span<const double> actions, double h,
-                                        int steps, RolloutRecord record, std::span<double> trajectory_out) {
+                                        int steps, RolloutRecord record, std::span<double> trajectory_out,
+                                        std::span<const RolloutParameter> parameters) {
   std::lock_guard<std::mutex> lock(mutex_);
   const Model& base = *model_;
   const int n = static_cast<int>(states.size()), na = base.n_a;
@@ -50,41 +190,39 @@ const RolloutResult& Rollout::propagate(std::span<const State> states, std::span
                        " or none; start from initial_state)");
   }
 
-  // A new batch only when the pair count changes (the only allocations of a call); h is the
-  // batch's step size, the Model stays as it is.
-  if (!batch_ || batch_->size() != n) {
-    stepper_.reset();
-    batch_ = std::make_unique<WorldBatch>(model_, n);
-    batch_->set_step_size(h);  // a scene may have no step.h
-    stepper_ = std::make_unique<BatchStepper>(*batch_, options_);
-    command_.assign(static_cast<std::size_t>(std::max(na, 1)) * static_cast<std::size_t>(batch_->row_stride()), 0.0);
-    result_.next.assign(static_cast<std::size_t>(n), State{});
-    for (State& s : result_.next) s = initial_state(*model_);  // sized once
-    result_.contacts.assign(static_cast<std::size_t>(n), ContactSummary{});
-    result_.status.assign(static_cast<std::size_t>(n), Status::not_run);
-    result_.failed_step.assign(static_cast<std::size_t>(n), -1);
-  }
+  // A new batch only when the pair count or the parameter paths change (the only
+  // allocations of a call); h is the batch's step size, the Model stays as it is.
+  set_parameters(n, h, parameters);
   WorldBatch& b = *batch_;
-  b.set_step_size(h);
   b.clear_outcomes();
   for (int i = 0; i < n; ++i) b.store_state(i, states[static_cast<std::size_t>(i)]);
   const int stride = b.row_stride();  // the batch's own rows' spacing (no cache-set aliasing)
   const int nq = base.n_q();
   result_.steps = steps;
   result_.n_q = nq;
-  const bool every_step = record == RolloutRecord::every_step;
+  const bool contacts = record == RolloutRecord::every_step_and_contacts;
+  const bool every_step = record == RolloutRecord::every_step || contacts;
   const std::size_t trajectory_size =
       every_step ? static_cast<std::size_t>(n) * static_cast<std::size_t>(steps + 1) * static_cast<std::size_t>(nq) : 0;
   if (!trajectory_out.empty() && trajectory_out.size() != trajectory_size)
     throw BatchError("rollout: trajectory_out has " + std::to_string(trajectory_out.size()) +
                      " entries, expected states x (steps + 1) x n_q = " + std::to_string(trajectory_size) +
-                     (every_step ? std::string() : " (it is for RolloutRecord::every_step)"));
+                     (every_step ? std::string() : " (it is for RolloutRecord::every_step and every_step_and_contacts)"));
   // Sized per call: assign() reuses the capacity of an earlier call of the same shape.
   result_.trajectory.assign(trajectory_out.empty() ? trajectory_size : 0, std::numeric_limits<double>::quiet_NaN());
   double* const trajectory = trajectory_out.empty() ? result_.trajectory.data() : trajectory_out.data();
   std::fill(trajectory_out.begin(), trajectory_out.end(), std::numeric_limits<double>::quiet_NaN());
   result_.step_status.assign(every_step ? static_cast<std::size_t>(n) * static_cast<std::size_t>(steps) : 0,
                              Status::not_run);
+  result_.n_slots = base.n_slots();
+  result_.impulses_scaled_by_k = false;
+  if (contacts) {
+    step_one_by_one(actions, steps, trajectory);
+  } else {
+    result_.contact_phi.clear();
+    result_.normal_impulse.clear();
+    result_.tangent_impulse.clear();
+  }
   // Row l of every pair that has not failed (a failed pair's rows stay NaN).
   const auto keep_states = [&](int l) {
     for (int i = 0; i < n; ++i) {
@@ -94,8 +232,8 @@ const RolloutResult& Rollout::propagate(std::span<const State> states, std::span
       for (int d = 0; d < nq; ++d) row[d] = b.world_q(d)[i];
     }
   };
-  if (every_step) keep_states(0);
-  for (int l = 0; l < steps; ++l) {
+  if (every_step && !contacts) keep_states(0);
+  for (int l = 0; l < steps && !contacts; ++l) {
     // Padding worlds keep velocity 0: they are never stored or reported.
     for (int i = 0; i < n; ++i)
       for (int a = 0; a < na; ++a)
@@ -116,9 +254,11 @@ const RolloutResult& Rollout::propagate(std::span<const State> states, std::span
   for (int i = 0; i < n; ++i) {
     const auto u = static_cast<std::size_t>(i);
     State& s = result_.next[u];
-    b.load_state(i, s);
-    result_.status[u] = b.failed(i) ? b.world_status()[i] : Status::solved;
-    result_.failed_step[u] = b.failed(i) ? b.world_failed_step()[i] + 1 : -1;
+    if (!contacts) {
+      b.load_state(i, s);
+      result_.status[u] = b.failed(i) ? b.world_status()[i] : Status::solved;
+      result_.failed_step[u] = b.failed(i) ? b.world_failed_step()[i] + 1 : -1;
+    }
     forward_kinematics(m, s.q.data(), pose_.data(), frame_.data());
     ContactSummary c;
     c.min_distance = std::numeric_limits<double>::infinity();

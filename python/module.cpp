@@ -29,6 +29,7 @@
 #include "quasistep/core/ucp_problem_file.hpp"
 #include "quasistep/kernels/lane.hpp"
 #include "quasistep/quasistep.hpp"
+#include "tools/report/replay.hpp"
 
 namespace py = pybind11;
 
@@ -160,7 +161,8 @@ class PyScene {
   }
 
   py::tuple rollout(const py::object& starts, const std::optional<Array>& commands, std::optional<long> steps,
-                    std::optional<double> h, long threads, bool trajectory, bool return_states);
+                    std::optional<double> h, long threads, bool trajectory, bool return_states, const py::dict& params,
+                    bool forces);
 
  private:
   qs::Scene scene_;
@@ -199,9 +201,60 @@ std::vector<double> scheduled_commands(const qs::Model& m, double h, int steps, 
   return out;
 }
 
+// Per-world parameter values {path: (N,) array or one number for every world} for N worlds,
+// as the library's RolloutParameters (the arrays kept alive in `keep`).
+std::vector<qs::RolloutParameter> rollout_parameters(const py::dict& params, long n, std::vector<Array>& keep) {
+  std::vector<qs::RolloutParameter> out;
+  for (const auto& [key, value] : params) {
+    if (!py::isinstance<py::str>(key)) fail("params: keys are parameter paths (str), got " + py::repr(key).cast<std::string>());
+    const std::string path = key.cast<std::string>();
+    Array a;
+    try {
+      a = value.cast<Array>();
+    } catch (const py::cast_error&) {
+      fail("params[\"" + path + "\"] must be a number or an array of numbers");
+    }
+    if (a.ndim() == 0) {  // one value for every world
+      Array all(n);
+      std::fill(all.mutable_data(), all.mutable_data() + n, *a.data());
+      a = all;
+    }
+    if (a.ndim() != 1 || a.shape(0) != n)
+      fail("params[\"" + path + "\"] has shape " + shape_text(a) + "; expected one value per world, (" + std::to_string(n) +
+           ",)");
+    keep.push_back(a);
+    out.push_back({path, std::span<const double>(a.data(), static_cast<std::size_t>(n))});
+  }
+  return out;
+}
+
+// RolloutResult's contact arrays as the CLI's `run --forces` columns: a dict of (N, T,
+// n_slots) arrays (phi, normal and tangent impulse, active) and each slot's pair name.
+py::dict forces_dict(const qs::Model& m, const qs::RolloutResult& r, long n) {
+  const std::vector<py::ssize_t> shape = {n, r.steps, r.n_slots};
+  const auto array = [&](const std::vector<double>& v) {
+    Array a(shape);
+    std::copy(v.begin(), v.end(), a.mutable_data());
+    return a;
+  };
+  py::array_t<bool> active(shape);
+  std::transform(r.contact_phi.begin(), r.contact_phi.end(), active.mutable_data(),
+                 [](double phi) { return !std::isnan(phi); });
+  const std::string k = r.impulses_scaled_by_k ? "_times_k" : "";
+  std::vector<std::string> pair;
+  for (int i = 0; i < m.n_slots(); ++i) pair.push_back(m.pair_name(m.slots[i].pair));
+  py::dict d;
+  d["phi"] = array(r.contact_phi);
+  d[py::str("normal_impulse" + k)] = array(r.normal_impulse);
+  d[py::str("tangent_impulse" + k)] = array(r.tangent_impulse);
+  d["active"] = active;
+  d["pair"] = pair;
+  return d;
+}
+
 py::tuple PyScene::rollout(const py::object& starts_arg, const std::optional<Array>& commands,
                            std::optional<long> steps, std::optional<double> h_arg, long threads_arg, bool trajectory,
-                           bool return_states) {
+                           bool return_states, const py::dict& params, bool forces) {
   const qs::Model& m = model();
   const int nq = m.n_q(), na = m.n_a;
   constexpr long kMostSteps = std::numeric_limits<int>::max() - 1;  // steps + 1 rows must be an int
@@ -244,6 +297,12 @@ py::tuple PyScene::rollout(const py::object& starts_arg, const std::optional<Arr
     }
   }
   const bool one_start = starts.size() <= 1;
+  // Without a world count from q0 or commands, per-world parameters give it.
+  long params_n = -1;
+  for (const auto& item : params) {
+    const py::array a = py::array::ensure(item.second);
+    if (a && a.ndim() == 1 && params_n < 0) params_n = static_cast<long>(a.shape(0));
+  }
 
   // The commands: (N, T, n_a) per world, (T, n_a) for every world, or the scene's schedules.
   long n = starts.empty() ? -1 : static_cast<long>(starts.size());
@@ -266,7 +325,7 @@ py::tuple PyScene::rollout(const py::object& starts_arg, const std::optional<Arr
       if (n < 0 || (one_start && nc > 1)) n = nc;  // one start for every commanded world
       if (nc != n) fail("commands has " + std::to_string(nc) + " worlds and q0 " + std::to_string(n));
     }
-    if (n < 0) n = 1;
+    if (n < 0) n = params_n > 0 ? params_n : 1;
     const std::size_t per_world = static_cast<std::size_t>(t_steps) * static_cast<std::size_t>(na);
     const long bad = first_non_finite(commands->data(), (nd == 3 ? static_cast<std::size_t>(n) : 1) * per_world);
     if (bad >= 0) {
@@ -282,7 +341,7 @@ py::tuple PyScene::rollout(const py::object& starts_arg, const std::optional<Arr
       actions = own.data();
     }
   } else {
-    if (n < 0) n = 1;
+    if (n < 0) n = params_n > 0 ? params_n : 1;
     if (!steps && m.step.steps <= 0) fail(scene_.source + ": the scene has no step.steps: pass steps or commands");
     t_steps = static_cast<int>(steps.value_or(m.step.steps));
   }
@@ -305,7 +364,11 @@ py::tuple PyScene::rollout(const py::object& starts_arg, const std::optional<Arr
     actions = own.data();
   }
 
-  // The engine writes every state straight into the result array.
+  std::vector<Array> kept;
+  const std::vector<qs::RolloutParameter> parameters = rollout_parameters(params, n, kept);
+
+  // The engine writes every state straight into the result array (with forces every state
+  // is recorded, and the last ones taken from them without trajectory).
   Array states(trajectory ? std::vector<py::ssize_t>{n, t_steps + 1, nq} : std::vector<py::ssize_t>{n, nq});
   py::array_t<std::int8_t> status(n);
   py::array_t<std::int32_t> failed(n);
@@ -316,16 +379,19 @@ py::tuple PyScene::rollout(const py::object& starts_arg, const std::optional<Arr
   // With return_states, each world's State after the rollout (or before its failed step):
   // q, t, step and the stepper's memory, so that a next rollout continues it exactly.
   std::vector<qs::State> finals;
+  py::object contacts = py::none();
   {
     py::gil_scoped_release release;
     ThreadLimit limit;
     limit_threads(limit, threads);
     std::lock_guard<std::mutex> lock(rollout_mutex_);
     if (!rollout_) rollout_ = std::make_unique<qs::Rollout>(scene_.model);
+    const qs::RolloutRecord record = forces       ? qs::RolloutRecord::every_step_and_contacts
+                                     : trajectory ? qs::RolloutRecord::every_step
+                                                  : qs::RolloutRecord::final_state;
     const qs::RolloutResult& r = rollout_->propagate(
-        starts, std::span<const double>(actions, static_cast<std::size_t>(n) * t_steps * na), h, t_steps,
-        trajectory ? qs::RolloutRecord::every_step : qs::RolloutRecord::final_state,
-        trajectory ? std::span<double>(out, out_size) : std::span<double>());
+        starts, std::span<const double>(actions, static_cast<std::size_t>(n) * t_steps * na), h, t_steps, record,
+        trajectory ? std::span<double>(out, out_size) : std::span<double>(), parameters);
     if (!trajectory) {
       for (long i = 0; i < n; ++i) {
         // A failed world's state after the whole rollout does not exist: NaN, as its
@@ -340,11 +406,90 @@ py::tuple PyScene::rollout(const py::object& starts_arg, const std::optional<Arr
       fs[i] = r.failed_step[static_cast<std::size_t>(i)];
     }
     if (return_states) finals.assign(r.next.begin(), r.next.end());
+    if (forces) {
+      py::gil_scoped_acquire acquire;  // numpy arrays are made with the GIL held
+      contacts = forces_dict(m, r, n);
+    }
   }
-  if (!return_states) return py::make_tuple(states, status, failed, py::none());
-  py::list final_states;
-  for (qs::State& s : finals) final_states.append(py::cast(std::move(s)));
-  return py::make_tuple(states, status, failed, final_states);
+  py::object final_states = py::none();
+  if (return_states) {
+    py::list l;
+    for (qs::State& s : finals) l.append(py::cast(std::move(s)));
+    final_states = l;
+  }
+  return py::make_tuple(states, status, failed, final_states, contacts);
+}
+
+// The replay page of one world's rows (quasistep run --html's page): q (rows, nq) at times t
+// (rows,), each step's impulses from the forces arrays (steps, n_slots) or none, the world's
+// parameter values, the "stopped" line. Returns the page.
+std::string render(const PyScene& sc, const Array& q, const Array& t, const std::optional<Array>& normal,
+                   const std::optional<Array>& tangent, bool scaled_by_k, const py::dict& params,
+                   const std::string& stopped, const std::string& frames_from) {
+  const qs::Model& m = sc.model();
+  const int nq = m.n_q(), ns = m.n_slots();
+  if (q.ndim() != 2 || q.shape(1) != nq || q.shape(0) < 1)
+    fail("states has shape " + shape_text(q) + "; expected (rows, nq) with rows >= 1 and nq = " + std::to_string(nq));
+  const long rows = static_cast<long>(q.shape(0));
+  if (t.ndim() != 1 || t.shape(0) != rows) fail("times do not match the states' rows");
+  const long bad = first_non_finite(q.data(), static_cast<std::size_t>(rows) * nq);
+  if (bad >= 0)
+    fail("states[" + std::to_string(bad / nq) + ", " + std::to_string(bad % nq) + "] (" + m.dofs[bad % nq].name +
+         ") is not finite");
+  if (static_cast<double>(rows) * static_cast<double>(std::max<std::size_t>(m.bodies.size(), 1)) >
+      static_cast<double>(qs::io::kMaxReplayBodyRows))
+    fail(std::to_string(rows) + " rows of " + std::to_string(m.bodies.size()) +
+         " bodies is more than one replay draws (rows x bodies <= " + std::to_string(qs::io::kMaxReplayBodyRows) + ")");
+  qs::io::ReplayInput r;
+  r.frames_from = frames_from;
+  r.stopped = stopped;
+  r.t.assign(t.data(), t.data() + rows);
+  r.q.assign(q.data(), q.data() + static_cast<std::size_t>(rows) * nq);
+  if (normal && tangent) {
+    for (const Array* a : {&*normal, &*tangent})
+      if (a->ndim() != 2 || a->shape(1) != ns || a->shape(0) < rows - 1)
+        fail("forces arrays have shape " + shape_text(*a) + "; expected (steps, n_slots) with steps >= " +
+             std::to_string(rows - 1) + " and n_slots = " + std::to_string(ns));
+    r.has_forces = true;
+    r.scaled_by_k = scaled_by_k;
+    // Steps 1 .. rows - 1 moved the rows drawn; a step with no impulses (NaN) was not solved
+    // or the slot not active, as the forces CSV has no row for it.
+    for (long l = 1; l < rows; ++l)
+      for (int k = 0; k < ns; ++k) {
+        const double pn = normal->data()[(l - 1) * ns + k], pt = tangent->data()[(l - 1) * ns + k];
+        if (std::isnan(pn)) continue;
+        r.impulses.push_back({static_cast<int>(l), k, pn, pt});
+      }
+  }
+  if (params.size() > 0) {
+    // Checked as a rollout checks them (one world of a batch), then drawn.
+    std::vector<qs::ParameterRef> refs;
+    std::vector<double> values;
+    for (const auto& [key, value] : params) {
+      const std::string path = key.cast<std::string>();
+      refs.push_back(qs::resolve_parameter(m, path, "params"));
+      values.push_back(value.cast<double>());
+    }
+    qs::WorldBatch one(sc.scene().model, 1, refs);
+    qs::WorldParams p(m);
+    for (std::size_t k = 0; k < refs.size(); ++k) {
+      try {
+        one.set_parameter(static_cast<int>(k), 0, values[k]);
+      } catch (const qs::BatchError& e) {
+        std::string what = e.what();  // "batch: world 0, parameter ...": one world here
+        const std::string prefix = "batch: world 0, ";
+        fail("params: " + (what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what));
+      }
+      p.set(m, refs[k], values[k]);
+    }
+    r.params = std::move(p);
+  }
+  const std::string provenance = qs::io::provenance_line(sc.scene().source, sc.scene().hash, "none",
+                                                         std::string(qs::to_string(m.world.type)),
+                                                         std::string(qs::to_string(m.formulation)));
+  std::ostringstream page;
+  qs::io::write_replay_html(sc.scene(), r, provenance, page);
+  return page.str();
 }
 
 // ---- Monte Carlo -------------------------------------------------------------------------------
@@ -591,12 +736,13 @@ steps. Its step() calls, and its rollouts, each run one at a time.)doc")
   m.def(
       "rollout",
       [](PyScene& s, const py::object& q0, const std::optional<Array>& commands, std::optional<long> steps,
-         std::optional<double> h, long threads, bool trajectory, bool return_states) {
-        return s.rollout(q0, commands, steps, h, threads, trajectory, return_states);
-      },
+         std::optional<double> h, long threads, bool trajectory, bool return_states, const py::dict& params,
+         bool forces) { return s.rollout(q0, commands, steps, h, threads, trajectory, return_states, params, forces); },
       py::arg("scene"), py::arg("q0") = py::none(), py::arg("commands") = py::none(), py::arg("steps") = py::none(),
       py::arg("h") = py::none(), py::arg("threads") = 0, py::arg("trajectory") = true,
-      py::arg("return_states") = false);
+      py::arg("return_states") = false, py::arg("params") = py::dict(), py::arg("forces") = false);
+  m.def("render", &render, py::arg("scene"), py::arg("q"), py::arg("t"), py::arg("normal"), py::arg("tangent"),
+        py::arg("scaled_by_k"), py::arg("params"), py::arg("stopped"), py::arg("frames_from"));
 
   py::class_<PyMc>(m, "McResult", R"doc(A Monte Carlo study's result (quasistep.mc): rate, low, high (Wilson 95%),
 outcomes, samples (dict of numpy arrays, the CSV's columns), bins, trajectories; str() is

@@ -25,7 +25,7 @@ from . import _quasistep
 from ._quasistep import McResult, Scene, State
 
 __version__ = _quasistep.version
-__all__ = ["Status", "Scene", "State", "McResult", "load", "rollout", "mc", "solve_lcp", "solve_ucp"]
+__all__ = ["Status", "Scene", "State", "McResult", "load", "rollout", "render", "mc", "solve_lcp", "solve_ucp"]
 
 
 class Status(_enum.IntEnum):
@@ -133,12 +133,13 @@ Scene.step = _scene_step
 
 
 def rollout(scene, q0=None, commands=None, steps=None, threads=0, trajectory=True, h=None,
-            return_failed_step=False, return_states=False):
+            return_failed_step=False, return_states=False, params=None, forces=False):
     """Steps N worlds of one scene together (the batch engine: SIMD lanes over threads).
 
     scene     a Scene (or a path / JSON string, loaded once for the call).
-    q0        the worlds' starts: an (N, nq) array of configurations in `scene.dof_names`
-              order, each started afresh (t = 0, the stepper's memory started at its q, as
+    q0        the worlds' starts (N, the number of worlds, comes from q0, else from
+              commands, else from params): an (N, nq) array of configurations in
+              `scene.dof_names` order, each started afresh (t = 0, the stepper's memory started at its q, as
               Scene.state(q)); or a State or a list of N States (their q, t and memory: a
               rollout from where Scene.step or a planner left the worlds). One start (a
               (nq,) array or one State) is shared by every world of `commands`. None: the
@@ -151,13 +152,27 @@ def rollout(scene, q0=None, commands=None, steps=None, threads=0, trajectory=Tru
     threads   worker threads (0: all cores).
     trajectory  True: states is (N, T + 1, nq), row 0 the start; False: (N, nq), the last.
     h         the step size (default: the scene's `step.h`).
+    params    per-world parameters: {path: (N,) array, or one number for every world}, the
+              parameter paths of the scene format (docs/scene-format.md), e.g.
+              {"pairs.left_finger/cylinder.friction": mu, "bodies.cylinder.mass": m}. The
+              others keep the scene's values. A start (a joint position, a free body's pose)
+              is set in q0 instead. Which parameters the SIMD lanes carry (the others make
+              the rollout step one world at a time per thread): docs/performance.md.
+    forces    True: also each step's contacts, as `quasistep run --forces` writes them (a
+              dict, below). Each world is then stepped on its own (the same states, bitwise,
+              at the per-world speed).
 
     Returns (states, status), then failed_step with return_failed_step, then final_states
-    with return_states: status is an (N,) int8 array of Status values; failed_step (N,)
+    with return_states, then the contacts with forces: status is an (N,) int8 array of Status values; failed_step (N,)
     int32 is the step that failed, counted from 1, or -1; final_states is a list of N
     States, each world's after the rollout (or before its failed step) with its q, t, step
     and the stepper's memory: a rollout from them continues every world exactly (an array of
     configurations would restart the memory, e.g. the Anitescu step's impedance reference).
+    The contacts are a dict of (N, T, n_slots) arrays, slot k of world i's step l + 1 at
+    [i, l, k]: "phi" (m, each slot's gap where its step's problem held it), "normal_impulse"
+    and "tangent_impulse" (N s; named "..._times_k" for Halm & Posa's model, whose impulses
+    are known up to a factor k) of solved steps, NaN where a slot was not active or a step
+    not solved; "active" (bool), and "pair" (n_slots names, the pair of each slot).
     A world whose step fails stops there: its states after the failed step (and its final
     state) are NaN; the other worlds go on. Each world's numbers are bitwise those of
     `quasistep run` (and of Scene.step) for that world, whatever N or threads. The arrays
@@ -172,11 +187,113 @@ def rollout(scene, q0=None, commands=None, steps=None, threads=0, trajectory=Tru
         starts = q0 if isinstance(q0, State) else list(q0)
     else:
         starts = _array(q0, "q0")
-    states, status, failed, finals = _quasistep.rollout(
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        raise ValueError("params must be a dict {parameter path: values}, got " + type(params).__name__)
+    params = {k: _array(v, f"params[{k!r}]") for k, v in params.items()}
+    states, status, failed, finals, contacts = _quasistep.rollout(
         scene, starts, _array(commands, "commands"), steps, None if h is None else _number(h, "h"), threads,
-        bool(trajectory), bool(return_states))
-    out = (states, status) + ((failed,) if return_failed_step else ()) + ((finals,) if return_states else ())
-    return out
+        bool(trajectory), bool(return_states), params, bool(forces))
+    return ((states, status) + ((failed,) if return_failed_step else ()) + ((finals,) if return_states else ())
+            + ((contacts,) if forces else ()))
+
+
+def render(scene, states, forces=None, path=None, world=None, params=None, h=None):
+    """Draws a rollout as the HTML replay `quasistep run --html` writes (one self-contained
+    page: the bodies at every row, play / pause and a time slider, and with forces each
+    step's contact points, friction cones and impulses).
+
+    scene   the Scene (or path) the states belong to.
+    states  one world's rows: a (T + 1, nq) array (rollout's states[i]), or a rollout's
+            (N, T + 1, nq) with world=i, or a list of States (drawn at their times). Rows
+            after a failed step (NaN) are left out and the page says where the world stopped.
+    forces  the contacts dict of rollout(..., forces=True) (with world=i for its N worlds),
+            or None: no impulses drawn.
+    params  the per-world parameters given to rollout (values of world i with world=i, or
+            one number each): the friction cones and sizes drawn are that world's.
+    h       the step size the rows are apart (default: the scene's step.h); row l is drawn
+            at t = l h (accumulated as the steppers' clock), a list of States at their t.
+    path    the file to write: written whole or not at all (a temporary file renamed), and
+            returned. None: the page is returned as a str.
+    """
+    if not isinstance(scene, Scene):
+        scene = load(scene)
+    if isinstance(states, State) or (isinstance(states, (list, tuple)) and states and isinstance(states[0], State)):
+        rows = [states] if isinstance(states, State) else list(states)
+        if world is not None:
+            raise ValueError("world= picks a world of a rollout's (N, T + 1, nq) array; a list of States is one world")
+        q = _np.array([_np.asarray(s) for s in rows], dtype=_np.float64)
+        t = _np.array([s.t for s in rows], dtype=_np.float64)
+    else:
+        q = _array(states, "states")
+        if q.ndim == 3:
+            if world is None:
+                if q.shape[0] != 1:
+                    raise ValueError(f"states holds {q.shape[0]} worlds: pass world=i to draw one")
+                world = 0
+            world = _integer(world, "world", 0, q.shape[0] - 1)
+            q = q[world]
+        elif world is not None:
+            raise ValueError("world= needs a rollout's (N, T + 1, nq) states")
+        if q.ndim != 2:
+            raise ValueError(f"states has shape {q.shape}; expected (T + 1, nq) or (N, T + 1, nq)")
+        if h is None:
+            h = scene.h
+            if h is None:
+                raise ValueError(f"{scene.source}: the scene has no step.h: pass h")
+        h = _number(h, "h")
+        t = _np.empty(q.shape[0])
+        clock = 0.0
+        for l in range(q.shape[0]):
+            t[l] = clock
+            clock += h
+    finite = _np.all(_np.isfinite(q), axis=1)
+    rows = int(_np.argmin(finite)) if not finite.all() else q.shape[0]
+    if rows == 0:
+        raise ValueError("states: the first row is not finite (a world that failed at its first step?)")
+    stopped = "" if rows == q.shape[0] else f"step {rows}: not solved (no state after it)"
+    q, t = _np.ascontiguousarray(q[:rows]), _np.ascontiguousarray(t[:rows])
+    normal = tangent = None
+    scaled = False
+    if forces is not None:
+        if not isinstance(forces, dict) or "phi" not in forces:
+            raise ValueError("forces must be the contacts dict rollout(..., forces=True) returns")
+        scaled = "normal_impulse_times_k" in forces
+        suffix = "_times_k" if scaled else ""
+        normal, tangent = (_array(forces["normal_impulse" + suffix], "forces"),
+                           _array(forces["tangent_impulse" + suffix], "forces"))
+        if normal.ndim == 3:
+            if world is None:
+                if normal.shape[0] != 1:
+                    raise ValueError(f"forces hold {normal.shape[0]} worlds: pass world=i to draw one")
+                world = 0
+            normal, tangent = normal[world], tangent[world]
+        normal, tangent = _np.ascontiguousarray(normal), _np.ascontiguousarray(tangent)
+    values = {}
+    for k, v in (params or {}).items():
+        v = _np.asarray(v, dtype=_np.float64)
+        if v.ndim == 1:
+            if world is None:
+                raise ValueError(f"params[{k!r}] holds one value per world: pass world=i")
+            v = v[world]
+        values[str(k)] = float(v)
+    page = _quasistep.render(scene, q, t, normal, tangent, scaled, values, stopped, "quasistep.render")
+    if path is None:
+        return page
+    path = _os.fspath(path)
+    # Written beside the target and renamed: never a partial page under the name asked for
+    # (created with open(..., "x"), so the file's mode follows the umask as the CLI's do).
+    temporary = f"{path}.tmp-{_os.getpid()}-{_os.urandom(4).hex()}"
+    try:
+        with open(temporary, "x", encoding="utf-8") as f:
+            f.write(page)
+        _os.replace(temporary, path)
+    except BaseException:
+        if _os.path.exists(temporary):
+            _os.unlink(temporary)
+        raise
+    return path
 
 
 def mc(scene=None, samples=10000, seed=0, threads=0, trajectories=8):

@@ -101,6 +101,24 @@ TEST(BatchAllocation, RolloutCallsAfterTheFirstAllocateNothing) {
   }
   EXPECT_EQ(allocations, 0);
   EXPECT_EQ(states[12].step, 48);  // the warm-up call above is not chained
+
+  // Per-pair parameters and the contacts record (one stepper per thread): the same.
+  std::vector<double> friction(13, 0.4);
+  const std::vector<RolloutParameter> params = {{"pairs.pusher/puck.friction", friction}};
+  for (RolloutRecord record : {RolloutRecord::final_state, RolloutRecord::every_step_and_contacts}) {
+    r.propagate(states, actions, m.step.h, 8, record, {}, params);
+    {
+      test::CountAllocations guard;
+      for (int call = 0; call < 3; ++call) {
+        friction[call] = 0.1 * call;
+        const RolloutResult& out = r.propagate(states, actions, m.step.h, 8, record, {}, params);
+        for (int i = 0; i < 13; ++i) states[i] = out.next[i];
+      }
+      allocations = guard.count();
+    }
+    EXPECT_EQ(allocations, 0);
+  }
+  EXPECT_EQ(states[12].step, 96);  // 48, then three chained calls of 8 per record
 }
 
 }  // namespace

@@ -262,6 +262,145 @@ TEST(Rollout, BadInputIsRefused) {
   EXPECT_EQ(none.status[0], Status::solved);
 }
 
+/// One world on its own stepper with WorldParams p (its commands set step by step), as
+/// `quasistep run --forces` records it: each step's gap of every active slot, and its
+/// impulses when solved (NaN elsewhere). States after each step in `rows`.
+struct OneWorld {
+  std::vector<double> rows, phi, normal, tangent;
+  Status status = Status::solved;
+};
+OneWorld one_world(const Model& m, WorldParams p, State s, const double* actions, int steps) {
+  OneWorld w;
+  const auto stepper = make_stepper(m);
+  const int ns = m.n_slots();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  w.phi.assign(static_cast<std::size_t>(steps * ns), nan);
+  w.normal = w.tangent = w.phi;
+  p.commanded = true;
+  p.command.assign(static_cast<std::size_t>(m.n_a), 0.0);
+  w.rows.assign(s.q.data(), s.q.data() + s.q.size());
+  for (int l = 0; l < steps; ++l) {
+    for (int a = 0; a < m.n_a; ++a) p.command[a] = actions[l * m.n_a + a];
+    const Status st = stepper->step(m, p, s);
+    for (int k = 0; k < ns; ++k) {
+      if (!stepper->active()[k]) continue;
+      w.phi[l * ns + k] = stepper->phi()[k];
+      if (st != Status::solved) continue;
+      w.normal[l * ns + k] = stepper->normal_impulse()[k];
+      w.tangent[l * ns + k] = stepper->tangent_impulse()[k];
+    }
+    if (st != Status::solved) {
+      w.status = st;
+      break;
+    }
+    w.rows.insert(w.rows.end(), s.q.data(), s.q.data() + s.q.size());
+  }
+  return w;
+}
+
+/// Every entry the same bits (NaN where the other is NaN).
+void expect_same(std::span<const double> got, std::span<const double> want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (std::size_t k = 0; k < got.size(); ++k) EXPECT_TRUE(test::same_bits(got[k], want[k])) << what << " [" << k << "]";
+}
+
+TEST(Rollout, ContactsAreWhatRunForcesWritesAndTheStatesStayBitwise) {
+  for (const char* example : {"anitescu_grasp.json", "mpc_push.json", "halm_posa_push.json"}) {
+    SCOPED_TRACE(example);
+    const Scene s = load(example);
+    const Model& m = *s.model;
+    const int n = 9, steps = 30, ns = m.n_slots();
+    Batch b = varied_pairs(m, n, steps);
+    if (std::string(example) == "anitescu_grasp.json")  // squeeze and lift, as the scene does
+      for (int i = 0; i < n; ++i)
+        for (int l = 0; l < steps; ++l) {
+          double* u = &b.actions[(i * steps + l) * m.n_a];
+          u[0] = 0.1 + 0.01 * i, u[1] = -0.1, u[2] = l < 15 ? 0.0 : 0.1;
+        }
+    Rollout plain(s.model), with_contacts(s.model, BatchOptions{.threads = 2});
+    const std::vector<double> lanes =
+        plain.propagate(b.states, b.actions, m.step.h, steps, RolloutRecord::every_step).trajectory;
+    const RolloutResult& r =
+        with_contacts.propagate(b.states, b.actions, m.step.h, steps, RolloutRecord::every_step_and_contacts);
+    expect_same(r.trajectory, lanes, "states against the batch engine's");
+    ASSERT_EQ(r.n_slots, ns);
+    EXPECT_EQ(r.impulses_scaled_by_k, m.formulation == Formulation::halm_posa_lcp);
+    int touching = 0;
+    for (int i = 0; i < n; ++i) {
+      const OneWorld w = one_world(m, WorldParams(m), b.states[i], &b.actions[i * steps * m.n_a], steps);
+      EXPECT_EQ(r.status[i], w.status);
+      const std::size_t at = static_cast<std::size_t>(i) * steps * ns, len = static_cast<std::size_t>(steps) * ns;
+      expect_same(std::span(r.contact_phi).subspan(at, len), w.phi, "phi");
+      expect_same(std::span(r.normal_impulse).subspan(at, len), w.normal, "normal");
+      expect_same(std::span(r.tangent_impulse).subspan(at, len), w.tangent, "tangent");
+      for (std::size_t k = at; k < at + len; ++k) touching += r.normal_impulse[k] > 0;
+    }
+    EXPECT_GT(touching, 0) << "no step pressed: the test would not see impulses";
+    // A later plain call records no contacts.
+    EXPECT_TRUE(with_contacts.propagate(b.states, b.actions, m.step.h, steps).contact_phi.empty());
+  }
+}
+
+TEST(Rollout, ParametersVaryPerPairAsASingleWorldWithThoseValues) {
+  const Scene s = load("anitescu_grasp.json");
+  const Model& m = *s.model;
+  const int n = 11, steps = 40;
+  Batch b = varied_pairs(m, n, steps);
+  for (int i = 0; i < n; ++i)
+    for (int l = 0; l < steps; ++l) {
+      double* u = &b.actions[(i * steps + l) * m.n_a];
+      u[0] = 0.1, u[1] = -0.1, u[2] = l < 20 ? 0.0 : 0.1;
+    }
+  std::vector<double> friction(n), mass(n);
+  for (int i = 0; i < n; ++i) friction[i] = 0.05 + 0.05 * i, mass[i] = 0.5 + 0.1 * i;
+  const std::vector<RolloutParameter> params = {{"pairs.left_finger/cylinder.friction", friction},
+                                                {"bodies.cylinder.mass", mass}};
+  for (RolloutRecord record : {RolloutRecord::every_step, RolloutRecord::every_step_and_contacts}) {
+    Rollout r(s.model);
+    const RolloutResult& out = r.propagate(b.states, b.actions, m.step.h, steps, record, {}, params);
+    double lowest = 1e9, highest = -1e9;
+    for (int i = 0; i < n; ++i) {
+      WorldParams p(m);
+      p.set(m, resolve_parameter(m, params[0].path, "test"), friction[i]);
+      p.set(m, resolve_parameter(m, params[1].path, "test"), mass[i]);
+      const OneWorld w = one_world(m, p, b.states[i], &b.actions[i * steps * m.n_a], steps);
+      const std::size_t len = static_cast<std::size_t>(steps + 1) * m.n_q();
+      expect_same(std::span(out.trajectory).subspan(i * len, len), w.rows, "pair " + std::to_string(i));
+      lowest = std::min(lowest, out.next[i].q[1]), highest = std::max(highest, out.next[i].q[1]);
+    }
+    EXPECT_GT(highest - lowest, 0.002) << "the values changed nothing: the test would not see them ignored";
+    // The same paths again: no new batch, the new values used.
+    std::vector<double> same_friction(n, friction[0]), same_mass(n, mass[0]);
+    const std::vector<RolloutParameter> again = {{params[0].path, same_friction}, {params[1].path, same_mass}};
+    const RolloutResult& out2 = r.propagate(b.states, b.actions, m.step.h, steps, record, {}, again);
+    for (int i = 1; i < n; ++i)
+      for (int k = 0; k < m.n_q(); ++k) EXPECT_TRUE(test::same_bits(out2.next[i].q[k], out2.next[0].q[k]));
+  }
+}
+
+TEST(Rollout, BadParametersAreRefusedNamingThePathAndThePair) {
+  const Scene s = load("anitescu_grasp.json");
+  const Model& m = *s.model;
+  Rollout r(s.model);
+  const std::vector<State> states(2, initial_state(m));
+  const std::vector<double> actions(2 * 3 * m.n_a, 0.0), two = {0.3, 0.4}, three = {1, 2, 3}, negative = {0.3, -1};
+  const auto refusal = [&](std::vector<RolloutParameter> p) {
+    return error_of([&] { r.propagate(states, actions, m.step.h, 3, RolloutRecord::final_state, {}, p); });
+  };
+  EXPECT_NE(refusal({{"bodies.nothing.mass", two}}).find("rollout: parameters: parameter \"bodies.nothing.mass\": no body named \"nothing\""),
+            std::string::npos);
+  EXPECT_NE(refusal({{"bodies.cylinder.pose.x", two}}).find("sets a world's start"), std::string::npos);
+  EXPECT_NE(refusal({{"pairs.left_finger/cylinder.friction", two}, {"pairs.cylinder/left_finger.friction", two}})
+                .find("name the same value"),
+            std::string::npos);
+  EXPECT_NE(refusal({{"bodies.cylinder.mass", three}}).find("has 3 values for 2 pairs"), std::string::npos);
+  EXPECT_NE(refusal({{"bodies.cylinder.mass", negative}})
+                .find("rollout: pair 1, parameter \"bodies.cylinder.mass\": a free body's mass must be > 0"),
+            std::string::npos);
+  // After a refusal the Rollout still works.
+  EXPECT_EQ(r.propagate(states, actions, m.step.h, 3).status[1], Status::solved);
+}
+
 TEST(PushMpc, ReachesTheGoalFromAFixedSeed) {
   const Scene s = load("mpc_push.json");
   examples::PushMpcSettings o;  // goal (0.25, 0.10), 1.5 cm, seed 1

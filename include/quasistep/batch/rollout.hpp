@@ -12,7 +12,7 @@
 // Memory: the batch, the command rows and the results are kept between calls and reused
 // while the number of pairs stays the same: a call of the same pairs, steps and
 // RolloutRecord as an earlier one allocates nothing (a test proves it); a call with a
-// different number of pairs rebuilds them.
+// different number of pairs, or other parameter paths, rebuilds them.
 // Thread safety: calls on one Rollout from several threads are serialised by a mutex (each
 // call already uses every worker thread), but the result a call returns is the Rollout's own
 // and the next call overwrites it: read it before calling again, or give each planner thread
@@ -44,6 +44,21 @@ inline constexpr double kRolloutTouchDistance = 1e-6;
 enum class RolloutRecord {
   final_state,  // next, contacts, status, failed_step
   every_step,   // also every state and every step's status (RolloutResult::trajectory, step_status)
+  /// every_step, and also every step's contact slots: gaps and impulses as `quasistep run
+  /// --forces` writes them (RolloutResult::contact_phi, normal_impulse, tangent_impulse).
+  /// The impulses live in the single-world stepper only, so each pair is stepped on its own
+  /// (Stepper, the pairs spread over the threads): the same states, bitwise, at the speed
+  /// of the per-world path.
+  every_step_and_contacts,
+};
+
+/// Per-pair values of one scene parameter for a propagate call: `path` as in
+/// docs/scene-format.md, "Parameter paths" (`pairs.finger/cylinder.friction`,
+/// `bodies.cylinder.mass`, `model.c`, ...), values[i] pair i's value. Start parameters
+/// (joint positions, a free body's pose) are refused: a rollout starts from its States.
+struct RolloutParameter {
+  std::string path;
+  std::span<const double> values;
 };
 
 struct RolloutResult {
@@ -58,8 +73,17 @@ struct RolloutResult {
   /// With RolloutRecord::every_step (else empty): pairs x steps, pair i's step l (from 1) at
   /// i * steps + l - 1: solved, the failure at the failed step, not_run after it.
   std::vector<Status> step_status;
+  /// With RolloutRecord::every_step_and_contacts (else empty): pairs x steps x n_slots, pair
+  /// i's step l (from 1), slot k at (i * steps + l - 1) * n_slots + k. contact_phi: the
+  /// slot's gap (m) at the configuration its step was linearised about, for each slot active
+  /// in that step's problem (solved or failed); normal_impulse, tangent_impulse: its
+  /// impulses (N s; times Halm & Posa's unknown k when impulses_scaled_by_k) when the step
+  /// was solved. NaN elsewhere: a slot not active, a step not solved or not run.
+  std::vector<double> contact_phi, normal_impulse, tangent_impulse;
+  bool impulses_scaled_by_k = false;
   int steps = 0;  // of the last call
   int n_q = 0;
+  int n_slots = 0;
   int size() const { return static_cast<int>(status.size()); }
   /// Pair i's state after l steps (every_step only; empty after a final_state call).
   std::span<const double> state(int i, int l) const {
@@ -89,17 +113,28 @@ class Rollout {
   /// RolloutResult::trajectory) receives every state instead of RolloutResult::trajectory,
   /// which then stays empty: a caller that keeps the states in its own buffer (a numpy
   /// array) needs no copy, and the Rollout holds no buffer of that size between calls.
+  /// `parameters` vary scene parameters per pair (RolloutParameter; BatchError for an
+  /// unknown path, a start parameter, a path given twice, a value count other than the
+  /// pairs' or a value out of range, naming the path and the pair); the others keep the
+  /// scene's values. Which of them the lanes carry: docs/performance.md.
   const RolloutResult& propagate(std::span<const State> states, std::span<const double> actions, double h,
                                  int steps, RolloutRecord record = RolloutRecord::final_state,
-                                 std::span<double> trajectory_out = {});
+                                 std::span<double> trajectory_out = {},
+                                 std::span<const RolloutParameter> parameters = {});
 
   const Model& model() const { return *model_; }
   /// The batch engine's path of the last propagate (BatchStepper::path); empty before it.
   const std::string& path() const;
 
  private:
+  struct OneByOne;  // RolloutRecord::every_step_and_contacts: a Stepper per thread
+  void set_parameters(int n, double h, std::span<const RolloutParameter> parameters);
+  void step_one_by_one(std::span<const double> actions, int steps, double* trajectory);
+
   std::shared_ptr<const Model> model_;
   BatchOptions options_;
+  std::vector<std::string> parameter_paths_;  // the batch's varied parameters, as given
+  std::unique_ptr<OneByOne> one_by_one_;
   std::mutex mutex_;
   std::unique_ptr<WorldBatch> batch_;
   std::unique_ptr<BatchStepper> stepper_;
