@@ -1,4 +1,4 @@
-"""README.md, "Use it from Python": its command line runs its program verbatim, also when
+"""README.md, "Python in five minutes": its command line runs its program verbatim, also when
 another python3 without numpy comes first on the PATH (pyenv, conda), and a virtual
 environment made from Debian's python3 with --system-site-packages runs it too."""
 import os
@@ -17,7 +17,7 @@ def readme_python():
     """The section's shell line (without its comment) and its program."""
     with open(os.path.join(ROOT, "README.md")) as f:
         text = f.read()
-    section = text[text.index("## Use it from Python"):]
+    section = text[text.index("## Python in five minutes"):]
     section = section[:section.index("\n## ", 1)]
     command = re.search(r"```sh\n(.*?)\n```", section, re.S).group(1).split("#")[0].strip()
     program = re.search(r"```python\n(.*?)```", section, re.S).group(1)
