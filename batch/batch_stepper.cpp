@@ -57,10 +57,12 @@ std::string lane_path_reason(const WorldBatch& b, const BatchOptions& o) {
   for (int k = 0; k < b.varied_count(); ++k) {
     const ParameterRef& r = b.varied(k);
     const bool in_lanes = r.kind == ParameterRef::Kind::pair_friction || is_start_parameter(m, r) ||
-                          (gain && r.kind == ParameterRef::Kind::model_gain);
+                          (gain && r.kind == ParameterRef::Kind::model_gain) ||
+                          (lanes->carries_mass && r.kind == ParameterRef::Kind::body_mass);
     if (!in_lanes)
       return "parameter \"" + r.path + "\" varies per world and only friction, " +
-             (gain ? std::string(lanes->gain_path) + " " : std::string()) + "and start poses run in lanes";
+             (gain ? std::string(lanes->gain_path) + ", " : std::string()) +
+             (lanes->carries_mass ? "masses, " : "") + "and start poses run in lanes";
   }
   return {};
 }
@@ -81,6 +83,8 @@ struct BatchStepper::Impl {
   // Every stepper is built for the Model and stepped with a world's WorldParams.
   std::vector<int> pair_param;  // lane path: the varied parameter of each pair's friction, or -1
   int gain_param = -1;          // lane path: the varied parameter of the lanes' gain (the model gain), or -1
+  std::vector<int> mass_param;  // lane path: the varied parameter of each body's mass, or -1
+  bool mass_varies = false;
   std::atomic<long> fallbacks{0};
 
   Impl(const WorldBatch& b, BatchOptions o)
@@ -106,6 +110,13 @@ struct BatchStepper::Impl {
     if (lane_path && !lanes->gain_path.empty())
       for (int k = 0; k < b.varied_count(); ++k)
         if (b.varied(k).kind == ParameterRef::Kind::model_gain) gain_param = k;
+    mass_param.assign(m.bodies.size(), -1);
+    if (lane_path && lanes->carries_mass)
+      for (int k = 0; k < b.varied_count(); ++k)
+        if (b.varied(k).kind == ParameterRef::Kind::body_mass) {
+          mass_param[static_cast<std::size_t>(b.varied(k).index)] = k;
+          mass_varies = true;
+        }
     for (int a = 0; a < m.n_a; ++a) commanded_joint.push_back(m.dofs[m.n_u + a].index);
     for (int k = 0; k < b.varied_count(); ++k) {
       const ParameterRef& r = b.varied(k);
@@ -170,6 +181,23 @@ struct BatchStepper::Impl {
         if (live[l]) step_world(b, ws, first_world + l, c);
       return;
     }
+    // A body's mass zero in some lanes and not in others: the scalar step skips a massless
+    // body, which one lane group cannot do lane by lane; such a group goes world by world.
+    if (mass_varies)
+      for (std::size_t body = 0; body < mass_param.size(); ++body) {
+        if (mass_param[body] < 0) continue;
+        const double* v = b.param_value(mass_param[body]);
+        bool zero = false, nonzero = false;
+        for (int l = 0; l < W; ++l) {
+          if (!live[l]) continue;
+          (v[first_world + l] == 0.0 ? zero : nonzero) = true;
+        }
+        if (zero && nonzero) {
+          for (int l = 0; l < W; ++l)
+            if (live[l]) step_world(b, ws, first_world + l, c);
+          return;
+        }
+      }
     LaneGroup& L = ws.lanes->group;
     const int na = m.n_a;
     // What every lane shares: the batch's shared values (a varied friction or gain, and the
@@ -220,7 +248,13 @@ struct BatchStepper::Impl {
     if (c.velocity)
       for (int a = 0; a < na; ++a)
         for (int l = 0; l < W; ++l) L.u[a].set(l, c.velocity[a * static_cast<size_t>(c.stride) + src[l]]);
-    L.gain_varies = gain_param >= 0;
+    L.mass_varies = mass_varies;
+    if (mass_varies)
+      for (std::size_t body = 0; body < mass_param.size(); ++body) {
+        if (mass_param[body] >= 0) gather(b.param_value(mass_param[body]), L.mass[body]);
+        else L.mass[body] = Lane(b.shared_params().body_mass[body]);
+      }
+        L.gain_varies = gain_param >= 0;
     if (L.gain_varies)
       for (int l = 0; l < W; ++l) L.gain.set(l, b.param_value(gain_param)[src[l]]);
     ws.lanes->step(m, ws.params);

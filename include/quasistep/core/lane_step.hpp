@@ -29,7 +29,7 @@ struct StepperOptions;
 struct LaneGroup {
   explicit LaneGroup(const Model& m)
       : q(m.n_q()), memory(std::max(step_memory_size(m), 1)), mu(std::max<std::size_t>(m.pairs.size(), 1)),
-        u(std::max(m.n_a, 1)) {}
+        u(std::max(m.n_a, 1)), mass(std::max<std::size_t>(m.bodies.size(), 1)) {}
   double t = 0;              // in: the group's time (the same in every lane)
   std::vector<Lane> q;       // (n_q) in: the start configuration; out: the end one where ok
   std::vector<Lane> memory;  // (State::memory rows) in: the start's; out: the end's where ok
@@ -38,6 +38,11 @@ struct LaneGroup {
   bool commanded = false;    // false: the scene's schedules (WorldParams::velocity at t + h/2)
   Lane gain{};               // in, when gain_varies: each lane's model gain (WorldParams::model_gain)
   bool gain_varies = false;  // false: the shared WorldParams' value
+  /// (bodies) in, when mass_varies: each lane's mass of every body (kg; the shared value
+  /// where a body's mass is not varied). A lane group never mixes a zero and a nonzero mass
+  /// of one body (the batch steps such a group one world at a time).
+  std::vector<Lane> mass;
+  bool mass_varies = false;  // false: the shared WorldParams' masses
   // Out, per lane: the step accepted (q and memory are the step's), the solver's
   // iterations, and the residual of the accepted answer.
   std::array<bool, kLaneWidth> ok{};
@@ -70,6 +75,8 @@ struct LaneEntry {
   /// The path of the model gain when it travels in the lanes (LaneGroup::gain), as in
   /// messages ("model.c"); empty: no gain does.
   std::string_view gain_path{};
+  /// Its lane step reads LaneGroup::mass: a body's mass may vary per world in the lanes.
+  bool carries_mass = false;
   /// The batch's description of its lanes (BatchStepper::path): what steps them and what
   /// travels in a lane, after "lanes of W worlds (".
   std::string (*describe)(const Model& m) = nullptr;

@@ -9,8 +9,8 @@
 // inactive slot (phi > contacts.margin, per lane) gets a zero row pair and LCP q = +1, which
 // quasistep/kernels/pgs.hpp's zero-row rule answers with beta = 0.
 //
-// The step, with everything from the Model (masses, stiffness, schedules at t + h/2) in double
-// broadcast to T:
+// The step, with everything from the Model (stiffness, schedules at t + h/2, masses unless the
+// batch varies them per lane) in double broadcast to T:
 //   tau, tau_g,a at t + h/2;  q̄_a' = q̄_a + h u;  Q = diag(M_u(q), h^2 K_a);
 //   c = -h [tau_u ; K_a (q̄_a' - q_a) + tau_a - tau_g,a];  v_free = -Q^-1 c;
 //   rows A_i1,2 = J_n,i ± mu_i J_t,i,  b = -phi / h;
@@ -121,18 +121,36 @@ struct AnitescuStepWorkspace {
 
 namespace anitescu_detail {
 
+/// The bodies' masses of a step: each lane's own (`lanes`, one T per body, when the batch
+/// varies a mass per world) or p's. A body is massless, and skipped as the scalar step skips
+/// it, when its mass is zero in every lane; the batch never mixes zero and nonzero masses of
+/// a body in one lane group (it steps such a group one world at a time).
+template <class T>
+struct BodyMasses {
+  const WorldParams& p;
+  const T* lanes;
+  T of(std::size_t b) const { return lanes ? lanes[b] : T(p.body_mass[b]); }
+  bool massless(std::size_t b) const {
+    if constexpr (std::is_same_v<T, double>) {
+      return (lanes ? lanes[b] : p.body_mass[b]) == 0.0;
+    } else {
+      return lanes ? all(lanes[b] == T(0.0)) : p.body_mass[b] == 0.0;
+    }
+  }
+};
+
 /// generalized_external_force (core/kinematics.cpp) on T: gravity, loads and efforts at time t.
 /// A load's |f| = 0 is a per-lane select (for a body-frame force it depends on the pose).
 template <class T>
-void external_force(const Model& m, const WorldParams& p, const Pose2<T>* body_pose, const Pose2<T>* joint_frame,
-                    double t, T* out) {
+void external_force(const Model& m, const BodyMasses<T>& masses, const Pose2<T>* body_pose,
+                    const Pose2<T>* joint_frame, double t, T* out) {
   for (int k = 0; k < m.n_q(); ++k) out[k] = T(0.0);
   for (size_t b = 0; b < m.bodies.size(); ++b) {
     const Body& body = m.bodies[b];
-    const double mass = p.body_mass[b];
-    if (body.kind == BodyKind::fixed || mass == 0.0) continue;
+    if (body.kind == BodyKind::fixed || masses.massless(b)) continue;
     const Vec2<T> com = body_pose[b].apply(Vec2<T>{T(body.com.x), T(body.com.y)});
-    add_point_jacobian(m, static_cast<int>(b), com, Vec2<T>{T(0.0), T(-1.0)}, T(mass * m.world.gravity),
+    // m g as one product in double (the scalar path's bits) or per lane.
+    add_point_jacobian(m, static_cast<int>(b), com, Vec2<T>{T(0.0), T(-1.0)}, masses.of(b) * T(m.world.gravity),
                        body_pose, joint_frame, out);
   }
   for (const Load& load : m.loads) {
@@ -154,15 +172,19 @@ void external_force(const Model& m, const WorldParams& p, const Pose2<T>* body_p
 }  // namespace anitescu_detail
 
 /// One quasi-dynamic step of p.h of every lane of T from (q, q_a_ref = q̄_a) at time t (the same for
-/// every lane); the values every lane shares (h, masses, K_a, poses, sizes) come from p.
+/// every lane); the values every lane shares (h, K_a, poses, sizes, and the masses without
+/// body_mass) come from p.
 /// mu_pair: per-pair friction (n_pairs values of T: p.pair_friction.data() for one world). u: the velocity command
 /// of each actuated DOF (n_a values of T), or null for p's (WorldParams::velocity at t + h/2). z_warm: the previous step's beta (2 per slot), or null for a cold start. Results in ws: ok, q_out (n_q), qbar (the new reference q̄_a), v, z (beta, 2 per
 /// slot), pgs_result, kkt, active. The caller stores only the lanes it wants (ok ones).
+/// body_mass: each body's mass per lane (bodies.size() values of T) where the batch varies
+/// masses per world, or null for p's.
 template <class T>
 void anitescu_quasi_dynamic_step(const Model& m, const WorldParams& p, AnitescuStepWorkspace<T>& ws, const T* q,
                                  const T* q_a_ref, const T* mu_pair, const T* u, const T* z_warm, double t,
-                                 const PgsSettings& settings) {
+                                 const PgsSettings& settings, const T* body_mass = nullptr) {
   using MaskT = typename AnitescuStepWorkspace<T>::MaskT;
+  const anitescu_detail::BodyMasses<T> masses{p, body_mass};
   const int n = ws.nq, nu = ws.nu, na = ws.na, ns = ws.ns, rows = ws.rows;
   const double h = p.h, t_mid = t + 0.5 * h;
   const T zero(0.0), one(1.0), hT(h);
@@ -177,14 +199,13 @@ void anitescu_quasi_dynamic_step(const Model& m, const WorldParams& p, AnitescuS
 
   // Inputs at t + h/2: tau, and the robots' own gravity their controllers cancel (Pang & Tedrake's Anitescu slides
   // slide "Specializing to robotic manipulation": tau_a = K_a (q̄_a' - (q_a + h v_a')) - tau_g).
-  anitescu_detail::external_force(m, p, ws.body_pose.data(), ws.joint_frame.data(), t_mid, ws.tau.data());
+  anitescu_detail::external_force(m, masses, ws.body_pose.data(), ws.joint_frame.data(), t_mid, ws.tau.data());
   for (int e = 0; e < n; ++e) ws.tau_grav[e] = zero;
   for (size_t bi = 0; bi < m.bodies.size(); ++bi) {
     const Body& body = m.bodies[bi];
-    const double mass = p.body_mass[bi];
-    if (body.kind != BodyKind::linked || mass == 0.0) continue;
+    if (body.kind != BodyKind::linked || masses.massless(bi)) continue;
     add_point_jacobian(m, static_cast<int>(bi), ws.body_pose[bi].apply(Vec2<T>{T(body.com.x), T(body.com.y)}),
-                       Vec2<T>{zero, T(-1.0)}, T(mass * m.world.gravity), ws.body_pose.data(),
+                       Vec2<T>{zero, T(-1.0)}, masses.of(bi) * T(m.world.gravity), ws.body_pose.data(),
                        ws.joint_frame.data(), ws.tau_grav.data());
   }
   // q̄_a' = q̄_a + h u(t + h/2).
@@ -199,8 +220,8 @@ void anitescu_quasi_dynamic_step(const Model& m, const WorldParams& p, AnitescuS
   for (size_t bi = 0; bi < m.bodies.size(); ++bi) {
     const Body& body = m.bodies[bi];
     if (body.kind == BodyKind::fixed) continue;
-    const double inertia = body.inertia.value_or(0.0), body_mass = p.body_mass[bi];
-    if (body_mass == 0.0 && inertia == 0.0) continue;
+    const double inertia = body.inertia.value_or(0.0);
+    if (masses.massless(bi) && inertia == 0.0) continue;
     for (int e = 0; e < n; ++e) ws.jx[e] = ws.jy[e] = ws.jw[e] = zero;
     const Vec2<T> com = ws.body_pose[bi].apply(Vec2<T>{T(body.com.x), T(body.com.y)});
     visit_point_jacobian(m, static_cast<int>(bi), com, ws.body_pose.data(), ws.joint_frame.data(),
@@ -209,7 +230,7 @@ void anitescu_quasi_dynamic_step(const Model& m, const WorldParams& p, AnitescuS
                            ws.jy[dof] = ws.jy[dof] + col.y;
                          });
     add_angular_jacobian(m, static_cast<int>(bi), one, ws.jw.data());
-    const T mass(body_mass), I(inertia);
+    const T mass = masses.of(bi), I(inertia);
     for (int i = 0; i < nu; ++i)
       for (int j = 0; j < nu; ++j)
         ws.Mu[i * nu + j] =
