@@ -58,11 +58,13 @@ std::string lane_path_reason(const WorldBatch& b, const BatchOptions& o) {
     const ParameterRef& r = b.varied(k);
     const bool in_lanes = r.kind == ParameterRef::Kind::pair_friction || is_start_parameter(m, r) ||
                           (gain && r.kind == ParameterRef::Kind::model_gain) ||
-                          (lanes->carries_mass && r.kind == ParameterRef::Kind::body_mass);
+                          (lanes->carries_mass && r.kind == ParameterRef::Kind::body_mass) ||
+                          (lanes->carries_scale && r.kind == ParameterRef::Kind::body_scale);
     if (!in_lanes)
       return "parameter \"" + r.path + "\" varies per world and only friction, " +
              (gain ? std::string(lanes->gain_path) + ", " : std::string()) +
-             (lanes->carries_mass ? "masses, " : "") + "and start poses run in lanes";
+             (lanes->carries_mass ? "masses, " : "") + (lanes->carries_scale ? "sizes, " : "") +
+             "and start poses run in lanes";
   }
   return {};
 }
@@ -85,6 +87,8 @@ struct BatchStepper::Impl {
   int gain_param = -1;          // lane path: the varied parameter of the lanes' gain (the model gain), or -1
   std::vector<int> mass_param;  // lane path: the varied parameter of each body's mass, or -1
   bool mass_varies = false;
+  std::vector<int> scale_param;  // lane path: the varied parameter of each body's size factor, or -1
+  bool scale_varies = false;
   std::atomic<long> fallbacks{0};
 
   Impl(const WorldBatch& b, BatchOptions o)
@@ -110,6 +114,13 @@ struct BatchStepper::Impl {
     if (lane_path && !lanes->gain_path.empty())
       for (int k = 0; k < b.varied_count(); ++k)
         if (b.varied(k).kind == ParameterRef::Kind::model_gain) gain_param = k;
+    scale_param.assign(m.bodies.size(), -1);
+    if (lane_path && lanes->carries_scale)
+      for (int k = 0; k < b.varied_count(); ++k)
+        if (b.varied(k).kind == ParameterRef::Kind::body_scale) {
+          scale_param[static_cast<std::size_t>(b.varied(k).index)] = k;
+          scale_varies = true;
+        }
     mass_param.assign(m.bodies.size(), -1);
     if (lane_path && lanes->carries_mass)
       for (int k = 0; k < b.varied_count(); ++k)
@@ -248,6 +259,12 @@ struct BatchStepper::Impl {
     if (c.velocity)
       for (int a = 0; a < na; ++a)
         for (int l = 0; l < W; ++l) L.u[a].set(l, c.velocity[a * static_cast<size_t>(c.stride) + src[l]]);
+    L.scale_varies = scale_varies;
+    if (scale_varies)  // 1 where a body's size is not varied (as WorldParams::body_scale)
+      for (std::size_t body = 0; body < scale_param.size(); ++body) {
+        if (scale_param[body] >= 0) gather(b.param_value(scale_param[body]), L.scale[body]);
+        else L.scale[body] = Lane(b.shared_params().body_scale[body]);
+      }
     L.mass_varies = mass_varies;
     if (mass_varies)
       for (std::size_t body = 0; body < mass_param.size(); ++body) {

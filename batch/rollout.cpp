@@ -74,7 +74,12 @@ void Rollout::set_parameters(int n, double h, std::span<const RolloutParameter> 
     stepper_.reset();
     batch_.reset();
     parameter_paths_.clear();
-    batch_ = std::make_unique<WorldBatch>(model_, n, std::move(refs));
+    try {
+      batch_ = std::make_unique<WorldBatch>(model_, n, std::move(refs));
+    } catch (const BatchError& e) {  // a parameter this formulation cannot vary per world
+      std::string what = e.what();
+      throw BatchError(what.rfind("batch: ", 0) == 0 ? "rollout: " + what.substr(7) : what);
+    }
     batch_->set_step_size(h);  // a scene may have no step.h
     stepper_ = std::make_unique<BatchStepper>(*batch_, options_);
     for (const RolloutParameter& p : parameters) parameter_paths_.push_back(p.path);
@@ -259,11 +264,15 @@ const RolloutResult& Rollout::propagate(std::span<const State> states, std::span
       result_.status[u] = b.failed(i) ? b.world_status()[i] : Status::solved;
       result_.failed_step[u] = b.failed(i) ? b.world_failed_step()[i] + 1 : -1;
     }
-    forward_kinematics(m, s.q.data(), pose_.data(), frame_.data());
+    // The pair's own sizes and fixed poses where parameters vary them.
+    WorldParams& p = summary_params_;
+    p = b.shared_params();  // the same sizes after the first call: no allocation
+    for (int k = 0; k < b.varied_count(); ++k) p.set(m, b.varied(k), b.param_value(k)[i]);
+    forward_kinematics(m, p, s.q.data(), pose_.data(), frame_.data());
     ContactSummary c;
     c.min_distance = std::numeric_limits<double>::infinity();
     for (int k = 0; k < m.n_slots(); ++k) {
-      const double phi = contact_frame(m, k, pose_.data()).phi;
+      const double phi = contact_frame(m, k, pose_.data(), p.scales()).phi;
       c.min_distance = std::min(c.min_distance, phi);
       c.touching += phi <= kRolloutTouchDistance ? 1 : 0;
     }

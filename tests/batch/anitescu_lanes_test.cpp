@@ -209,18 +209,23 @@ TEST(AnitescuLanes, PerWorldCommandsRunInLanesWithTheNumbersOfThePerWorldPath) {
   EXPECT_EQ(lanes.failed_count(), 1);
 }
 
-TEST(AnitescuLanes, VariedMassesRunInTheLanesBitwiseAsOneWorld) {
-  // The grasp study with the cylinder's mass varied (and the left finger's friction), and
-  // the left finger's mass zero in some worlds and not in others: a lane group holding both
-  // steps world by world (the scalar step skips a massless body), the others in lanes.
+TEST(AnitescuLanes, VariedMassesAndSizesRunInTheLanesBitwiseAsOneWorld) {
+  // The grasp study with the cylinder's mass and size varied (and the left finger's
+  // friction and size), and the left finger's mass zero in some worlds and not in others: a
+  // lane group holding both steps world by world (the scalar step skips a massless body),
+  // the others in lanes.
   const Scene sc = load("anitescu_grasp");
   const Model& m = *sc.model;
   const std::vector<std::string> paths = {"bodies.cylinder.mass", "pairs.left_finger/cylinder.friction",
-                                          "bodies.left_finger.mass"};
+                                          "bodies.left_finger.mass", "bodies.cylinder.scale",
+                                          "bodies.left_finger.scale"};
+  const int np = static_cast<int>(paths.size());
   const int n = 3 * kLaneWidth + 1, steps = 60;
   const auto value = [&](int k, int w) {
     if (k == 0) return 0.5 + 0.25 * (w % 7);           // kg
     if (k == 1) return 0.15 + 0.05 * (w % 5);
+    if (k == 3) return w % 4 == 0 ? 1.0 : 0.9 + 0.05 * (w % 4);  // the cylinder's radius 4.5 to 5.5 cm
+    if (k == 4) return 1.0 + 0.1 * (w % 2);
     if (w < 2 * kLaneWidth) return w < kLaneWidth ? 0.0 : 0.2;  // a group all zero, one all 0.2 kg,
     return w % 3 == 0 ? 0.0 : 0.2;                               // then mixed groups
   };
@@ -229,17 +234,17 @@ TEST(AnitescuLanes, VariedMassesRunInTheLanesBitwiseAsOneWorld) {
   for (int threads : {1, 2}) {
     WorldBatch b(sc.model, n, refs);
     for (int w = 0; w < n; ++w)
-      for (int k = 0; k < 3; ++k) b.set_parameter(k, w, value(k, w));
+      for (int k = 0; k < np; ++k) b.set_parameter(k, w, value(k, w));
     b.reset();
     BatchStepper st(b, {.threads = threads});
     ASSERT_TRUE(st.lanes()) << st.path();
-    EXPECT_NE(st.path().find("masses"), std::string::npos) << st.path();
+    EXPECT_NE(st.path().find("masses, sizes"), std::string::npos) << st.path();
     st.run(b, steps);
     double lowest = 1e9, highest = -1e9;
     for (int w = 0; w < n; ++w) {
       SCOPED_TRACE("world " + std::to_string(w));
       WorldParams p(m);
-      for (int k = 0; k < 3; ++k) p.set(m, refs[k], value(k, w));
+      for (int k = 0; k < np; ++k) p.set(m, refs[k], value(k, w));
       AnitescuQp one(m);
       State s = initial_state(m);
       Status status = Status::solved;
@@ -257,11 +262,11 @@ TEST(AnitescuLanes, VariedMassesRunInTheLanesBitwiseAsOneWorld) {
 
 TEST(AnitescuLanes, OtherVariedParametersUseThePerWorldPath) {
   const Scene sc = load("anitescu_drop");
-  WorldBatch b(sc.model, 3, {resolve_parameter(*sc.model, "bodies.box.scale", "test")});
+  WorldBatch b(sc.model, 3, {resolve_parameter(*sc.model, "bodies.table.pose.y", "test")});
   BatchStepper st(b, {.threads = 1});
   EXPECT_FALSE(st.lanes());
-  EXPECT_NE(st.path().find("parameter \"bodies.box.scale\" varies per world and only friction, masses, and start "
-                           "poses run in lanes"),
+  EXPECT_NE(st.path().find("parameter \"bodies.table.pose.y\" varies per world and only friction, masses, sizes, "
+                           "and start poses run in lanes"),
             std::string::npos)
       << st.path();
 }

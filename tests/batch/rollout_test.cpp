@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "quasistep/core/contacts.hpp"
 #include "quasistep/core/scene.hpp"
 #include "quasistep/core/stepper.hpp"
 #include "examples/push_mpc.hpp"
@@ -378,6 +379,29 @@ TEST(Rollout, ParametersVaryPerPairAsASingleWorldWithThoseValues) {
   }
 }
 
+TEST(Rollout, TheContactSummaryMeasuresEachPairWithItsOwnSizes) {
+  // The grasp's fingers 2 cm from the cylinder (radius 5 cm), scaled per pair: the gap
+  // follows the cylinder's radius (its disk grows about its center, the body's origin).
+  const Scene s = load("anitescu_grasp.json");
+  const Model& m = *s.model;
+  Rollout r(s.model);
+  const std::vector<State> states(3, initial_state(m));
+  const std::vector<double> scale = {1.0, 1.2, 0.8};
+  const std::vector<RolloutParameter> params = {{"bodies.cylinder.scale", scale}};
+  const RolloutResult& out = r.propagate(states, {}, m.step.h, 0, RolloutRecord::final_state, {}, params);
+  WorldParams p(m);
+  p.set(m, resolve_parameter(m, "bodies.cylinder.scale", "test"), 1.2);
+  ContactWorkspace ws(m);
+  ws.evaluate(m, p, states[1].q.data());
+  double expected = std::numeric_limits<double>::infinity();
+  for (int k = 0; k < m.n_slots(); ++k) expected = std::min(expected, ws.frame[k].phi);
+  EXPECT_TRUE(test::same_bits(out.contacts[1].min_distance, expected));
+  // The ground touches the cylinder in every pair; the fingers' gap is the smallest positive.
+  EXPECT_EQ(out.contacts[0].touching, 1);
+  EXPECT_LT(out.contacts[1].min_distance, -0.009);  // the larger cylinder sinks 1 cm into the table
+  EXPECT_GT(out.contacts[2].min_distance, 0.009);   // the smaller one floats 1 cm above it
+}
+
 TEST(Rollout, BadParametersAreRefusedNamingThePathAndThePair) {
   const Scene s = load("anitescu_grasp.json");
   const Model& m = *s.model;
@@ -399,6 +423,15 @@ TEST(Rollout, BadParametersAreRefusedNamingThePathAndThePair) {
             std::string::npos);
   // After a refusal the Rollout still works.
   EXPECT_EQ(r.propagate(states, actions, m.step.h, 3).status[1], Status::solved);
+  // A parameter the batch cannot vary under this formulation: the batch's reason, as the rollout's.
+  const Scene push = load("mpc_push.json");
+  Rollout pr(push.model);
+  const std::vector<State> starts(2, initial_state(*push.model));
+  const std::vector<double> none(2 * 3 * push.model->n_a, 0.0);
+  const std::vector<RolloutParameter> puck = {{"bodies.puck.scale", two}};
+  EXPECT_NE(error_of([&] { pr.propagate(starts, none, push.model->step.h, 3, RolloutRecord::final_state, {}, puck); })
+                .find("rollout: parameter \"bodies.puck.scale\" cannot vary per world"),
+            std::string::npos);
 }
 
 TEST(PushMpc, ReachesTheGoalFromAFixedSeed) {

@@ -117,9 +117,12 @@ void halm_posa_scene_gains(const Model& m, double& model_gain, std::vector<doubl
 
 // The object's limit surface is computed from its mass and support patch when the model is
 // built (Halm & Posa 2018, sec. 3 with the support's pressure), once for the whole batch.
+// Only the object's (the free body's) mass and size enter it: a finger's size may vary.
 std::string tabletop_batch_fixed_parameter(const Model& m, const ParameterRef& r) {
   using K = ParameterRef::Kind;
-  if ((r.kind == K::body_mass || r.kind == K::body_scale) && formulation_params<HalmPosaParams>(m).limit_surface_computed)
+  if ((r.kind != K::body_mass && r.kind != K::body_scale) || m.bodies[static_cast<std::size_t>(r.index)].kind != BodyKind::free)
+    return {};
+  if (formulation_params<HalmPosaParams>(m).limit_surface_computed)
     return "the tabletop limit surface is computed from the object's mass and shape when the scene is loaded, "
            "so varying them per world would need one limit surface per world (not supported yet)";
   if (r.kind == K::body_scale)

@@ -141,6 +141,7 @@ class Rollout {
   std::vector<double> command_;  // (n_a x padded) one step's velocities
   RolloutResult result_;
   std::vector<Pose2<double>> pose_, frame_;
+  WorldParams summary_params_;  // a pair's values, for its ContactSummary
 };
 
 }  // namespace qs

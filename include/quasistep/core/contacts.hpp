@@ -14,6 +14,7 @@
 
 #include "quasistep/kernels/eigen.hpp"
 #include <array>
+#include <type_traits>
 #include <vector>
 
 #include "quasistep/core/geometry.hpp"
@@ -33,34 +34,52 @@ struct ContactFrame {
 
 namespace detail {
 
-/// A body-frame point p of a shape, scaled by `scale` about the body origin (1 as loaded:
-/// no multiplication then, so a scene's own geometry is used exactly as compiled).
-inline Vec2<double> scaled(const Vec2<double>& p, const double* scale, int body) {
-  return scale ? scale[body] * p : p;
-}
-
+/// A body-frame point p of a shape in the world, scaled by `scale` about the body origin
+/// first. S = double: one scale per body (null, as loaded: no multiplication then, so a
+/// scene's own geometry is used exactly as compiled). S = a lane type: each lane's scale of
+/// every body (the batch engine's lanes, whose worlds vary a size), the same products per
+/// lane as S = double's.
 template <class T>
 Vec2<T> to_world(const Pose2<T>& pose, const Vec2<double>& p) {
   return pose.apply(Vec2<T>{T(p.x), T(p.y)});
 }
+template <class T, class S>
+Vec2<T> scaled_to_world(const Pose2<T>& pose, const Vec2<double>& p, const S* scale, int body) {
+  if (!scale) return to_world(pose, p);
+  if constexpr (std::is_same_v<S, double>) {
+    return to_world(pose, scale[body] * p);
+  } else {
+    return pose.apply(Vec2<T>{scale[body] * T(p.x), scale[body] * T(p.y)});
+  }
+}
+/// A shape's rounding radius r scaled as its points (as T).
+template <class T, class S>
+T scaled_radius(double r, const S* scale, int body) {
+  if (!scale) return T(r);
+  if constexpr (std::is_same_v<S, double>) {
+    return T(r * scale[body]);
+  } else {
+    return T(r) * scale[body];
+  }
+}
 
 /// The query of world point p against the core of shape `s` of a body at `pose`.
-template <class T>
-geometry::PointQuery<T> query_core(const Shape& s, const Pose2<T>& pose, const Vec2<T>& p, const double* scale) {
+template <class T, class S>
+geometry::PointQuery<T> query_core(const Shape& s, const Pose2<T>& pose, const Vec2<T>& p, const S* scale) {
   switch (s.core) {
     case ShapeCore::point:
-      return geometry::point_to_point(p, to_world(pose, scaled(s.points[0], scale, s.body)));
+      return geometry::point_to_point(p, scaled_to_world(pose, s.points[0], scale, s.body));
     case ShapeCore::segment:
-      return geometry::point_to_segment(p, to_world(pose, scaled(s.points[0], scale, s.body)),
-                                        to_world(pose, scaled(s.points[1], scale, s.body)));
+      return geometry::point_to_segment(p, scaled_to_world(pose, s.points[0], scale, s.body),
+                                        scaled_to_world(pose, s.points[1], scale, s.body));
     case ShapeCore::half_plane:
-      return geometry::point_to_half_plane(p, to_world(pose, scaled(s.points[0], scale, s.body)),
+      return geometry::point_to_half_plane(p, scaled_to_world(pose, s.points[0], scale, s.body),
                                            pose.rotate(Vec2<T>{T(s.normal.x), T(s.normal.y)}));
     case ShapeCore::polygon:
     default: {
       std::array<Vec2<T>, kMaxPolygonVertices> v;
       const int n = static_cast<int>(s.points.size());
-      for (int i = 0; i < n; ++i) v[i] = to_world(pose, scaled(s.points[i], scale, s.body));
+      for (int i = 0; i < n; ++i) v[i] = scaled_to_world(pose, s.points[i], scale, s.body);
       return geometry::point_to_polygon(p, v.data(), n);
     }
   }
@@ -69,21 +88,22 @@ geometry::PointQuery<T> query_core(const Shape& s, const Pose2<T>& pose, const V
 }  // namespace detail
 
 /// The frame of one slot from body poses (forward_kinematics). `body_scale` (bodies.size(),
-/// WorldParams::scales) scales each body's shapes; null: as the scene gives them.
-template <class T>
-ContactFrame<T> contact_frame(const Model& m, int slot, const Pose2<T>* body_pose, const double* body_scale = nullptr) {
+/// WorldParams::scales, or a lane type's per-lane scales) scales each body's shapes; null:
+/// as the scene gives them.
+template <class T, class S = double>
+ContactFrame<T> contact_frame(const Model& m, int slot, const Pose2<T>* body_pose, const S* body_scale = nullptr) {
   const ContactSlot& cs = m.slots[slot];
   const Shape& f = m.shapes[cs.feature_shape];
   const Shape& o = m.shapes[cs.other_shape];
-  const Vec2<T> pf = detail::to_world(body_pose[f.body], detail::scaled(f.points[cs.feature_index], body_scale, f.body));
+  const Vec2<T> pf = detail::scaled_to_world(body_pose[f.body], f.points[cs.feature_index], body_scale, f.body);
   const geometry::PointQuery<T> qr = detail::query_core(o, body_pose[o.body], pf, body_scale);
   const Vec2<T>& u = qr.direction;
-  const double r_f = body_scale ? f.radius * body_scale[f.body] : f.radius;
-  const double r_o = body_scale ? o.radius * body_scale[o.body] : o.radius;
+  const T r_f = detail::scaled_radius<T>(f.radius, body_scale, f.body);
+  const T r_o = detail::scaled_radius<T>(o.radius, body_scale, o.body);
   ContactFrame<T> out;
-  out.phi = qr.distance - T(r_f) - T(r_o);
-  const Vec2<T> p_other = qr.closest + T(r_o) * u;
-  const Vec2<T> p_feature = pf - T(r_f) * u;
+  out.phi = qr.distance - r_f - r_o;
+  const Vec2<T> p_other = qr.closest + r_o * u;
+  const Vec2<T> p_feature = pf - r_f * u;
   out.normal = cs.feature_on_b ? u : -u;
   out.point_a = cs.feature_on_b ? p_other : p_feature;
   out.point_b = cs.feature_on_b ? p_feature : p_other;

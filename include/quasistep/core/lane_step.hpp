@@ -29,7 +29,9 @@ struct StepperOptions;
 struct LaneGroup {
   explicit LaneGroup(const Model& m)
       : q(m.n_q()), memory(std::max(step_memory_size(m), 1)), mu(std::max<std::size_t>(m.pairs.size(), 1)),
-        u(std::max(m.n_a, 1)), mass(std::max<std::size_t>(m.bodies.size(), 1)) {}
+        u(std::max(m.n_a, 1)),
+        mass(std::max<std::size_t>(m.bodies.size(), 1)),
+        scale(std::max<std::size_t>(m.bodies.size(), 1)) {}
   double t = 0;              // in: the group's time (the same in every lane)
   std::vector<Lane> q;       // (n_q) in: the start configuration; out: the end one where ok
   std::vector<Lane> memory;  // (State::memory rows) in: the start's; out: the end's where ok
@@ -43,6 +45,8 @@ struct LaneGroup {
   /// of one body (the batch steps such a group one world at a time).
   std::vector<Lane> mass;
   bool mass_varies = false;  // false: the shared WorldParams' masses
+  std::vector<Lane> scale;    // (bodies) in, when scale_varies: each lane's size factor of every body
+  bool scale_varies = false;  // false: the shared WorldParams' sizes
   // Out, per lane: the step accepted (q and memory are the step's), the solver's
   // iterations, and the residual of the accepted answer.
   std::array<bool, kLaneWidth> ok{};
@@ -77,6 +81,8 @@ struct LaneEntry {
   std::string_view gain_path{};
   /// Its lane step reads LaneGroup::mass: a body's mass may vary per world in the lanes.
   bool carries_mass = false;
+  /// Its lane step reads LaneGroup::scale: a body's size may vary per world in the lanes.
+  bool carries_scale = false;
   /// The batch's description of its lanes (BatchStepper::path): what steps them and what
   /// travels in a lane, after "lanes of W worlds (".
   std::string (*describe)(const Model& m) = nullptr;

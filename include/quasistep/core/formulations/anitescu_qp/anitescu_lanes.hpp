@@ -172,17 +172,18 @@ void external_force(const Model& m, const BodyMasses<T>& masses, const Pose2<T>*
 }  // namespace anitescu_detail
 
 /// One quasi-dynamic step of p.h of every lane of T from (q, q_a_ref = q̄_a) at time t (the same for
-/// every lane); the values every lane shares (h, K_a, poses, sizes, and the masses without
-/// body_mass) come from p.
+/// every lane); the values every lane shares (h, K_a, poses, and the masses and sizes
+/// without body_mass and body_scale) come from p.
 /// mu_pair: per-pair friction (n_pairs values of T: p.pair_friction.data() for one world). u: the velocity command
 /// of each actuated DOF (n_a values of T), or null for p's (WorldParams::velocity at t + h/2). z_warm: the previous step's beta (2 per slot), or null for a cold start. Results in ws: ok, q_out (n_q), qbar (the new reference q̄_a), v, z (beta, 2 per
 /// slot), pgs_result, kkt, active. The caller stores only the lanes it wants (ok ones).
-/// body_mass: each body's mass per lane (bodies.size() values of T) where the batch varies
-/// masses per world, or null for p's.
+/// body_mass, body_scale: each body's mass and size factor per lane (bodies.size() values of
+/// T) where the batch varies them per world, or null for p's.
 template <class T>
 void anitescu_quasi_dynamic_step(const Model& m, const WorldParams& p, AnitescuStepWorkspace<T>& ws, const T* q,
                                  const T* q_a_ref, const T* mu_pair, const T* u, const T* z_warm, double t,
-                                 const PgsSettings& settings, const T* body_mass = nullptr) {
+                                 const PgsSettings& settings, const T* body_mass = nullptr,
+                                 const T* body_scale = nullptr) {
   using MaskT = typename AnitescuStepWorkspace<T>::MaskT;
   const anitescu_detail::BodyMasses<T> masses{p, body_mass};
   const int n = ws.nq, nu = ws.nu, na = ws.na, ns = ws.ns, rows = ws.rows;
@@ -192,7 +193,8 @@ void anitescu_quasi_dynamic_step(const Model& m, const WorldParams& p, AnitescuS
   // 1-2: kinematics, contact frames and Jacobian rows at the start of the step.
   forward_kinematics(m, p, q, ws.body_pose.data(), ws.joint_frame.data());
   for (int i = 0; i < ns; ++i) {
-    ws.frame[i] = contact_frame(m, i, ws.body_pose.data(), p.scales());
+    ws.frame[i] = body_scale ? contact_frame(m, i, ws.body_pose.data(), body_scale)
+                             : contact_frame(m, i, ws.body_pose.data(), p.scales());
     contact_jacobian_rows(m, i, ws.frame[i], ws.body_pose.data(), ws.joint_frame.data(), &ws.jn[i * n],
                           &ws.jt[i * n]);
   }
