@@ -115,6 +115,7 @@ void read_body_on_plane(const json_input::Node& root, Model& m,
     body.hull_normals = h.normals;
     body.hull_offsets = h.offsets;
     body.given_points = static_cast<int>(count);
+    body.given_vertices = pts;
     body.dropped_points = h.dropped;
   }
   // The body may start on or above the plane, never below it: touching to rounding, which

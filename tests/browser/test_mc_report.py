@@ -31,6 +31,9 @@ def test_the_report_draws_the_study(tmp, study, object_body, lifted):
     header, rows = rows_of(csv)
     report, _ = selftest(page)
     assert report["errors"] == []
+    # The success rate with its interval is on the first screen, before the provenance.
+    assert report["rate_before_provenance"] is True
+    assert 0 < report["rate_bottom"] <= min(600, report["viewport_height"]), report
     n = expected_replays(rows)
     assert report["replays"] == 1 + n  # the scene's picture, then the samples
     assert report["replay_frames"][0] == 1

@@ -1,6 +1,8 @@
 """`quasistep render` and `run --html` pages in a real browser (headless Chromium): every
 example draws without a JavaScript error; the slider moves the bodies where the trajectory
-says; every impulse of the forces file is drawn; long replays stay small and fast; a
+says; every impulse of the forces file is drawn; the page reads plainly (the axes a grey
+corner glyph, gravity and the bodies' names clear of the bodies, colours by body kind, the
+T-bar drawn as a T, a plan's goal over the bodies); long replays stay small and fast; a
 screenshot is not blank; and bad input is refused with one line."""
 import glob
 import json
@@ -30,6 +32,7 @@ def test_every_example_renders_as_a_preview(tmp, name):
     assert report["errors"] == [] and not [l for l in console if "Uncaught" in l], console
     assert report["frames"] == 1
     assert report["first"], "no body was drawn"
+    assert_the_page_reads_plainly(report)
 
 
 @pytest.mark.parametrize("name, body", [("anitescu_grasp", "cylinder"), ("halm_posa_push", "disk"),
@@ -39,6 +42,7 @@ def test_replays_move_the_bodies_as_the_trajectory_says(tmp, name, body):
     cli("run", example(name), "--out", traj, "--forces", forces, "--html", page)
     report, console = selftest(page)
     assert report["errors"] == [], report["errors"]
+    assert_the_page_reads_plainly(report)
     header, rows = read_csv(traj)
     assert report["frames"] == len(rows)
     assert report["first_label"].startswith("step 0 / ")
@@ -58,6 +62,89 @@ def test_replays_move_the_bodies_as_the_trajectory_says(tmp, name, body):
     # Every impulse of the forces file is drawn, once, in its step's frame.
     _, force_rows = read_csv(forces)
     assert report["contact_marks"] == sum(1 for r in force_rows if r[5] != "")
+
+
+ORANGE, BROWN = "rgb(242, 185, 124)", "rgb(165, 96, 29)"  # linked bodies: fill, outline
+COLOURS = {"fixed": ("rgb(185, 185, 185)", "rgb(102, 102, 102)"), "free": ("rgb(143, 184, 232)", "rgb(45, 95, 154)"),
+           "linked": (ORANGE, BROWN)}
+
+
+def assert_the_page_reads_plainly(report):
+    """What a replay's self-test says of its look (over up to 60 of its frames): the world's
+    axes are a grey corner glyph, not arrows at the origin; the gravity mark's box meets no
+    body's drawn box; every body with a shape has its name, clear of its own shape; each
+    shape has its body kind's colours (docs/cli.md); descriptions wrap between words."""
+    assert report["axis_arrows"] == 0
+    assert report["axes_glyphs"] in (["xy"], ["xy", "xz"])
+    assert report["frames_checked"] >= min(report["frames"], 50)
+    if report["world"] != "tabletop":
+        assert report["gravity_text"].startswith("g = ")
+        assert report["gravity_overlaps"] == 0
+    assert sorted(report["labels"]) == sorted(report["bodies_with_shapes"])
+    assert report["label_overlaps"] == 0
+    for s in report["shapes"]:
+        fill, stroke = COLOURS[s["kind"]]
+        if s["element"] == "path.capsule-core":
+            assert s["stroke"] == fill, s
+        elif s["element"] == "path.capsule-edge":
+            assert s["stroke"] == stroke, s
+        else:
+            assert (s["fill"], s["stroke"]) == (fill, stroke), s
+    assert report["meta_wrap"]["word_break"] != "break-all" and report["meta_wrap"]["overflow_wrap"] == "anywhere"
+
+
+def test_every_robot_link_is_orange(tmp):
+    """Capsule and segment fingers have their body kind's colours as every other shape does:
+    linked bodies (robot links) orange, fixed grey, free blue."""
+    scene = tmp / "capsules.json"
+    scene.write_text(json.dumps({
+        "format": 1, "world": {"type": "vertical", "gravity": 9.81}, "model": {"formulation": "trinkle_lcp"},
+        "step": {"h": 0.01, "steps": 5},
+        "bodies": [{"name": "ground", "kind": "fixed", "shapes": [{"type": "half_plane", "normal": [0, 1]}]},
+                   {"name": "shelf", "kind": "fixed", "shapes": [{"type": "segment", "a": [-0.3, 0], "b": [-0.15, 0]}]},
+                   {"name": "rod", "kind": "free", "mass": 1, "pose": [0, 0.02, 0],
+                    "shapes": [{"type": "capsule", "a": [-0.05, 0], "b": [0.05, 0], "radius": 0.02}]},
+                   {"name": "carriage", "kind": "linked"},
+                   {"name": "left_finger", "kind": "linked", "shapes": [{"type": "capsule", "a": [0, 0], "b": [0, 0.1], "radius": 0.01}]},
+                   {"name": "right_finger", "kind": "linked", "shapes": [{"type": "segment", "a": [0, 0], "b": [0, 0.1]}]},
+                   {"name": "tip", "kind": "linked", "shapes": [{"type": "disk", "radius": 0.01}]}],
+        "joints": [{"name": "x_l", "type": "prismatic", "parent": "carriage", "child": "left_finger", "axis": [1, 0], "position": -0.1},
+                   {"name": "x_r", "type": "prismatic", "parent": "carriage", "child": "right_finger", "axis": [1, 0], "position": 0.1},
+                   {"name": "x_t", "type": "prismatic", "parent": "carriage", "child": "tip", "axis": [1, 0], "position": 0.2},
+                   {"name": "y_g", "type": "prismatic", "parent": "world", "child": "carriage", "axis": [0, 1], "position": 0.05}],
+        "contacts": {"friction": 0.5, "pairs": [{"bodies": ["ground", "rod"]}, {"bodies": ["left_finger", "rod"]}]}}))
+    page = tmp / "capsules.html"
+    cli("render", scene, "--out", page)
+    report, _ = selftest(page)
+    assert report["errors"] == []
+    assert_the_page_reads_plainly(report)
+    linked = [s for s in report["shapes"] if s["kind"] == "linked"]
+    assert {s["body"] for s in linked} == {"left_finger", "right_finger", "tip"}
+    assert {s["element"] for s in linked} == {"path.capsule-edge", "path.capsule-core", "circle"}
+    assert {s["kind"] for s in report["shapes"]} == {"fixed", "free", "linked"}
+    assert "carriage" not in report["labels"]  # no shape, nothing drawn to name
+
+
+@pytest.mark.parametrize("name", ["ecp_tbar", "ecp_tbar_rocking"])
+def test_the_t_bar_is_drawn_as_a_t(tmp, name):
+    """The T-bar's listed corners are two boxes: from above it is drawn as the T (its 8
+    corners, two of them reflex, where the stem meets the crossbar), not as the convex hull
+    the stepper uses (which the page outlines dashed)."""
+    page = tmp / "tbar.html"
+    cli("run", example(name), "--steps", "60", "--html", page)
+    report, _ = selftest(page)
+    assert report["errors"] == []
+    assert_the_page_reads_plainly(report)
+    assert report["prism"] is True
+    xy = report["outline_top"]
+    corners = {(round(x, 6), round(y, 6)) for x, y in zip(xy[0::2], xy[1::2])}
+    assert len(xy) == 16 and corners == {(-0.203333, -0.03), (-0.203333, 0.03), (0.036667, 0.03), (0.036667, 0.15),
+                                         (0.096667, 0.15), (0.096667, -0.15), (0.036667, -0.15), (0.036667, -0.03)}
+    pts = list(zip(xy[0::2], xy[1::2]))
+    turns = [(b[0] - a[0]) * (c[1] - b[1]) - (b[1] - a[1]) * (c[0] - b[0])
+             for a, b, c in zip(pts, pts[1:] + pts[:1], pts[2:] + pts[:2])]
+    assert sum(t > 0 for t in turns) == 6 and sum(t < 0 for t in turns) == 2 or \
+        sum(t < 0 for t in turns) == 6 and sum(t > 0 for t in turns) == 2, turns
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
@@ -202,7 +289,8 @@ def test_strokes_are_pixels_not_metres(tmp):
 
 
 def test_a_plan_shows_its_regions_and_the_goal_bodys_path(tmp):
-    # examples/plan_push.json: one keep-out box (grown by its 5 cm margin) and the goal region;
+    # examples/plan_push.json: one keep-out box at its size, with its 5 cm margin dashed around
+    # it, and the goal region, drawn over the bodies (a puck that reaches it would hide it);
     # the puck's path has a point per frame. A scene without a plan section has none.
     commands, page = tmp / "c.csv", tmp / "r.html"
     with open(commands, "w") as f:
@@ -213,10 +301,13 @@ def test_a_plan_shows_its_regions_and_the_goal_bodys_path(tmp):
     regions = {r["kind"]: r for r in report["regions"]}
     assert set(regions) == {"keep_out", "goal"} and len(report["regions"]) == 2
     assert regions["keep_out"]["body"] == "puck" and regions["goal"]["body"] == "puck"
-    assert regions["keep_out"]["box"] == pytest.approx([0.07, -0.09, 0.16, 0.39])
-    assert regions["goal"]["box"] == pytest.approx([0.28, 0.08, 0.04, 0.04])
+    assert regions["keep_out"]["box"] == pytest.approx([0.12, -0.04, 0.06, 0.29])
+    assert regions["keep_out"]["margin_box"] == pytest.approx([0.07, -0.09, 0.16, 0.39])
+    assert regions["goal"]["box"] == pytest.approx([0.28, 0.08, 0.04, 0.04]) and regions["goal"]["margin_box"] is None
+    assert report["goal_over_bodies"] is True
+    assert_the_page_reads_plainly(report)
     assert report["trail_points"] == 41
     plain = tmp / "plain.html"
     cli("render", example("mpc_push"), "--out", plain)
     report, _ = selftest(plain)
-    assert report["regions"] == [] and report["trail_points"] == 0
+    assert report["regions"] == [] and report["trail_points"] == 0 and report["goal_over_bodies"] is None

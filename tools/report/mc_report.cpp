@@ -118,7 +118,7 @@ void write_head(std::ostream& out, const std::string& title) {
 
 void write_study(std::ostream& out, const McReportInput& in) {
   const McStudy& st = *in.study;
-  out << "<h2>Study</h2>\n<table>\n";
+  out << "<h2>Study</h2>\n<table id=\"study\">\n";
   if (!in.version.empty()) row(out, "quasistep", escape(in.version));
   if (!in.date.empty()) row(out, "date", escape(in.date));
   if (!in.command_line.empty()) row(out, "command", "<code>" + escape(in.command_line) + "</code>");
@@ -145,7 +145,7 @@ void write_study(std::ostream& out, const McReportInput& in) {
 }
 
 void write_result(std::ostream& out, const McSummary& s) {
-  out << "<h2>Result</h2>\n<p>Success rate <strong>" << percent(s.rate) << "</strong> (" << s.successes << "/"
+  out << "<h2>Result</h2>\n<p id=\"success-rate\">Success rate <strong>" << percent(s.rate) << "</strong> (" << s.successes << "/"
       << s.samples << " samples), Wilson 95% interval " << percent(s.wilson_low) << " to " << percent(s.wilson_high)
       << ".</p>\n";
   if (s.samples <= 0) out << "<p class=\"note\">No samples were summarized.</p>\n";
@@ -468,6 +468,10 @@ void write_script(std::ostream& out) {
          "      bin_intervals: count('svg[data-plot=\"bins\"] [data-interval]'),\n"
          "      plots_without_ticks: Array.prototype.filter.call(document.querySelectorAll(\"svg[data-plot]\"),\n"
          "        function (s) { return s.querySelectorAll(\"text\").length < 4; }).length };\n"
+         "    var rate = document.getElementById(\"success-rate\"), prov = document.getElementById(\"study\");\n"
+         "    report.rate_before_provenance = !!(rate && prov && (rate.compareDocumentPosition(prov) & Node.DOCUMENT_POSITION_FOLLOWING));\n"
+         "    report.rate_bottom = rate ? rate.getBoundingClientRect().bottom + window.scrollY : -1;\n"
+         "    report.viewport_height = window.innerHeight;\n"
          "    document.getElementById(\"qs-selftest\").textContent = JSON.stringify(report);\n"
          "  }\n"
          "})();\n</script>\n";
@@ -706,9 +710,11 @@ std::vector<McReplay> replay_samples(const Scene& scene, const McStudy& study, c
 
 void write_mc_report(const McReportInput& in, std::ostream& out) {
   write_head(out, in.title.empty() ? std::string("Monte Carlo study") : in.title);
-  write_study(out, in);
+  // The answer first, then where it comes from: the rate and the outcomes above the study's
+  // provenance, which fills a screen on its own.
   write_result(out, *in.summary);
   write_histogram(out, *in.study, *in.summary);
+  write_study(out, in);
   write_scene_and_replays(out, in);
   write_success_over_time(out, in);
   write_scatter(out, in);

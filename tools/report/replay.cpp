@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -225,23 +226,26 @@ void planar_data(const Scene& scene, const ReplayInput& r, nlohmann::ordered_jso
     }
   }
   grow(box, 0.0, 0.0);  // the world frame is always in view
-  // The plan section's regions (docs/scene-format.md, "plan"): each keep-out box as grown by its
-  // margin, the goal region of the goal body's x and y; in view.
+  // The plan section's regions (docs/scene-format.md, "plan"): each keep-out box at its size
+  // with its margin (the page draws both), the goal region of the goal body's x and y; in view.
   if (scene.plan) {
     const PlanSpec& plan = *scene.plan;
     nlohmann::ordered_json regions = nlohmann::ordered_json::array();
     for (const PlanSpec::KeepOut& k : plan.keep_out)
       regions.push_back({{"kind", "keep_out"},
                          {"body", m.bodies[static_cast<std::size_t>(k.body)].name},
-                         {"box", {k.box[0] - k.margin, k.box[1] - k.margin, k.box[2] + k.margin, k.box[3] + k.margin}}});
+                         {"box", {k.box[0], k.box[1], k.box[2], k.box[3]}},
+                         {"margin", k.margin}});
     const std::array<double, 3>& c = plan.goal_center;
     const std::array<double, 3>& t = plan.goal_tolerance;
     regions.push_back({{"kind", "goal"},
                        {"body", m.bodies[static_cast<std::size_t>(plan.goal_body)].name},
-                       {"box", {c[0] - t[0], c[1] - t[1], c[0] + t[0], c[1] + t[1]}}});
+                       {"box", {c[0] - t[0], c[1] - t[1], c[0] + t[0], c[1] + t[1]}},
+                       {"margin", 0.0}});
     for (const auto& g : regions) {
-      grow(box, g["box"][0].get<double>(), g["box"][1].get<double>());
-      grow(box, g["box"][2].get<double>(), g["box"][3].get<double>());
+      const double e = g["margin"].get<double>();
+      grow(box, g["box"][0].get<double>() - e, g["box"][1].get<double>() - e);
+      grow(box, g["box"][2].get<double>() + e, g["box"][3].get<double>() + e);
     }
     d["regions"] = regions;
   }
@@ -311,6 +315,116 @@ void planar_data(const Scene& scene, const ReplayInput& r, nlohmann::ordered_jso
   d["impulse_unit"] = r.scaled_by_k ? "N s (times k, Halm & Posa 2018, eq. (10))" : "N s";
 }
 
+// The listed points of a body on a plane as a right prism whose cross-section is a non-convex
+// polygon with axis-parallel edges (the T-bar: two boxes), as its two end caps in the body
+// frame, vertex i of one above vertex i of the other; empty for anything else. The stepper uses
+// the points' convex hull; the page draws this prism so that the body's true shape is seen.
+// Points alone do not fix a polygon in general, but an orthogonal one through all of them as
+// vertices is unique when it exists (O'Rourke 1988, "Uniqueness of orthogonal
+// connect-the-dots"): pair the points along each line in order, then follow the pairs.
+nlohmann::ordered_json orthogonal_prism(const std::vector<Eigen::Vector3d>& pts) {
+  const nlohmann::ordered_json none = nlohmann::ordered_json::array();
+  if (pts.size() < 8) return none;
+  double extent = 0;
+  for (const Eigen::Vector3d& p : pts) extent = std::max(extent, p.cwiseAbs().maxCoeff());
+  const double tol = 1e-9 * std::max(extent, 1e-300);
+  const auto same = [tol](double a, double b) { return std::abs(a - b) <= tol; };
+  for (int k = 0; k < 3; ++k) {
+    const int a = (k + 1) % 3, b = (k + 2) % 3;
+    // Two levels along axis k, each with the same cross-section points.
+    double lo = pts[0][k], hi = pts[0][k];
+    for (const Eigen::Vector3d& p : pts) lo = std::min(lo, p[k]), hi = std::max(hi, p[k]);
+    if (same(lo, hi)) continue;
+    std::vector<std::array<double, 2>> layer[2];
+    bool two_levels = true;
+    for (const Eigen::Vector3d& p : pts) {
+      if (!same(p[k], lo) && !same(p[k], hi)) two_levels = false;
+      auto& l = layer[same(p[k], lo) ? 0 : 1];
+      const std::array<double, 2> q{p[a], p[b]};
+      if (std::none_of(l.begin(), l.end(), [&](const auto& o) { return same(o[0], q[0]) && same(o[1], q[1]); }))
+        l.push_back(q);
+    }
+    if (!two_levels || layer[0].size() != layer[1].size() || layer[0].size() < 4) continue;
+    const auto in_top = [&](const std::array<double, 2>& q) {
+      return std::any_of(layer[1].begin(), layer[1].end(), [&](const auto& o) { return same(o[0], q[0]) && same(o[1], q[1]); });
+    };
+    if (!std::all_of(layer[0].begin(), layer[0].end(), in_top)) continue;
+    const std::vector<std::array<double, 2>>& v = layer[0];
+    const std::size_t n = v.size();
+    // Along each line x = c (then y = c), the points in order pair up into edges.
+    std::vector<std::size_t> partner[2];
+    bool paired = true;
+    for (int dir = 0; dir < 2 && paired; ++dir) {
+      partner[dir].assign(n, n);
+      std::vector<std::size_t> order(n);
+      for (std::size_t i = 0; i < n; ++i) order[i] = i;
+      std::sort(order.begin(), order.end(), [&](std::size_t i, std::size_t j) { return v[i][dir] < v[j][dir]; });
+      for (std::size_t s = 0; s < n;) {
+        std::size_t e = s + 1;  // the points of one line are order[s, e), then in order along it
+        while (e < n && same(v[order[e]][dir], v[order[s]][dir])) ++e;
+        std::sort(order.begin() + static_cast<std::ptrdiff_t>(s), order.begin() + static_cast<std::ptrdiff_t>(e),
+                  [&](std::size_t i, std::size_t j) { return v[i][1 - dir] < v[j][1 - dir]; });
+        if ((e - s) % 2 != 0) paired = false;  // a line with an odd number of points cannot pair
+        for (std::size_t i = s; i + 1 < e; i += 2) {
+          partner[dir][order[i]] = order[i + 1];
+          partner[dir][order[i + 1]] = order[i];
+        }
+        s = e;
+      }
+    }
+    if (!paired) continue;
+    // Follow the edges, vertical then horizontal: one cycle through every point.
+    std::vector<std::size_t> cycle{0};
+    for (int dir = 0; cycle.size() <= n; dir ^= 1) {
+      const std::size_t next = partner[dir][cycle.back()];
+      if (next == cycle[0]) break;
+      cycle.push_back(next);
+    }
+    if (cycle.size() != n) continue;
+    // Simple: no edge crosses another; and not convex (a box is drawn as its hull already).
+    bool simple = true, reflex = false;
+    double area = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto& p = v[cycle[i]];
+      const auto& q = v[cycle[(i + 1) % n]];
+      area += p[0] * q[1] - q[0] * p[1];
+    }
+    for (std::size_t i = 0; i < n && simple; ++i) {
+      const auto& p0 = v[cycle[i]];
+      const auto& p1 = v[cycle[(i + 1) % n]];
+      const auto& p2 = v[cycle[(i + 2) % n]];
+      const double turn = (p1[0] - p0[0]) * (p2[1] - p1[1]) - (p1[1] - p0[1]) * (p2[0] - p1[0]);
+      if (turn * area < 0) reflex = true;
+      for (std::size_t j = i + 2; j < n; ++j) {
+        if ((j + 1) % n == i) continue;
+        const auto& q0 = v[cycle[j]];
+        const auto& q1 = v[cycle[(j + 1) % n]];
+        const auto between = [tol](double x, double u, double w) { return x > std::min(u, w) + tol && x < std::max(u, w) - tol; };
+        // Axis-parallel edges cross when each one's fixed coordinate lies inside the other's span.
+        const bool pv = same(p0[0], p1[0]), qv = same(q0[0], q1[0]);
+        if (pv != qv && (pv ? between(p0[0], q0[0], q1[0]) && between(q0[1], p0[1], p1[1])
+                            : between(q0[0], p0[0], p1[0]) && between(p0[1], q0[1], q1[1])))
+          simple = false;
+      }
+    }
+    if (!simple || !reflex) continue;
+    nlohmann::ordered_json caps = nlohmann::ordered_json::array();
+    for (const double level : {lo, hi}) {
+      nlohmann::ordered_json cap = nlohmann::ordered_json::array();
+      for (const std::size_t i : cycle) {
+        Eigen::Vector3d p;
+        p[k] = level;
+        p[a] = v[i][0];
+        p[b] = v[i][1];
+        cap.push_back({p.x(), p.y(), p.z()});
+      }
+      caps.push_back(cap);
+    }
+    return caps;
+  }
+  return none;
+}
+
 void body_on_plane_data(const Model& m, const ReplayInput& r, nlohmann::ordered_json& d) {
   const Body3& b3 = *m.body3;
   const int rows = r.rows(), nq = m.n_q();
@@ -329,6 +443,7 @@ void body_on_plane_data(const Model& m, const ReplayInput& r, nlohmann::ordered_
   }
   d["vertices"] = nlohmann::ordered_json::array();
   for (const Eigen::Vector3d& p : v) d["vertices"].push_back({p.x(), p.y(), p.z()});
+  d["prism"] = orthogonal_prism(b3.given_vertices);
   // The pose [x, y, z, qw, qx, qy, qz] of every row: DOFs 0..6 of the body's 13.
   std::vector<float> poses(static_cast<std::size_t>(rows) * 7);
   std::array<double, 4> top{std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
@@ -559,7 +674,7 @@ void write_replay_html(const Scene& scene, const ReplayInput& r, const std::stri
          "nothing from the network or from other files. -->\n"
       << "<style>\nbody { font: 14px/1.4 system-ui, sans-serif; margin: 16px; color: #222; background: #fff; }\n"
       << "h1 { font-size: 18px; margin: 0 0 4px; }\n"
-      << ".meta { color: #555; font-size: 12px; margin: 0 0 8px; word-break: break-all; }\n</style>\n";
+      << ".meta { color: #555; font-size: 12px; margin: 0 0 8px; overflow-wrap: anywhere; }\n</style>\n";
   write_replay_style_and_script(out);
   out << "</head>\n<body>\n<h1>" << html_escape(title) << "</h1>\n<p class=\"meta\">" << html_escape(provenance)
       << (scene.description.empty() ? std::string() : "  \u00b7  " + html_escape(scene.description))
@@ -577,6 +692,8 @@ void write_replay_html(const Scene& scene, const ReplayInput& r, const std::stri
       << "  if (location.hash === \"#selftest\") {\n"
       << "    var report = replay.selftest();\n"
       << "    report.errors = errors;\n"
+      << "    var meta = getComputedStyle(document.querySelector(\".meta\"));\n"
+      << "    report.meta_wrap = { word_break: meta.wordBreak, overflow_wrap: meta.overflowWrap };\n"
       << "    document.getElementById(\"qs-selftest\").textContent = JSON.stringify(report);\n"
       << "  }\n})();\n</script>\n</body>\n</html>\n";
 }

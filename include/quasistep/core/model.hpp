@@ -191,6 +191,8 @@ struct Body3 {
   std::optional<HullCylinder> cylinder;        // a cylinder hull: hull_normals are its caps, its side is face
                                                // hull_normals.size(); hull_vertices is empty
   int given_points = 0;                        // points the scene listed
+  std::vector<Eigen::Vector3d> given_vertices;  // those points as listed (body frame): the stepper
+                                                // never reads them; replays draw a non-convex outline
   int dropped_points = 0;                      // of them, not extreme points of their hull
   std::vector<Load3> loads;
 };
