@@ -62,6 +62,55 @@ TEST_F(CliTest, PlanWithoutOmplSaysSo) {
 }
 #endif
 
+/// An example's text with `from` replaced by `to` (each must occur).
+std::string edited(const std::string& example, const std::vector<std::pair<std::string, std::string>>& edits) {
+  std::ifstream in(std::string(QUASISTEP_SOURCE_DIR) + "/examples/" + example);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const auto& [from, to] : edits) {
+    const auto at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+TEST_F(CliTest, ValidateEchoesWhichGainWentToWhichJoint) {
+  const Result r = run({"validate", std::string(QUASISTEP_SOURCE_DIR) + "/examples/mc_grasp.json"});
+  EXPECT_EQ(r.code, kOk) << r.err;
+  EXPECT_NE(r.out.find("  gains     stiffness: x_l 2000 N/m, x_r 2000 N/m, y_g 10000 N/m (model.stiffness, in command "
+                       "order)\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_TRUE(r.err.empty()) << r.err;  // no warning: its parameters run in lanes
+  EXPECT_EQ(run({"validate", kGripper}).out.find("  gains "), std::string::npos);  // trinkle_lcp has none
+}
+
+TEST_F(CliTest, ValidateWarnsOfBodiesThatOverlapAtTheStart) {
+  // The cylinder 1 cm into the table: valid, but probably not meant.
+  const std::string sunk = file("sunk.json", edited("anitescu_grasp.json", {{R"("pose": [0, 0.05, 0])", R"("pose": [0, 0.04, 0])"}}));
+  const Result r = run({"validate", sunk});
+  EXPECT_EQ(r.code, kOk) << r.err;
+  EXPECT_NE(r.out.find("ok: "), std::string::npos);
+  EXPECT_EQ(r.err, "validate: warning: the bodies overlap at the start: slot 2 (ground/cylinder) has a gap of -0.01 m; "
+                   "check the initial poses and joint positions (validate --contacts lists every slot's gap)\n");
+  EXPECT_TRUE(run({"validate", std::string(QUASISTEP_SOURCE_DIR) + "/examples/anitescu_grasp.json"}).err.empty());
+}
+
+TEST_F(CliTest, ValidateWarnsOfStudyParametersThatLeaveTheLanes) {
+  // A finger's stiffness varies per sample: anitescu_qp's lanes do not carry joint gains.
+  const std::string study = file("stiff.json", edited("mc_grasp.json", {{R"("parameters": [)", R"("parameters": [
+      {"parameter": "joints.x_l.stiffness", "distribution": "uniform", "low": 1000, "high": 3000},)"}}));
+  const Result r = run({"validate", study});
+  EXPECT_EQ(r.code, kOk) << r.err;
+  EXPECT_EQ(r.err, "validate: warning: parameter \"joints.x_l.stiffness\" varies per world and only friction, masses, "
+                   "sizes, and start poses run in lanes: the study's samples step one world at a time per thread, "
+                   "typically 2 to 5 times slower than in the lanes (docs/performance.md)\n");
+  // A varied mass stays in the lanes: no warning.
+  const std::string mass = file("mass.json", edited("mc_grasp.json", {{R"("parameters": [)", R"("parameters": [
+      {"parameter": "bodies.cylinder.mass", "distribution": "uniform", "low": 0.5, "high": 1.5},)"}}));
+  EXPECT_TRUE(run({"validate", mass}).err.empty());
+}
+
 TEST_F(CliTest, ValidateContactsListsEverySlot) {
   const Result r = run({"validate", kGripper, "--contacts"});
   EXPECT_EQ(r.code, kOk);

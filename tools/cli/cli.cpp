@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "quasistep/batch/batch_stepper.hpp"
 #include "quasistep/batch/default_study.hpp"
 #include "quasistep/batch/mc_csv.hpp"
 #include "quasistep/batch/world_batch.hpp"
@@ -130,6 +131,18 @@ void print_summary(const Scene& scene, std::ostream& out) {
   out << "  commands  step";
   for (const std::string& name : command_names(m)) out << "," << name;
   out << " (a command file's header)\n";
+  // Which gain went to which joint (a list of gains is in command order: easy to misplace).
+  const FormulationInfo& info = formulation_info(m.formulation);
+  if (!info.joint_gain.empty() && m.n_a > 0) {
+    const WorldParams p(m);
+    out << "  gains     " << info.joint_gain << ":";
+    for (int a = 0; a < m.n_a && a < static_cast<int>(p.joint_gain.size()); ++a) {
+      const Joint& j = m.joints[static_cast<std::size_t>(m.dofs[m.n_u + a].index)];
+      out << (a ? ", " : " ") << j.name << " " << format_number(p.joint_gain[static_cast<std::size_t>(a)])
+          << (j.type == JointType::revolute ? " N m/rad" : " N/m");
+    }
+    out << " (model." << info.joint_gain << ", in command order)\n";
+  }
   out << "  contacts  " << m.pairs.size() << " pairs, " << m.n_slots() << " slots, margin "
       << format_number(m.contact_margin) << " m\n";
   if (m.body3) {
@@ -217,11 +230,68 @@ int cmd_ucp(const std::string& path, bool scene, const UcpSolveOptions& o, std::
   return kOk;
 }
 
-int cmd_validate(const std::string& path, bool contacts, std::ostream& out) {
+/// A gap below this at the start is an overlap worth a warning (as `run`'s summary line).
+constexpr double kStartOverlap = 1e-9;
+
+/// What `validate` accepts but a user has probably not meant, or will pay for: one line
+/// each on err ("validate: warning: ..."); the scene stays valid (exit 0).
+void print_warnings(const Scene& scene, std::ostream& err) {
+  const Model& m = *scene.model;
+  // Bodies that overlap at the start: `run` starts from there and the first step pushes
+  // them apart (often a placement mistake; `--contacts` shows each slot's gap).
+  if (m.n_slots() > 0) {
+    ContactWorkspace ws(m);
+    ws.evaluate(m, initial_state(m).q.data());
+    int worst = -1, overlapping = 0;
+    for (int i = 0; i < m.n_slots(); ++i) {
+      if (!(ws.frame[i].phi < -kStartOverlap)) continue;
+      ++overlapping;
+      if (worst < 0 || ws.frame[i].phi < ws.frame[worst].phi) worst = i;
+    }
+    if (worst >= 0)
+      err << "validate: warning: the bodies overlap at the start: slot " << worst << " (" << m.pair_name(m.slots[worst].pair)
+          << ") has a gap of " << format_number(ws.frame[worst].phi) << " m"
+          << (overlapping > 1 ? " (" + std::to_string(overlapping) + " slots overlap)" : std::string())
+          << "; check the initial poses and joint positions (validate --contacts lists every slot's gap)\n";
+  }
+  // A study or overrides whose parameters take the worlds out of the batch engine's SIMD
+  // lanes: mc (and throughput) then step one world at a time per thread.
+  std::vector<ParameterRef> varied;
+  const auto add = [&](const ParameterRef& r) {
+    for (const ParameterRef& o : varied)
+      if (o.same_as(r)) return;
+    varied.push_back(r);
+  };
+  for (const UncertainParameter& u : scene.uncertainty) add(u.parameter);
+  for (const auto& world : scene.overrides)
+    for (const auto& [r, value] : world) add(r);
+  if (varied.empty() || !formulation_info(m.formulation).time_stepping || !batch_unsupported_reason(m).empty()) return;
+  try {
+    WorldBatch plain(scene.model, 1);
+    plain.set_step_size(m.step.h > 0 ? m.step.h : 1.0);
+    if (!BatchStepper(plain, {.threads = 1}).lanes()) return;  // the model never runs in lanes
+    WorldBatch study(scene.model, 1, varied);
+    study.set_step_size(m.step.h > 0 ? m.step.h : 1.0);
+    const BatchStepper stepper(study, {.threads = 1});
+    if (stepper.lanes()) return;
+    // path(): "per-world: one world at a time on each thread (WHY)".
+    const std::string& path = stepper.path();
+    const std::size_t open = path.find('(');
+    const std::string why = open == std::string::npos ? path : path.substr(open + 1, path.size() - open - 2);
+    err << "validate: warning: " << why << ": the " << (scene.uncertainty.empty() ? "overrides' worlds" : "study's samples")
+        << " step one world at a time per thread, typically 2 to 5 times slower than in the lanes "
+           "(docs/performance.md)\n";
+  } catch (const BatchError&) {
+    // mc and throughput say why they cannot run this scene.
+  }
+}
+
+int cmd_validate(const std::string& path, bool contacts, std::ostream& out, std::ostream& err) {
   const Scene scene = load_scene_or_fail(path);
   out << "ok: " << path << "\n";
   print_summary(scene, out);
   if (contacts) print_contacts(*scene.model, initial_state(*scene.model), out);
+  print_warnings(scene, err);
   return kOk;
 }
 
@@ -451,7 +521,7 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
     }
     std::optional<tbb::global_control> threads;
     if (common.threads > 0) threads.emplace(tbb::global_control::max_allowed_parallelism, common.threads);
-    if (*validate) return cmd_validate(validate_path, contacts, out);
+    if (*validate) return cmd_validate(validate_path, contacts, out, err);
     if (*run) return cmd_run(run_opt, out, err);
     if (*render) return cmd_render(render_opt, out, err);
     if (*lcp) return cmd_lcp(lcp_path, out);
