@@ -59,11 +59,13 @@ std::string lane_path_reason(const WorldBatch& b, const BatchOptions& o) {
     const bool in_lanes = r.kind == ParameterRef::Kind::pair_friction || is_start_parameter(m, r) ||
                           (gain && r.kind == ParameterRef::Kind::model_gain) ||
                           (lanes->carries_mass && r.kind == ParameterRef::Kind::body_mass) ||
-                          (lanes->carries_scale && r.kind == ParameterRef::Kind::body_scale);
+                          (lanes->carries_scale && r.kind == ParameterRef::Kind::body_scale) ||
+                          (lanes->carries_joint_gains && r.kind == ParameterRef::Kind::joint_gain);
     if (!in_lanes)
       return "parameter \"" + r.path + "\" varies per world and only friction, " +
              (gain ? std::string(lanes->gain_path) + ", " : std::string()) +
              (lanes->carries_mass ? "masses, " : "") + (lanes->carries_scale ? "sizes, " : "") +
+             (lanes->carries_joint_gains ? "joint " + std::string(formulation_info(m.formulation).joint_gain) + ", " : "") +
              "and start poses run in lanes";
   }
   return {};
@@ -89,6 +91,8 @@ struct BatchStepper::Impl {
   bool mass_varies = false;
   std::vector<int> scale_param;  // lane path: the varied parameter of each body's size factor, or -1
   bool scale_varies = false;
+  std::vector<int> joint_gain_param;  // lane path: the varied parameter of each actuated DOF's gain, or -1
+  bool joint_gain_varies = false;
   std::atomic<long> fallbacks{0};
 
   Impl(const WorldBatch& b, BatchOptions o)
@@ -114,6 +118,13 @@ struct BatchStepper::Impl {
     if (lane_path && !lanes->gain_path.empty())
       for (int k = 0; k < b.varied_count(); ++k)
         if (b.varied(k).kind == ParameterRef::Kind::model_gain) gain_param = k;
+    joint_gain_param.assign(static_cast<std::size_t>(m.n_a), -1);
+    if (lane_path && lanes->carries_joint_gains)
+      for (int k = 0; k < b.varied_count(); ++k)
+        if (b.varied(k).kind == ParameterRef::Kind::joint_gain) {
+          joint_gain_param[static_cast<std::size_t>(b.varied(k).index)] = k;  // index: the actuated DOF a
+          joint_gain_varies = true;
+        }
     scale_param.assign(m.bodies.size(), -1);
     if (lane_path && lanes->carries_scale)
       for (int k = 0; k < b.varied_count(); ++k)
@@ -259,6 +270,12 @@ struct BatchStepper::Impl {
     if (c.velocity)
       for (int a = 0; a < na; ++a)
         for (int l = 0; l < W; ++l) L.u[a].set(l, c.velocity[a * static_cast<size_t>(c.stride) + src[l]]);
+    L.joint_gain_varies = joint_gain_varies;
+    if (joint_gain_varies)
+      for (std::size_t a = 0; a < joint_gain_param.size(); ++a) {
+        if (joint_gain_param[a] >= 0) gather(b.param_value(joint_gain_param[a]), L.joint_gain[a]);
+        else L.joint_gain[a] = Lane(b.shared_params().joint_gain[a]);
+      }
     L.scale_varies = scale_varies;
     if (scale_varies)  // 1 where a body's size is not varied (as WorldParams::body_scale)
       for (std::size_t body = 0; body < scale_param.size(); ++body) {

@@ -209,16 +209,16 @@ TEST(AnitescuLanes, PerWorldCommandsRunInLanesWithTheNumbersOfThePerWorldPath) {
   EXPECT_EQ(lanes.failed_count(), 1);
 }
 
-TEST(AnitescuLanes, VariedMassesAndSizesRunInTheLanesBitwiseAsOneWorld) {
+TEST(AnitescuLanes, VariedMassesSizesAndStiffnessesRunInTheLanesBitwiseAsOneWorld) {
   // The grasp study with the cylinder's mass and size varied (and the left finger's
-  // friction and size), and the left finger's mass zero in some worlds and not in others: a
+  // friction and size, the right finger's stiffness K_a), and the left finger's mass zero in some worlds and not in others: a
   // lane group holding both steps world by world (the scalar step skips a massless body),
   // the others in lanes.
   const Scene sc = load("anitescu_grasp");
   const Model& m = *sc.model;
   const std::vector<std::string> paths = {"bodies.cylinder.mass", "pairs.left_finger/cylinder.friction",
                                           "bodies.left_finger.mass", "bodies.cylinder.scale",
-                                          "bodies.left_finger.scale"};
+                                          "bodies.left_finger.scale", "joints.x_r.stiffness"};
   const int np = static_cast<int>(paths.size());
   const int n = 3 * kLaneWidth + 1, steps = 60;
   const auto value = [&](int k, int w) {
@@ -226,6 +226,7 @@ TEST(AnitescuLanes, VariedMassesAndSizesRunInTheLanesBitwiseAsOneWorld) {
     if (k == 1) return 0.15 + 0.05 * (w % 5);
     if (k == 3) return w % 4 == 0 ? 1.0 : 0.9 + 0.05 * (w % 4);  // the cylinder's radius 4.5 to 5.5 cm
     if (k == 4) return 1.0 + 0.1 * (w % 2);
+    if (k == 5) return 1000.0 + 500.0 * (w % 5);  // N/m, the scene's 2000 among them
     if (w < 2 * kLaneWidth) return w < kLaneWidth ? 0.0 : 0.2;  // a group all zero, one all 0.2 kg,
     return w % 3 == 0 ? 0.0 : 0.2;                               // then mixed groups
   };
@@ -238,7 +239,7 @@ TEST(AnitescuLanes, VariedMassesAndSizesRunInTheLanesBitwiseAsOneWorld) {
     b.reset();
     BatchStepper st(b, {.threads = threads});
     ASSERT_TRUE(st.lanes()) << st.path();
-    EXPECT_NE(st.path().find("masses, sizes"), std::string::npos) << st.path();
+    EXPECT_NE(st.path().find("masses, sizes, stiffnesses"), std::string::npos) << st.path();
     st.run(b, steps);
     double lowest = 1e9, highest = -1e9;
     for (int w = 0; w < n; ++w) {
@@ -266,7 +267,7 @@ TEST(AnitescuLanes, OtherVariedParametersUseThePerWorldPath) {
   BatchStepper st(b, {.threads = 1});
   EXPECT_FALSE(st.lanes());
   EXPECT_NE(st.path().find("parameter \"bodies.table.pose.y\" varies per world and only friction, masses, sizes, "
-                           "and start poses run in lanes"),
+                           "joint stiffness, and start poses run in lanes"),
             std::string::npos)
       << st.path();
 }

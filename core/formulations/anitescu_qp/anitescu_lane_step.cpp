@@ -1,6 +1,6 @@
 // anitescu_qp's quasi-dynamic step for a lane group of worlds (the batch engine's lane
 // path, quasistep/core/lane_step.hpp): anitescu_quasi_dynamic_step at T = Lane, each lane a
-// world with its own friction, masses, sizes and commands, its State::memory (the reference q̄_a, then the
+// world with its own friction, masses, sizes, stiffnesses and commands, its State::memory (the reference q̄_a, then the
 // PGS warm start: AnitescuQp::memory_size) carried in the group's memory rows.
 #include <memory>
 #include <string>
@@ -22,7 +22,8 @@ class AnitescuLaneStep final : public LaneStep {
     const int ref = AnitescuQp::kMemoryReference, warm = AnitescuQp::memory_warm_start(m), warm_rows = 2 * m.n_slots();
     anitescu_quasi_dynamic_step<Lane>(m, shared, ws_, g.q.data(), g.memory.data() + ref, g.mu.data(),
                                       g.commanded ? g.u.data() : nullptr, g.memory.data() + warm, g.t, pgs_,
-                                      g.mass_varies ? g.mass.data() : nullptr, g.scale_varies ? g.scale.data() : nullptr);
+                                      g.mass_varies ? g.mass.data() : nullptr, g.scale_varies ? g.scale.data() : nullptr,
+                                      g.joint_gain_varies ? g.joint_gain.data() : nullptr);
     for (int i = 0; i < m.n_q(); ++i) g.q[i] = ws_.q_out[i];
     for (int a = 0; a < m.n_a; ++a) g.memory[ref + a] = ws_.qbar[a];
     for (int r = 0; r < warm_rows; ++r) g.memory[warm + r] = ws_.z[r];
@@ -54,8 +55,8 @@ std::string input_refusal(const Model& m) {
 }
 
 std::string describe(const Model&) {
-  return "the anitescu_qp quasi-dynamic step by PGS, each world's friction, masses, sizes and commands in "
-         "its lane); steps a lane cannot settle fall back to the scalar path";
+  return "the anitescu_qp quasi-dynamic step by PGS, each world's friction, masses, sizes, stiffnesses and commands "
+         "in its lane); steps a lane cannot settle fall back to the scalar path";
 }
 
 std::unique_ptr<LaneStep> make(const Model& m, const StepperOptions& o) {
@@ -68,6 +69,7 @@ const LaneEntry kAnitescuQuasiDynamicLanes{.mode_refusal = mode_refusal,
                                            .input_refusal = input_refusal,
                                            .carries_mass = true,
                                            .carries_scale = true,
+                                           .carries_joint_gains = true,
                                            .describe = describe,
                                            .make = make};
 

@@ -31,7 +31,8 @@ struct LaneGroup {
       : q(m.n_q()), memory(std::max(step_memory_size(m), 1)), mu(std::max<std::size_t>(m.pairs.size(), 1)),
         u(std::max(m.n_a, 1)),
         mass(std::max<std::size_t>(m.bodies.size(), 1)),
-        scale(std::max<std::size_t>(m.bodies.size(), 1)) {}
+        scale(std::max<std::size_t>(m.bodies.size(), 1)),
+        joint_gain(std::max(m.n_a, 1)) {}
   double t = 0;              // in: the group's time (the same in every lane)
   std::vector<Lane> q;       // (n_q) in: the start configuration; out: the end one where ok
   std::vector<Lane> memory;  // (State::memory rows) in: the start's; out: the end's where ok
@@ -47,6 +48,8 @@ struct LaneGroup {
   bool mass_varies = false;  // false: the shared WorldParams' masses
   std::vector<Lane> scale;    // (bodies) in, when scale_varies: each lane's size factor of every body
   bool scale_varies = false;  // false: the shared WorldParams' sizes
+  std::vector<Lane> joint_gain;    // (n_a) in, when joint_gain_varies: each lane's gain of every velocity-controlled joint
+  bool joint_gain_varies = false;  // false: the shared WorldParams' joint gains
   // Out, per lane: the step accepted (q and memory are the step's), the solver's
   // iterations, and the residual of the accepted answer.
   std::array<bool, kLaneWidth> ok{};
@@ -83,6 +86,9 @@ struct LaneEntry {
   bool carries_mass = false;
   /// Its lane step reads LaneGroup::scale: a body's size may vary per world in the lanes.
   bool carries_scale = false;
+  /// Its lane step reads LaneGroup::joint_gain: the formulation's gain of a velocity-controlled
+  /// joint (`joints.NAME.<FormulationInfo::joint_gain>`) may vary per world in the lanes.
+  bool carries_joint_gains = false;
   /// The batch's description of its lanes (BatchStepper::path): what steps them and what
   /// travels in a lane, after "lanes of W worlds (".
   std::string (*describe)(const Model& m) = nullptr;

@@ -172,20 +172,24 @@ void external_force(const Model& m, const BodyMasses<T>& masses, const Pose2<T>*
 }  // namespace anitescu_detail
 
 /// One quasi-dynamic step of p.h of every lane of T from (q, q_a_ref = q̄_a) at time t (the same for
-/// every lane); the values every lane shares (h, K_a, poses, and the masses and sizes
-/// without body_mass and body_scale) come from p.
+/// every lane); the values every lane shares (h, poses, and the masses, sizes and K_a without
+/// body_mass, body_scale and joint_gain) come from p.
 /// mu_pair: per-pair friction (n_pairs values of T: p.pair_friction.data() for one world). u: the velocity command
 /// of each actuated DOF (n_a values of T), or null for p's (WorldParams::velocity at t + h/2). z_warm: the previous step's beta (2 per slot), or null for a cold start. Results in ws: ok, q_out (n_q), qbar (the new reference q̄_a), v, z (beta, 2 per
 /// slot), pgs_result, kkt, active. The caller stores only the lanes it wants (ok ones).
 /// body_mass, body_scale: each body's mass and size factor per lane (bodies.size() values of
-/// T) where the batch varies them per world, or null for p's.
+/// T), joint_gain each velocity-controlled joint's K_a per lane (n_a values), where the batch
+/// varies them per world, or null for p's.
 template <class T>
 void anitescu_quasi_dynamic_step(const Model& m, const WorldParams& p, AnitescuStepWorkspace<T>& ws, const T* q,
                                  const T* q_a_ref, const T* mu_pair, const T* u, const T* z_warm, double t,
                                  const PgsSettings& settings, const T* body_mass = nullptr,
-                                 const T* body_scale = nullptr) {
+                                 const T* body_scale = nullptr, const T* joint_gain = nullptr) {
   using MaskT = typename AnitescuStepWorkspace<T>::MaskT;
   const anitescu_detail::BodyMasses<T> masses{p, body_mass};
+  // K_a of actuated DOF a: each lane's where the batch varies it, else p's (the same
+  // products per lane as in double: h^2 K is (h h) K in both).
+  const auto gain = [&](int a) { return joint_gain ? joint_gain[a] : T(p.joint_gain[a]); };
   const int n = ws.nq, nu = ws.nu, na = ws.na, ns = ws.ns, rows = ws.rows;
   const double h = p.h, t_mid = t + 0.5 * h;
   const T zero(0.0), one(1.0), hT(h);
@@ -278,9 +282,9 @@ void anitescu_quasi_dynamic_step(const Model& m, const WorldParams& p, AnitescuS
   // c = -h [tau_u ; K_a (q̄_a' - q_a) + tau_a - tau_g,a] (signs derived in docs/anitescu.md).
   for (int e = 0; e < nu; ++e) ws.c[e] = T(-h) * ws.tau[e];
   for (int a = 0; a < na; ++a) {
-    const double K = p.joint_gain[a];
-    Qi[(nu + a) * n + nu + a] = T(1.0 / (h * h * K));
-    ws.c[nu + a] = T(-h) * (T(K) * (ws.qbar[a] - q[nu + a]) + ws.tau[nu + a] - ws.tau_grav[nu + a]);
+    const T K = gain(a);
+    Qi[(nu + a) * n + nu + a] = T(1.0) / (T(h * h) * K);
+    ws.c[nu + a] = T(-h) * (K * (ws.qbar[a] - q[nu + a]) + ws.tau[nu + a] - ws.tau_grav[nu + a]);
   }
   // v_free = -Q^-1 c.
   for (int i = 0; i < n; ++i) {
@@ -355,7 +359,7 @@ void anitescu_quasi_dynamic_step(const Model& m, const WorldParams& p, AnitescuS
   }
   // H = diag(M_u, h^2 K_a).
   for (int k = 0; k < nu * nu; ++k) max_h = max(max_h, abs(ws.Mu[k]));
-  for (int a = 0; a < na; ++a) max_h = max(max_h, T(h * h * p.joint_gain[a]));
+  for (int a = 0; a < na; ++a) max_h = max(max_h, T(h * h) * gain(a));
   const T s_p = one + max_b + (one + max_a) * max_x;
   const T s_d = one + max_c + max_h * max_x + max_a * max_z;
   T primal = zero, stat = zero, sign = zero, comp = zero;
@@ -374,7 +378,7 @@ void anitescu_quasi_dynamic_step(const Model& m, const WorldParams& p, AnitescuS
   for (int j = 0; j < n; ++j) {
     T r = ws.c[j];
     for (int k = 0; k < n; ++k) {
-      const T hjk = j < nu && k < nu ? ws.Mu[j * nu + k] : j == k ? T(h * h * p.joint_gain[j - nu]) : zero;
+      const T hjk = j < nu && k < nu ? ws.Mu[j * nu + k] : j == k ? T(h * h) * gain(j - nu) : zero;
       r = r + hjk * ws.v[k];
     }
     for (int i = 0; i < rows; ++i) r = r - ws.A[i * n + j] * ws.z[i];
