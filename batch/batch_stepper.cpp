@@ -220,6 +220,10 @@ struct BatchStepper::Impl {
           return;
         }
       }
+    // A world stepped alone before this group (a fallback, a mixed-mass group) left its own
+    // varied values in ws.params; the lanes carry every varied value, but what they share
+    // must be the batch's.
+    if (!model_parameters.empty()) ws.params = b.shared_params();  // same sizes: no allocation
     LaneGroup& L = ws.lanes->group;
     const int na = m.n_a;
     // What every lane shares: the batch's shared values (a varied friction or gain, and the
@@ -288,7 +292,7 @@ struct BatchStepper::Impl {
         if (mass_param[body] >= 0) gather(b.param_value(mass_param[body]), L.mass[body]);
         else L.mass[body] = Lane(b.shared_params().body_mass[body]);
       }
-        L.gain_varies = gain_param >= 0;
+    L.gain_varies = gain_param >= 0;
     if (L.gain_varies)
       for (int l = 0; l < W; ++l) L.gain.set(l, b.param_value(gain_param)[src[l]]);
     ws.lanes->step(m, ws.params);

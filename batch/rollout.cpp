@@ -17,24 +17,28 @@
 
 namespace qs {
 
-/// One Stepper, its WorldParams and a State per thread (made at a thread's first pair).
+/// One Stepper, its WorldParams and a State per thread (made at a thread's first pair), with
+/// the batch's PGS settings, as the batch engine's per-world path makes its steppers.
 struct Rollout::OneByOne {
   struct Worker {
-    explicit Worker(const Model& m) : stepper(make_stepper(m)), params(m), state(initial_state(m)) {}
+    Worker(const Model& m, const StepperOptions& o) : stepper(make_stepper(m, o)), params(m), state(initial_state(m)) {}
     std::unique_ptr<Stepper> stepper;
     WorldParams params;
     State state;
   };
-  OneByOne(std::shared_ptr<const Model> m, int threads)
-      : arena(threads > 0 ? threads : tbb::task_arena::automatic),
-        workers([m] { return std::make_unique<Worker>(*m); }) {}
+  OneByOne(std::shared_ptr<const Model> m, const BatchOptions& o)
+      : arena(o.threads > 0 ? o.threads : tbb::task_arena::automatic),
+        workers([m, so = StepperOptions{o.pgs}] { return std::make_unique<Worker>(*m, so); }),
+        impulses_scaled_by_k(make_stepper(*m, StepperOptions{o.pgs})->impulses_scaled_by_k()) {}
   tbb::task_arena arena;
   tbb::enumerable_thread_specific<std::unique_ptr<Worker>> workers;
+  bool impulses_scaled_by_k;  // asked once: a later call's calling thread need own no Worker
 };
 
 Rollout::Rollout(std::shared_ptr<const Model> model, BatchOptions options)
     : model_(std::move(model)), options_(options) {
   if (!model_) throw BatchError("rollout: no model");
+  if (options_.threads < 0) throw BatchError("rollout: threads must be >= 0 (0 = all)");
   if (const std::string why = batch_unsupported_reason(*model_); !why.empty())
     throw BatchError("rollout: cannot step formulation " + std::string(to_string(model_->formulation)) + ": " + why);
   pose_.resize(model_->bodies.size());
@@ -52,7 +56,7 @@ const std::string& Rollout::path() const {
 /// paths change), sets its step size and stores every pair's values.
 void Rollout::set_parameters(int n, double h, std::span<const RolloutParameter> parameters) {
   const Model& m = *model_;
-  bool same = batch_ && batch_->size() == n && parameter_paths_.size() == parameters.size();
+  bool same = batch_ && stepper_ && batch_->size() == n && parameter_paths_.size() == parameters.size();
   for (std::size_t k = 0; same && k < parameters.size(); ++k) same = parameter_paths_[k] == parameters[k].path;
   if (!same) {
     std::vector<ParameterRef> refs;
@@ -71,24 +75,29 @@ void Rollout::set_parameters(int n, double h, std::span<const RolloutParameter> 
           throw BatchError("rollout: parameters \"" + o.path + "\" and \"" + p.path + "\" name the same value");
       refs.push_back(std::move(r));
     }
+    // Built aside and kept only when all of it succeeds: after a throw the Rollout holds no
+    // batch, and the next call builds one.
     stepper_.reset();
     batch_.reset();
     parameter_paths_.clear();
+    std::unique_ptr<WorldBatch> batch;
     try {
-      batch_ = std::make_unique<WorldBatch>(model_, n, std::move(refs));
+      batch = std::make_unique<WorldBatch>(model_, n, std::move(refs));
     } catch (const BatchError& e) {  // a parameter this formulation cannot vary per world
       std::string what = e.what();
       throw BatchError(what.rfind("batch: ", 0) == 0 ? "rollout: " + what.substr(7) : what);
     }
-    batch_->set_step_size(h);  // a scene may have no step.h
-    stepper_ = std::make_unique<BatchStepper>(*batch_, options_);
-    for (const RolloutParameter& p : parameters) parameter_paths_.push_back(p.path);
-    command_.assign(static_cast<std::size_t>(std::max(m.n_a, 1)) * static_cast<std::size_t>(batch_->row_stride()), 0.0);
+    batch->set_step_size(h);  // a scene may have no step.h
+    auto stepper = std::make_unique<BatchStepper>(*batch, options_);
+    command_.assign(static_cast<std::size_t>(std::max(m.n_a, 1)) * static_cast<std::size_t>(batch->row_stride()), 0.0);
     result_.next.assign(static_cast<std::size_t>(n), State{});
     for (State& s : result_.next) s = initial_state(m);  // sized once
     result_.contacts.assign(static_cast<std::size_t>(n), ContactSummary{});
     result_.status.assign(static_cast<std::size_t>(n), Status::not_run);
     result_.failed_step.assign(static_cast<std::size_t>(n), -1);
+    batch_ = std::move(batch);
+    stepper_ = std::move(stepper);
+    for (const RolloutParameter& p : parameters) parameter_paths_.push_back(p.path);
   }
   batch_->set_step_size(h);
   for (std::size_t k = 0; k < parameters.size(); ++k) {
@@ -115,7 +124,7 @@ void Rollout::step_one_by_one(std::span<const double> actions, int steps, double
   const Model& m = *model_;
   WorldBatch& b = *batch_;
   const int n = b.size(), na = m.n_a, nq = m.n_q(), ns = m.n_slots();
-  if (!one_by_one_) one_by_one_ = std::make_unique<OneByOne>(model_, options_.threads);
+  if (!one_by_one_) one_by_one_ = std::make_unique<OneByOne>(model_, options_);
   const std::size_t per_pair = static_cast<std::size_t>(steps) * static_cast<std::size_t>(ns);
   const double nan = std::numeric_limits<double>::quiet_NaN();
   result_.contact_phi.assign(static_cast<std::size_t>(n) * per_pair, nan);
@@ -168,7 +177,7 @@ void Rollout::step_one_by_one(std::span<const double> actions, int steps, double
     result_.next[u] = s;  // sized alike: no allocation
   };
   one_by_one_->arena.execute([&] { tbb::parallel_for(0, n, [&](int i) { one_pair(i); }); });
-  result_.impulses_scaled_by_k = one_by_one_->workers.local()->stepper->impulses_scaled_by_k();
+  result_.impulses_scaled_by_k = one_by_one_->impulses_scaled_by_k;
 }
 
 const RolloutResult& Rollout::propagate(std::span<const State> states, std::span<const double> actions, double h,

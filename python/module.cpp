@@ -297,7 +297,8 @@ py::tuple PyScene::rollout(const py::object& starts_arg, const std::optional<Arr
     }
   }
   const bool one_start = starts.size() <= 1;
-  // Without a world count from q0 or commands, per-world parameters give it.
+  // Without a world count from q0 or commands, per-world parameters give it (one start is
+  // then every world's, as it is for per-world commands).
   long params_n = -1;
   for (const auto& item : params) {
     const py::array a = py::array::ensure(item.second);
@@ -306,6 +307,7 @@ py::tuple PyScene::rollout(const py::object& starts_arg, const std::optional<Arr
 
   // The commands: (N, T, n_a) per world, (T, n_a) for every world, or the scene's schedules.
   long n = starts.empty() ? -1 : static_cast<long>(starts.size());
+  if (one_start && params_n > 1 && !(commands && commands->ndim() == 3)) n = params_n;
   int t_steps = 0;
   const double* actions = nullptr;
   std::vector<double> own;  // commands expanded or evaluated here
@@ -389,9 +391,19 @@ py::tuple PyScene::rollout(const py::object& starts_arg, const std::optional<Arr
     const qs::RolloutRecord record = forces       ? qs::RolloutRecord::every_step_and_contacts
                                      : trajectory ? qs::RolloutRecord::every_step
                                                   : qs::RolloutRecord::final_state;
-    const qs::RolloutResult& r = rollout_->propagate(
-        starts, std::span<const double>(actions, static_cast<std::size_t>(n) * t_steps * na), h, t_steps, record,
-        trajectory ? std::span<double>(out, out_size) : std::span<double>(), parameters);
+    const qs::RolloutResult* result = nullptr;
+    try {
+      result = &rollout_->propagate(
+          starts, std::span<const double>(actions, static_cast<std::size_t>(n) * t_steps * na), h, t_steps, record,
+          trajectory ? std::span<double>(out, out_size) : std::span<double>(), parameters);
+    } catch (const qs::BatchError& e) {
+      // The library's rollout numbers its pairs; here they are the worlds.
+      std::string what = e.what();
+      const std::string pair = "rollout: pair ";
+      if (what.rfind(pair, 0) == 0) what = "rollout: world " + what.substr(pair.size());
+      throw qs::BatchError(what);
+    }
+    const qs::RolloutResult& r = *result;
     if (!trajectory) {
       for (long i = 0; i < n; ++i) {
         // A failed world's state after the whole rollout does not exist: NaN, as its

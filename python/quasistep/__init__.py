@@ -205,8 +205,9 @@ def render(scene, states, forces=None, path=None, world=None, params=None, h=Non
     step's contact points, friction cones and impulses).
 
     scene   the Scene (or path) the states belong to.
-    states  one world's rows: a (T + 1, nq) array (rollout's states[i]), or a rollout's
-            (N, T + 1, nq) with world=i, or a list of States (drawn at their times). Rows
+    states  one world's rows: a (T + 1, nq) array (rollout's states[i]; world=i then picks
+            that world's forces and params), or a rollout's (N, T + 1, nq) with world=i, or
+            a list of States (drawn at their times). Rows
             after a failed step (NaN) are left out and the page says where the world stopped.
     forces  the contacts dict of rollout(..., forces=True) (with world=i for its N worlds),
             or None: no impulses drawn.
@@ -234,8 +235,8 @@ def render(scene, states, forces=None, path=None, world=None, params=None, h=Non
                 world = 0
             world = _integer(world, "world", 0, q.shape[0] - 1)
             q = q[world]
-        elif world is not None:
-            raise ValueError("world= needs a rollout's (N, T + 1, nq) states")
+        elif world is not None:  # one world's rows (states[i]): world= picks its forces and params
+            world = _integer(world, "world", 0)
         if q.ndim != 2:
             raise ValueError(f"states has shape {q.shape}; expected (T + 1, nq) or (N, T + 1, nq)")
         if h is None:
@@ -268,6 +269,8 @@ def render(scene, states, forces=None, path=None, world=None, params=None, h=Non
                 if normal.shape[0] != 1:
                     raise ValueError(f"forces hold {normal.shape[0]} worlds: pass world=i to draw one")
                 world = 0
+            if world >= normal.shape[0]:
+                raise ValueError(f"world={world}, but forces hold {normal.shape[0]} worlds")
             normal, tangent = normal[world], tangent[world]
         normal, tangent = _np.ascontiguousarray(normal), _np.ascontiguousarray(tangent)
     values = {}
@@ -276,6 +279,8 @@ def render(scene, states, forces=None, path=None, world=None, params=None, h=Non
         if v.ndim == 1:
             if world is None:
                 raise ValueError(f"params[{k!r}] holds one value per world: pass world=i")
+            if world >= v.shape[0]:
+                raise ValueError(f"world={world}, but params[{k!r}] holds {v.shape[0]} values")
             v = v[world]
         values[str(k)] = float(v)
     page = _quasistep.render(scene, q, t, normal, tangent, scaled, values, stopped, "quasistep.render")

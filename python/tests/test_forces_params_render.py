@@ -76,6 +76,9 @@ def test_parameters_per_world_are_the_scene_with_those_values():
     a, _ = quasistep.rollout(scene, commands=c, params={"pairs.left_finger/cylinder.friction": 0.2})
     b, _ = quasistep.rollout(scene, commands=c, params={"pairs.left_finger/cylinder.friction": np.full(4, 0.2)})
     np.testing.assert_array_equal(a, b)
+    # One start is every world's, as for per-world commands.
+    one, _ = quasistep.rollout(scene, q0=scene.state(), params={"bodies.cylinder.mass": masses})
+    np.testing.assert_array_equal(one, states)
     # forces=True steps the same worlds with the same values.
     f_states, _, _ = quasistep.rollout(scene, params={"bodies.cylinder.mass": masses}, forces=True)
     np.testing.assert_array_equal(f_states, states)
@@ -84,7 +87,7 @@ def test_parameters_per_world_are_the_scene_with_those_values():
 @pytest.mark.parametrize("params, message", [
     ({"bodies.nothing.mass": 1.0}, 'parameter "bodies.nothing.mass": no body named "nothing"'),
     ({"bodies.cylinder.pose.x": 0.01}, "sets a world's start"),
-    ({"bodies.cylinder.mass": [1.0, -1.0]}, 'pair 1, parameter "bodies.cylinder.mass": a free body\'s mass must be > 0'),
+    ({"bodies.cylinder.mass": [1.0, -1.0]}, 'world 1, parameter "bodies.cylinder.mass": a free body\'s mass must be > 0'),
     ({"bodies.cylinder.mass": [1.0, float("nan")]}, "not a finite number"),
     ({"bodies.cylinder.mass": np.ones((2, 2))}, "expected one value per world"),
     ({"bodies.cylinder.mass": "heavy"}, "must be an array of numbers"),
@@ -116,6 +119,7 @@ def test_render_draws_the_page_run_html_writes(tmp):
     # As a str, one world of several, and from a list of States.
     text = quasistep.render(scene, states[0], forces={k: v[0] if k != "pair" else v for k, v in f.items()})
     assert page_data(text) == page_data(cli)
+    assert page_data(quasistep.render(scene, states[0], forces=f, world=0)) == page_data(cli)
     s = scene.state()
     rows = [s]
     for _ in range(scene.steps):
@@ -131,6 +135,9 @@ def test_render_stops_at_a_failed_step_and_refuses_bad_input(tmp):
     states, status, f = quasistep.rollout(gripper, commands=c, forces=True)
     data = page_data(quasistep.render(gripper, states, forces=f, world=1))
     assert data["frames"] == 11 and "step 11" in data["stopped"]
+    assert page_data(quasistep.render(gripper, states[1], forces=f, world=1)) == data  # one world's rows
+    with pytest.raises(ValueError, match="forces hold 2 worlds"):
+        quasistep.render(gripper, states[1], forces=f, world=5)
     with pytest.raises(ValueError, match="pass world=i"):
         quasistep.render(gripper, states)
     with pytest.raises(ValueError, match="expected"):

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "quasistep/core/contacts.hpp"
+#include "quasistep/core/formulations/anitescu_qp/anitescu_lanes.hpp"
 #include "quasistep/core/scene.hpp"
 #include "quasistep/core/stepper.hpp"
 #include "examples/push_mpc.hpp"
@@ -257,6 +258,8 @@ TEST(Rollout, BadInputIsRefused) {
   EXPECT_NE(error_of([&] { r.propagate(bad, actions, m.step.h, 5); }).find("state 1 does not fit"), std::string::npos);
   const Scene ucp = load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/tests/scenes/two_link_arms.json");
   EXPECT_NE(error_of([&] { Rollout x(ucp.model); }).find("cannot step formulation ucp"), std::string::npos);
+  EXPECT_NE(error_of([&] { Rollout x(s.model, {.threads = -1}); }).find("rollout: threads must be >= 0"),
+            std::string::npos);
   // Zero steps: the states come back unchanged.
   const RolloutResult& none = r.propagate(states, {}, m.step.h, 0);
   EXPECT_EQ(none.next[0].q, states[0].q);
@@ -340,6 +343,32 @@ TEST(Rollout, ContactsAreWhatRunForcesWritesAndTheStatesStayBitwise) {
     // A later plain call records no contacts.
     EXPECT_TRUE(with_contacts.propagate(b.states, b.actions, m.step.h, steps).contact_phi.empty());
   }
+}
+
+TEST(Rollout, TheContactsRecordStepsWithTheBatchsPgsSettings) {
+  // A sweep limit of 3 sends most grasp steps to the fallback: both records must agree.
+  const Scene s = load("anitescu_grasp.json");
+  const Model& m = *s.model;
+  const int n = 5, steps = 40;
+  Batch b = varied_pairs(m, n, steps);
+  for (int i = 0; i < n; ++i)
+    for (int l = 0; l < steps; ++l) {
+      double* u = &b.actions[(i * steps + l) * m.n_a];
+      u[0] = 0.1, u[1] = -0.1, u[2] = l < 20 ? 0.0 : 0.1;
+    }
+  PgsSettings few = anitescu_pgs_settings();
+  few.max_iterations = 3;
+  Rollout plain(s.model, {.pgs = few}), with_contacts(s.model, {.pgs = few}), default_pgs(s.model);
+  const std::vector<double> lanes =
+      plain.propagate(b.states, b.actions, m.step.h, steps, RolloutRecord::every_step).trajectory;
+  expect_same(with_contacts.propagate(b.states, b.actions, m.step.h, steps, RolloutRecord::every_step_and_contacts)
+                  .trajectory,
+              lanes, "with the same PGS settings");
+  const std::vector<double> other =
+      default_pgs.propagate(b.states, b.actions, m.step.h, steps, RolloutRecord::every_step).trajectory;
+  int differ = 0;
+  for (std::size_t k = 0; k < other.size(); ++k) differ += !test::same_bits(other[k], lanes[k]);
+  EXPECT_GT(differ, 0) << "the sweep limit changed nothing: the test would not see it ignored";
 }
 
 TEST(Rollout, ParametersVaryPerPairAsASingleWorldWithThoseValues) {
