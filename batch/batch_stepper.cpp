@@ -87,12 +87,22 @@ struct BatchStepper::Impl {
   // Every stepper is built for the Model and stepped with a world's WorldParams.
   std::vector<int> pair_param;  // lane path: the varied parameter of each pair's friction, or -1
   int gain_param = -1;          // lane path: the varied parameter of the lanes' gain (the model gain), or -1
-  std::vector<int> mass_param;  // lane path: the varied parameter of each body's mass, or -1
-  bool mass_varies = false;
-  std::vector<int> scale_param;  // lane path: the varied parameter of each body's size factor, or -1
-  bool scale_varies = false;
-  std::vector<int> joint_gain_param;  // lane path: the varied parameter of each actuated DOF's gain, or -1
-  bool joint_gain_varies = false;
+  /// Lane path: a value per body or actuated DOF that the lanes carry when it varies (a
+  /// body's mass or size, a joint's gain): the varied parameter of each index, or -1.
+  struct Carried {
+    std::vector<int> param;
+    bool varies = false;
+    void find(const WorldBatch& b, ParameterRef::Kind kind, std::size_t size, bool carried) {
+      param.assign(size, -1);
+      if (!carried) return;
+      for (int k = 0; k < b.varied_count(); ++k)
+        if (b.varied(k).kind == kind) {
+          param[static_cast<std::size_t>(b.varied(k).index)] = k;  // a body, or (joint_gain) an actuated DOF
+          varies = true;
+        }
+    }
+  };
+  Carried mass, scale, joint_gain;
   std::atomic<long> fallbacks{0};
 
   Impl(const WorldBatch& b, BatchOptions o)
@@ -118,27 +128,10 @@ struct BatchStepper::Impl {
     if (lane_path && !lanes->gain_path.empty())
       for (int k = 0; k < b.varied_count(); ++k)
         if (b.varied(k).kind == ParameterRef::Kind::model_gain) gain_param = k;
-    joint_gain_param.assign(static_cast<std::size_t>(m.n_a), -1);
-    if (lane_path && lanes->carries_joint_gains)
-      for (int k = 0; k < b.varied_count(); ++k)
-        if (b.varied(k).kind == ParameterRef::Kind::joint_gain) {
-          joint_gain_param[static_cast<std::size_t>(b.varied(k).index)] = k;  // index: the actuated DOF a
-          joint_gain_varies = true;
-        }
-    scale_param.assign(m.bodies.size(), -1);
-    if (lane_path && lanes->carries_scale)
-      for (int k = 0; k < b.varied_count(); ++k)
-        if (b.varied(k).kind == ParameterRef::Kind::body_scale) {
-          scale_param[static_cast<std::size_t>(b.varied(k).index)] = k;
-          scale_varies = true;
-        }
-    mass_param.assign(m.bodies.size(), -1);
-    if (lane_path && lanes->carries_mass)
-      for (int k = 0; k < b.varied_count(); ++k)
-        if (b.varied(k).kind == ParameterRef::Kind::body_mass) {
-          mass_param[static_cast<std::size_t>(b.varied(k).index)] = k;
-          mass_varies = true;
-        }
+    mass.find(b, ParameterRef::Kind::body_mass, m.bodies.size(), lane_path && lanes->carries_mass);
+    scale.find(b, ParameterRef::Kind::body_scale, m.bodies.size(), lane_path && lanes->carries_scale);
+    joint_gain.find(b, ParameterRef::Kind::joint_gain, static_cast<std::size_t>(m.n_a),
+                    lane_path && lanes->carries_joint_gains);
     for (int a = 0; a < m.n_a; ++a) commanded_joint.push_back(m.dofs[m.n_u + a].index);
     for (int k = 0; k < b.varied_count(); ++k) {
       const ParameterRef& r = b.varied(k);
@@ -205,10 +198,10 @@ struct BatchStepper::Impl {
     }
     // A body's mass zero in some lanes and not in others: the scalar step skips a massless
     // body, which one lane group cannot do lane by lane; such a group goes world by world.
-    if (mass_varies)
-      for (std::size_t body = 0; body < mass_param.size(); ++body) {
-        if (mass_param[body] < 0) continue;
-        const double* v = b.param_value(mass_param[body]);
+    if (mass.varies)
+      for (std::size_t body = 0; body < mass.param.size(); ++body) {
+        if (mass.param[body] < 0) continue;
+        const double* v = b.param_value(mass.param[body]);
         bool zero = false, nonzero = false;
         for (int l = 0; l < W; ++l) {
           if (!live[l]) continue;
@@ -274,24 +267,20 @@ struct BatchStepper::Impl {
     if (c.velocity)
       for (int a = 0; a < na; ++a)
         for (int l = 0; l < W; ++l) L.u[a].set(l, c.velocity[a * static_cast<size_t>(c.stride) + src[l]]);
-    L.joint_gain_varies = joint_gain_varies;
-    if (joint_gain_varies)
-      for (std::size_t a = 0; a < joint_gain_param.size(); ++a) {
-        if (joint_gain_param[a] >= 0) gather(b.param_value(joint_gain_param[a]), L.joint_gain[a]);
-        else L.joint_gain[a] = Lane(b.shared_params().joint_gain[a]);
+    // Each index's own values where its parameter varies, the shared value elsewhere (a size
+    // factor of 1 where a body's size does not vary, as WorldParams::body_scale).
+    const auto carry = [&](const Carried& carried, const std::vector<double>& shared, std::vector<Lane>& out) {
+      for (std::size_t i = 0; i < carried.param.size(); ++i) {
+        if (carried.param[i] >= 0) gather(b.param_value(carried.param[i]), out[i]);
+        else out[i] = Lane(shared[i]);
       }
-    L.scale_varies = scale_varies;
-    if (scale_varies)  // 1 where a body's size is not varied (as WorldParams::body_scale)
-      for (std::size_t body = 0; body < scale_param.size(); ++body) {
-        if (scale_param[body] >= 0) gather(b.param_value(scale_param[body]), L.scale[body]);
-        else L.scale[body] = Lane(b.shared_params().body_scale[body]);
-      }
-    L.mass_varies = mass_varies;
-    if (mass_varies)
-      for (std::size_t body = 0; body < mass_param.size(); ++body) {
-        if (mass_param[body] >= 0) gather(b.param_value(mass_param[body]), L.mass[body]);
-        else L.mass[body] = Lane(b.shared_params().body_mass[body]);
-      }
+    };
+    L.mass_varies = mass.varies;
+    L.scale_varies = scale.varies;
+    L.joint_gain_varies = joint_gain.varies;
+    if (mass.varies) carry(mass, b.shared_params().body_mass, L.mass);
+    if (scale.varies) carry(scale, b.shared_params().body_scale, L.scale);
+    if (joint_gain.varies) carry(joint_gain, b.shared_params().joint_gain, L.joint_gain);
     L.gain_varies = gain_param >= 0;
     if (L.gain_varies)
       for (int l = 0; l < W; ++l) L.gain.set(l, b.param_value(gain_param)[src[l]]);
