@@ -52,6 +52,17 @@ const std::string& Rollout::path() const {
   return stepper_ ? stepper_->path() : none;
 }
 
+namespace {
+/// A batch's message as the rollout's: "batch: " becomes "rollout: ", and "world i" (the
+/// batch's word) "pair i".
+BatchError as_rollout_error(const BatchError& e) {
+  std::string what = e.what();
+  if (what.rfind("batch: world ", 0) == 0) return BatchError("rollout: pair " + what.substr(13));
+  if (what.rfind("batch: ", 0) == 0) return BatchError("rollout: " + what.substr(7));
+  return e;
+}
+}  // namespace
+
 /// Makes the batch for n pairs with these parameters varied (a new one only when n or the
 /// paths change), sets its step size and stores every pair's values.
 void Rollout::set_parameters(int n, double h, std::span<const RolloutParameter> parameters) {
@@ -84,8 +95,7 @@ void Rollout::set_parameters(int n, double h, std::span<const RolloutParameter> 
     try {
       batch = std::make_unique<WorldBatch>(model_, n, std::move(refs));
     } catch (const BatchError& e) {  // a parameter this formulation cannot vary per world
-      std::string what = e.what();
-      throw BatchError(what.rfind("batch: ", 0) == 0 ? "rollout: " + what.substr(7) : what);
+      throw as_rollout_error(e);
     }
     batch->set_step_size(h);  // a scene may have no step.h
     auto stepper = std::make_unique<BatchStepper>(*batch, options_);
@@ -109,10 +119,7 @@ void Rollout::set_parameters(int n, double h, std::span<const RolloutParameter> 
       try {
         batch_->set_parameter(static_cast<int>(k), i, v[static_cast<std::size_t>(i)]);
       } catch (const BatchError& e) {
-        // The batch's message says "world i": a rollout's worlds are its pairs, in order.
-        std::string what = e.what();
-        if (what.rfind("batch: world ", 0) == 0) what = "rollout: pair " + what.substr(13);
-        throw BatchError(what);
+        throw as_rollout_error(e);
       }
     }
   }

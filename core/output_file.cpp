@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "quasistep/core/json_node.hpp"
+#include "quasistep/core/scene.hpp"
 #include "quasistep/version.hpp"
 
 namespace qs::io {
@@ -261,6 +262,12 @@ std::string provenance_line(const std::string& scene_source, const std::string& 
                             const std::string& world, const std::string& model) {
   return std::string("# quasistep ") + kVersion + " scene=" + printable(scene_source) + " scene_hash=" + scene_hash +
          " seed=" + seed + " world=" + world + " model=" + model;
+}
+
+std::string provenance_line(const Scene& scene, const std::string& seed) {
+  const Model& m = *scene.model;
+  return provenance_line(scene.source, scene.hash, seed, std::string(to_string(m.world.type)),
+                         std::string(to_string(m.formulation)));
 }
 
 std::string printable(const std::string& text) {

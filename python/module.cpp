@@ -496,11 +496,8 @@ std::string render(const PyScene& sc, const Array& q, const Array& t, const std:
     }
     r.params = std::move(p);
   }
-  const std::string provenance = qs::io::provenance_line(sc.scene().source, sc.scene().hash, "none",
-                                                         std::string(qs::to_string(m.world.type)),
-                                                         std::string(qs::to_string(m.formulation)));
   std::ostringstream page;
-  qs::io::write_replay_html(sc.scene(), r, provenance, page);
+  qs::io::write_replay_html(sc.scene(), r, qs::io::provenance_line(sc.scene()), page);
   return page.str();
 }
 

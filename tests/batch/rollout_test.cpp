@@ -302,6 +302,17 @@ OneWorld one_world(const Model& m, WorldParams p, State s, const double* actions
   return w;
 }
 
+/// The grasp's commands for every pair of b: the fingers close at `close` m/s each (pair i's
+/// left finger `spread` * i faster), then the gripper rises at 0.1 m/s from step `lift_from`.
+void squeeze_then_lift(const Model& m, Batch& b, int steps, int lift_from, double spread = 0.0) {
+  const int n = static_cast<int>(b.states.size());
+  for (int i = 0; i < n; ++i)
+    for (int l = 0; l < steps; ++l) {
+      double* u = &b.actions[(static_cast<std::size_t>(i) * steps + l) * m.n_a];
+      u[0] = 0.1 + spread * i, u[1] = -0.1, u[2] = l < lift_from ? 0.0 : 0.1;
+    }
+}
+
 /// Every entry the same bits (NaN where the other is NaN).
 void expect_same(std::span<const double> got, std::span<const double> want, const std::string& what) {
   ASSERT_EQ(got.size(), want.size()) << what;
@@ -315,12 +326,7 @@ TEST(Rollout, ContactsAreWhatRunForcesWritesAndTheStatesStayBitwise) {
     const Model& m = *s.model;
     const int n = 9, steps = 30, ns = m.n_slots();
     Batch b = varied_pairs(m, n, steps);
-    if (std::string(example) == "anitescu_grasp.json")  // squeeze and lift, as the scene does
-      for (int i = 0; i < n; ++i)
-        for (int l = 0; l < steps; ++l) {
-          double* u = &b.actions[(i * steps + l) * m.n_a];
-          u[0] = 0.1 + 0.01 * i, u[1] = -0.1, u[2] = l < 15 ? 0.0 : 0.1;
-        }
+    if (std::string(example) == "anitescu_grasp.json") squeeze_then_lift(m, b, steps, 15, 0.01);  // as the scene does
     Rollout plain(s.model), with_contacts(s.model, BatchOptions{.threads = 2});
     const std::vector<double> lanes =
         plain.propagate(b.states, b.actions, m.step.h, steps, RolloutRecord::every_step).trajectory;
@@ -351,11 +357,7 @@ TEST(Rollout, TheContactsRecordStepsWithTheBatchsPgsSettings) {
   const Model& m = *s.model;
   const int n = 5, steps = 40;
   Batch b = varied_pairs(m, n, steps);
-  for (int i = 0; i < n; ++i)
-    for (int l = 0; l < steps; ++l) {
-      double* u = &b.actions[(i * steps + l) * m.n_a];
-      u[0] = 0.1, u[1] = -0.1, u[2] = l < 20 ? 0.0 : 0.1;
-    }
+  squeeze_then_lift(m, b, steps, 20);
   PgsSettings few = anitescu_pgs_settings();
   few.max_iterations = 3;
   Rollout plain(s.model, {.pgs = few}), with_contacts(s.model, {.pgs = few}), default_pgs(s.model);
@@ -376,11 +378,7 @@ TEST(Rollout, ParametersVaryPerPairAsASingleWorldWithThoseValues) {
   const Model& m = *s.model;
   const int n = 11, steps = 40;
   Batch b = varied_pairs(m, n, steps);
-  for (int i = 0; i < n; ++i)
-    for (int l = 0; l < steps; ++l) {
-      double* u = &b.actions[(i * steps + l) * m.n_a];
-      u[0] = 0.1, u[1] = -0.1, u[2] = l < 20 ? 0.0 : 0.1;
-    }
+  squeeze_then_lift(m, b, steps, 20);
   std::vector<double> friction(n), mass(n);
   for (int i = 0; i < n; ++i) friction[i] = 0.05 + 0.05 * i, mass[i] = 0.5 + 0.1 * i;
   const std::vector<RolloutParameter> params = {{"pairs.left_finger/cylinder.friction", friction},

@@ -324,11 +324,7 @@ Scene load_scene_or_fail(const std::string& path) {
 }
 
 /// The provenance comment of every output file written for this scene (no seed: one world).
-std::string provenance(const Scene& scene) {
-  const Model& m = *scene.model;
-  return io::provenance_line(scene.source, scene.hash, "none", std::string(to_string(m.world.type)),
-                             std::string(to_string(m.formulation)));
-}
+std::string provenance(const Scene& scene) { return io::provenance_line(scene); }
 
 std::string format_number(double v) {
   std::ostringstream o;

@@ -84,8 +84,7 @@ int run_plan(const Scene& scene, const PlanCommandOptions& o, std::ostream& out,
   commands.steps = r.steps;
   commands.values = r.commands;
   const std::string provenance =
-      io::provenance_line(scene.source, scene.hash, std::to_string(o.seed), std::string(to_string(m.world.type)),
-                          std::string(to_string(m.formulation))) +
+      io::provenance_line(scene, std::to_string(o.seed)) +
       "\n# plan: planner=" + o.planner +
       // The sampler is RRT's: SST and KPIECE1 draw single controls whatever it says.
       (o.planner != "rrt" ? std::string()

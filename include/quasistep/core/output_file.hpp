@@ -19,6 +19,10 @@
 #include <string>
 #include <vector>
 
+namespace qs {
+struct Scene;
+}
+
 namespace qs::io {
 
 /// A user-facing output problem; what() is one line naming the option and the cause.
@@ -102,6 +106,8 @@ void install_interrupt_cleanup();
 /// quasistep version, scene file and hash, seed, world and model.
 std::string provenance_line(const std::string& scene_source, const std::string& scene_hash,
                             const std::string& seed, const std::string& world, const std::string& model);
+/// The same for a scene: its file, hash, world and formulation ("none": one world, no seed).
+std::string provenance_line(const Scene& scene, const std::string& seed = "none");
 
 /// `text` with control characters escaped as in JSON (\n, \r, \t, \u001b), so that a path
 /// or a name put into a message keeps it on one line.
