@@ -20,6 +20,7 @@ Status Stepper::run(const Model& m, const WorldParams& p, State& s, bool fallbac
   record_valid_ = false;  // stages 1-2 of this step: contact_record(), at most once
   step_start_q_ = s.q;  // sized at construction (a State of the Model's sizes): no allocation
   step_start_memory_ = s.memory;
+  step_start_t_ = s.t;
   const Status st = fallback ? advance_fallback(m, p, s) : advance(m, p, s);
   if (st != Status::solved) return st;
   // Stage 5: the new configuration within kStateRange, else the step is refused.
@@ -41,6 +42,29 @@ Status Stepper::run(const Model& m, const WorldParams& p, State& s, bool fallbac
   s.t = time_after_step(s.t, p.h);
   ++s.step;
   return st;
+}
+
+Status Stepper::step(const Model& m, const WorldParams& p, State& s, StepDerivatives& d) {
+  const Status st = run(m, p, s, false);
+  d.degenerate = false;
+  d.margin = 1;
+  d.detail.clear();
+  if (st != Status::solved) {
+    d.status = st;
+    d.detail = "the step did not solve: " + report_.detail;
+    return st;
+  }
+  if (derivative_nx_ < 0) derivative_nx_ = derivative_state_size(m);  // once: it names the entries
+  const int nx = derivative_nx_;
+  d.A.setIdentity(nx, nx);  // no allocation once sized
+  d.B.setZero(nx, m.n_a);
+  d.status = differentiate(m, p, d);
+  return st;
+}
+
+Status Stepper::differentiate(const Model& m, const WorldParams&, StepDerivatives& d) {
+  d.detail = std::string(formulation_info(m.formulation).name) + " has no step derivatives";
+  return Status::bad_input;
 }
 
 std::string step_input_refusal(const Model& m, const WorldParams& p) {

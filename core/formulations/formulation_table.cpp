@@ -99,6 +99,7 @@ constexpr std::array<FormulationInfo, 7> kProductRows{{
      .time_stepping = true,
      .memory_size = AnitescuQp::memory_size,
      .start_memory = AnitescuQp::start_memory,
+     .derivative_memory = anitescu_qp_derivative_memory,
      .lanes = &kAnitescuQuasiDynamicLanes,
      .model_gain = {},
      .joint_gain = "stiffness",

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "quasistep/core/contacts.hpp"
+#include "quasistep/core/derivatives.hpp"
 #include "quasistep/core/formulations/halm_posa_lcp/halm_posa_lcp.hpp"
 #include "quasistep/core/model.hpp"
 #include "quasistep/core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
@@ -114,6 +115,26 @@ TEST(AllocationFree, HalmPosaLcpStepWithRelinearisation) {
   test::CountAllocations guard;
   for (int l = 0; l < m.step.steps; ++l) ASSERT_EQ(stepper.step(m, s), Status::solved);
   EXPECT_EQ(guard.count(), 0);
+}
+
+TEST(AllocationFree, AnitescuStepWithDerivativesAfterTheFirst) {
+  // Both modes: the quasi-dynamic grasp (PGS, then the template's problem at T = Jet) and
+  // the quasistatic box push (the dense QP). The first derivative call builds its workspace.
+  for (const char* file : {"anitescu_grasp.json", "anitescu_box_push.json"}) {
+    const Scene scene = load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/examples/" + file);
+    const Model& m = *scene.model;
+    const WorldParams p(m);
+    State s = initial_state(m);
+    auto stepper = make_stepper(m);
+    StepDerivatives d;
+    ASSERT_EQ(stepper->step(m, p, s, d), Status::solved);
+    test::CountAllocations guard;
+    for (int l = 1; l < m.step.steps; ++l) {
+      ASSERT_EQ(stepper->step(m, p, s, d), Status::solved) << file;
+      ASSERT_EQ(d.status, Status::solved) << file << ": " << d.detail;
+    }
+    EXPECT_EQ(guard.count(), 0) << file;
+  }
 }
 
 // ---- the UCP solvers (Pang, Trinkle & Lo 1996): a repeated solve -------------------------------------------

@@ -13,6 +13,8 @@
 #include "quasistep/core/number_text.hpp"
 #include "quasistep/kernels/unit_scale.hpp"
 
+#include "anitescu_qp_derivative_work.hpp"
+
 namespace qs {
 
 void anitescu_dual_lcp(const Eigen::Ref<const Eigen::MatrixXd>& A, const Eigen::Ref<const Eigen::VectorXd>& b,
@@ -85,7 +87,7 @@ AnitescuQp::AnitescuQp(const Model& m)
   beta_ = Eigen::VectorXd::Zero(std::max(cap_rows, 1));
 }
 
-AnitescuQp::~AnitescuQp() = default;
+AnitescuQp::~AnitescuQp() = default;  // here: DerivativeWork is complete
 
 DenseQpProblem AnitescuQp::problem() const {
   const int n = std::max(nq_, 1);

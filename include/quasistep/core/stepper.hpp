@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "quasistep/core/contacts.hpp"
+#include "quasistep/core/derivatives.hpp"
 #include "quasistep/core/model.hpp"
 #include "quasistep/core/world_params.hpp"
 #include "quasistep/kernels/lcp_enumeration.hpp"
@@ -133,6 +134,11 @@ class Stepper {
   /// Advances s by one step of p.h with one world's parameters p; the status is also in
   /// report().status. bad_input when h is not a finite number > 0.
   Status step(const Model& m, const WorldParams& p, State& s) { return run(m, p, s, false); }
+  /// The same step with its derivatives (quasistep/core/derivatives.hpp): when the step
+  /// solved, d holds A = dx+/dx and B = dx+/du at the step's start (d.status says whether
+  /// the formulation could differentiate it, d.detail why not). Returns the step's status.
+  /// d is sized on its first use; a later call of the same model allocates nothing.
+  Status step(const Model& m, const WorldParams& p, State& s, StepDerivatives& d);
   /// The same step with the scene's own parameters (m.step.h, the Model's friction, ...).
   Status step(const Model& m, State& s) {
     scene_.reset(m);  // sized at construction: no allocation
@@ -167,6 +173,14 @@ class Stepper {
   /// (and what it keeps in State::memory) on success, leaving s untouched otherwise; s.t and
   /// s.step are the pipeline's.
   virtual Status advance(const Model& m, const WorldParams& p, State& s) = 0;
+  /// The derivatives of the last step, which solved from (step_start_q(), step_start_memory())
+  /// at step_start_t() with parameters p: fills d.A, d.B (sized n_x x n_x and n_x x n_a,
+  /// identity and zero on entry), d.degenerate, d.margin and, unless solved, d.detail.
+  /// By default: bad_input, the formulation has no derivatives.
+  virtual Status differentiate(const Model& m, const WorldParams& p, StepDerivatives& d);
+  const Eigen::VectorXd& step_start_q() const { return step_start_q_; }
+  const Eigen::VectorXd& step_start_memory() const { return step_start_memory_; }
+  double step_start_t() const { return step_start_t_; }
   /// step_fallback's advance; the formulations with a lane template override it.
   virtual Status advance_fallback(const Model& m, const WorldParams& p, State& s) { return advance(m, p, s); }
 
@@ -211,6 +225,8 @@ class Stepper {
   // The State at the start of the step, restored when a solved step leaves kStateRange
   // (a formulation's own caches, such as the ECP's last face, keep the refused step's).
   Eigen::VectorXd step_start_q_, step_start_memory_;
+  double step_start_t_ = 0;
+  int derivative_nx_ = -1;  // derivative_state_size of the model, once known
 };
 
 /// What a program may set on the steppers it builds (make_stepper, BatchOptions): the

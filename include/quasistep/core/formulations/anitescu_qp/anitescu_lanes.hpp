@@ -60,29 +60,23 @@ inline PgsSettings anitescu_pgs_settings() {
   return s;
 }
 
+/// The Anitescu step's problem data for one world (T = double), a lane group (T = Lane), or
+/// with derivatives along a configuration direction (T = Jet, quasistep/core/jet.hpp): what
+/// anitescu_pose_problem fills.
 template <class T>
-struct AnitescuStepWorkspace {
-  using MaskT = decltype(std::declval<const T&>() < std::declval<const T&>());
+struct AnitescuProblem {
   int nq = 0, nu = 0, na = 0, ns = 0, rows = 0;
   std::vector<Pose2<T>> body_pose, joint_frame;
   std::vector<ContactFrame<T>> frame;  // (ns)
   std::vector<T> jn, jt;               // (ns x nq) row-major
-  std::vector<T> tau, tau_grav, c, v_free, v, q_out, jx, jy, jw;  // (nq)
+  std::vector<T> tau, tau_grav, c, jx, jy, jw;  // (nq)
   std::vector<T> qbar;                 // (na)
-  std::vector<T> Mu, L;                // (nu x nu)
-  std::vector<T> Qinv;                 // (nq x nq)
-  std::vector<T> A, QinvAt;            // (rows x nq), (nq x rows)
-  std::vector<T> b, M, q_lcp, z;       // (rows), (rows x rows), (rows), (rows)
+  std::vector<T> Mu;                   // (nu x nu)
+  std::vector<T> A, b;                 // (rows x nq), (rows)
   std::vector<T> active;               // (ns) 1 where the slot is active, else 0
-  Pgs<T> pgs;
-  PgsResult<T> pgs_result;
-  // Per lane outcome of the last step.
-  T kkt{};           // scaled KKT residual of the accepted answer (+inf where not computed)
-  T n_active{};      // active slots
-  MaskT singular{};  // M_u not positive definite
-  MaskT ok{};        // accepted: q_out and qbar are the step
+  T n_active{};                        // active slots
 
-  explicit AnitescuStepWorkspace(const Model& m)
+  explicit AnitescuProblem(const Model& m)
       : nq(m.n_q()),
         nu(m.n_u),
         na(m.n_a),
@@ -96,27 +90,47 @@ struct AnitescuStepWorkspace {
         tau(sz(nq)),
         tau_grav(sz(nq)),
         c(sz(nq)),
-        v_free(sz(nq)),
-        v(sz(nq)),
-        q_out(sz(nq)),
         jx(sz(nq)),
         jy(sz(nq)),
         jw(sz(nq)),
         qbar(sz(na)),
         Mu(sz(nu * nu)),
-        L(sz(nu * nu)),
-        Qinv(sz(nq * nq)),
         A(sz(rows * nq)),
-        QinvAt(sz(nq * rows)),
         b(sz(rows)),
-        M(sz(rows * rows)),
-        q_lcp(sz(rows)),
-        z(sz(rows)),
-        active(sz(ns)),
-        pgs(rows) {}
+        active(sz(ns)) {}
 
- private:
+ protected:
   static std::size_t sz(int n) { return static_cast<std::size_t>(std::max(n, 1)); }
+};
+
+template <class T>
+struct AnitescuStepWorkspace : AnitescuProblem<T> {
+  using MaskT = decltype(std::declval<const T&>() < std::declval<const T&>());
+  using AnitescuProblem<T>::sz;
+  std::vector<T> v_free, v, q_out;     // (nq)
+  std::vector<T> L;                    // (nu x nu)
+  std::vector<T> Qinv;                 // (nq x nq)
+  std::vector<T> QinvAt;               // (nq x rows)
+  std::vector<T> M, q_lcp, z;          // (rows x rows), (rows), (rows)
+  Pgs<T> pgs;
+  PgsResult<T> pgs_result;
+  // Per lane outcome of the last step.
+  T kkt{};           // scaled KKT residual of the accepted answer (+inf where not computed)
+  MaskT singular{};  // M_u not positive definite
+  MaskT ok{};        // accepted: q_out and qbar are the step
+
+  explicit AnitescuStepWorkspace(const Model& m)
+      : AnitescuProblem<T>(m),
+        v_free(sz(this->nq)),
+        v(sz(this->nq)),
+        q_out(sz(this->nq)),
+        L(sz(this->nu * this->nu)),
+        Qinv(sz(this->nq * this->nq)),
+        QinvAt(sz(this->nq * this->rows)),
+        M(sz(this->rows * this->rows)),
+        q_lcp(sz(this->rows)),
+        z(sz(this->rows)),
+        pgs(this->rows) {}
 };
 
 namespace anitescu_detail {
@@ -171,26 +185,26 @@ void external_force(const Model& m, const BodyMasses<T>& masses, const Pose2<T>*
 
 }  // namespace anitescu_detail
 
-/// One quasi-dynamic step of p.h of every lane of T from (q, q_a_ref = q̄_a) at time t (the same for
-/// every lane); the values every lane shares (h, poses, and the masses, sizes and K_a without
-/// body_mass, body_scale and joint_gain) come from p.
-/// mu_pair: per-pair friction (n_pairs values of T: p.pair_friction.data() for one world). u: the velocity command
-/// of each actuated DOF (n_a values of T), or null for p's (WorldParams::velocity at t + h/2). z_warm: the previous step's beta (2 per slot), or null for a cold start. Results in ws: ok, q_out (n_q), qbar (the new reference q̄_a), v, z (beta, 2 per
-/// slot), pgs_result, kkt, active. The caller stores only the lanes it wants (ok ones).
-/// body_mass, body_scale: each body's mass and size factor per lane (bodies.size() values of
-/// T), joint_gain each velocity-controlled joint's K_a per lane (n_a values), where the batch
-/// varies them per world, or null for p's.
+/// The step's problem of every lane of T from (q, q_a_ref = q̄_a) at time t (the same for
+/// every lane): kinematics, contact frames and Jacobian rows, tau and tau_g,a at t + h/2, the
+/// new reference q̄_a' = q̄_a + h u, M_u(q), c, and the Anitescu rows A v >= b in the fixed
+/// slot layout (zero rows where a slot is inactive). The values every lane shares (h, poses,
+/// and the masses, sizes and K_a without body_mass, body_scale and joint_gain) come from p.
+/// mu_pair: per-pair friction (n_pairs values of T: p.pair_friction.data() for one world).
+/// u: the velocity command of each actuated DOF (n_a values of T), or null for p's
+/// (WorldParams::velocity at t + h/2). body_mass, body_scale: each body's mass and size
+/// factor per lane (bodies.size() values of T), joint_gain each velocity-controlled joint's
+/// K_a per lane (n_a values), where the batch varies them per world, or null for p's. At
+/// T = Jet with q's derivative directions set, everything it fills carries its exact
+/// derivative along them (the step's derivatives, quasistep/core/derivatives.hpp).
 template <class T>
-void anitescu_quasi_dynamic_step(const Model& m, const WorldParams& p, AnitescuStepWorkspace<T>& ws, const T* q,
-                                 const T* q_a_ref, const T* mu_pair, const T* u, const T* z_warm, double t,
-                                 const PgsSettings& settings, const T* body_mass = nullptr,
-                                 const T* body_scale = nullptr, const T* joint_gain = nullptr) {
-  using MaskT = typename AnitescuStepWorkspace<T>::MaskT;
+void anitescu_pose_problem(const Model& m, const WorldParams& p, AnitescuProblem<T>& ws, const T* q,
+                           const T* q_a_ref, const T* mu_pair, const T* u, double t, const T* body_mass = nullptr,
+                           const T* body_scale = nullptr, const T* joint_gain = nullptr) {
+  using MaskT = decltype(std::declval<const T&>() < std::declval<const T&>());
   const anitescu_detail::BodyMasses<T> masses{p, body_mass};
-  // K_a of actuated DOF a: each lane's where the batch varies it, else p's (the same
-  // products per lane as in double: h^2 K is (h h) K in both).
   const auto gain = [&](int a) { return joint_gain ? joint_gain[a] : T(p.joint_gain[a]); };
-  const int n = ws.nq, nu = ws.nu, na = ws.na, ns = ws.ns, rows = ws.rows;
+  const int n = ws.nq, nu = ws.nu, na = ws.na, ns = ws.ns;
   const double h = p.h, t_mid = t + 0.5 * h;
   const T zero(0.0), one(1.0), hT(h);
 
@@ -242,6 +256,49 @@ void anitescu_quasi_dynamic_step(const Model& m, const WorldParams& p, AnitescuS
         ws.Mu[i * nu + j] =
             ws.Mu[i * nu + j] + (mass * (ws.jx[i] * ws.jx[j] + ws.jy[i] * ws.jy[j]) + I * ws.jw[i] * ws.jw[j]);
   }
+
+  // c = -h [tau_u ; K_a (q̄_a' - q_a) + tau_a - tau_g,a] (signs derived in docs/anitescu.md).
+  for (int e = 0; e < nu; ++e) ws.c[e] = T(-h) * ws.tau[e];
+  for (int a = 0; a < na; ++a)
+    ws.c[nu + a] = T(-h) * (gain(a) * (ws.qbar[a] - q[nu + a]) + ws.tau[nu + a] - ws.tau_grav[nu + a]);
+
+  // Anitescu rows (Pang & Tedrake's Anitescu slides slide "Modeling Coulomb friction as a convex program"), fixed
+  // layout: A_2i = J_n + mu J_t, A_2i+1 = J_n - mu J_t, zero where the slot is inactive.
+  T n_active = zero;
+  const T margin(m.contact_margin);
+  for (int i = 0; i < ns; ++i) {
+    const int pair = m.slots[i].pair;
+    const T mu = mu_pair[pair];
+    const MaskT act = ws.frame[i].phi <= margin;
+    ws.active[i] = select(act, one, zero);
+    n_active = n_active + ws.active[i];
+    for (int e = 0; e < n; ++e) {
+      const T jn = ws.jn[i * n + e], jt = ws.jt[i * n + e];
+      ws.A[(2 * i) * n + e] = select(act, jn + mu * jt, zero);
+      ws.A[(2 * i + 1) * n + e] = select(act, jn - mu * jt, zero);
+    }
+    ws.b[2 * i] = ws.b[2 * i + 1] = -ws.frame[i].phi / hT;
+  }
+  ws.n_active = n_active;
+}
+
+/// One quasi-dynamic step of p.h of every lane of T from (q, q_a_ref = q̄_a) at time t: the
+/// problem (anitescu_pose_problem, whose arguments it takes), then its solution. z_warm: the
+/// previous step's beta (2 per slot), or null for a cold start. Results in ws: ok, q_out
+/// (n_q), qbar (the new reference q̄_a), v, z (beta, 2 per slot), pgs_result, kkt, active.
+/// The caller stores only the lanes it wants (ok ones).
+template <class T>
+void anitescu_quasi_dynamic_step(const Model& m, const WorldParams& p, AnitescuStepWorkspace<T>& ws, const T* q,
+                                 const T* q_a_ref, const T* mu_pair, const T* u, const T* z_warm, double t,
+                                 const PgsSettings& settings, const T* body_mass = nullptr,
+                                 const T* body_scale = nullptr, const T* joint_gain = nullptr) {
+  using MaskT = typename AnitescuStepWorkspace<T>::MaskT;
+  anitescu_pose_problem<T>(m, p, ws, q, q_a_ref, mu_pair, u, t, body_mass, body_scale, joint_gain);
+  const auto gain = [&](int a) { return joint_gain ? joint_gain[a] : T(p.joint_gain[a]); };
+  const int n = ws.nq, nu = ws.nu, na = ws.na, rows = ws.rows;
+  const double h = p.h;
+  const T zero(0.0), one(1.0), hT(h);
+
   // Cholesky M_u = L L' per lane; a lane whose pivot is not > kAnitescuMassPivotTolerance times its
   // own diagonal entry M_kk is singular (the same test as AnitescuQp::mass_matrix, free of
   // units: pivot and M_kk scale alike; its pivot replaced by 1 so the other lanes'
@@ -278,14 +335,7 @@ void anitescu_quasi_dynamic_step(const Model& m, const WorldParams& p, AnitescuS
   }
   for (int i = 0; i < nu; ++i)
     for (int j = 0; j < i; ++j) Qi[i * n + j] = Qi[j * n + i] = T(0.5) * (Qi[i * n + j] + Qi[j * n + i]);
-
-  // c = -h [tau_u ; K_a (q̄_a' - q_a) + tau_a - tau_g,a] (signs derived in docs/anitescu.md).
-  for (int e = 0; e < nu; ++e) ws.c[e] = T(-h) * ws.tau[e];
-  for (int a = 0; a < na; ++a) {
-    const T K = gain(a);
-    Qi[(nu + a) * n + nu + a] = T(1.0) / (T(h * h) * K);
-    ws.c[nu + a] = T(-h) * (K * (ws.qbar[a] - q[nu + a]) + ws.tau[nu + a] - ws.tau_grav[nu + a]);
-  }
+  for (int a = 0; a < na; ++a) Qi[(nu + a) * n + nu + a] = T(1.0) / (T(h * h) * gain(a));
   // v_free = -Q^-1 c.
   for (int i = 0; i < n; ++i) {
     T s = zero;
@@ -293,23 +343,6 @@ void anitescu_quasi_dynamic_step(const Model& m, const WorldParams& p, AnitescuS
     ws.v_free[i] = s;
   }
 
-  // Anitescu rows (Pang & Tedrake's Anitescu slides slide "Modeling Coulomb friction as a convex program"), fixed
-  // layout: A_2i = J_n + mu J_t, A_2i+1 = J_n - mu J_t, zero where the slot is inactive.
-  T n_active = zero;
-  const T margin(m.contact_margin);
-  for (int i = 0; i < ns; ++i) {
-    const int pair = m.slots[i].pair;
-    const T mu = mu_pair[pair];
-    const MaskT act = ws.frame[i].phi <= margin;
-    ws.active[i] = select(act, one, zero);
-    n_active = n_active + ws.active[i];
-    for (int e = 0; e < n; ++e) {
-      const T jn = ws.jn[i * n + e], jt = ws.jt[i * n + e];
-      ws.A[(2 * i) * n + e] = select(act, jn + mu * jt, zero);
-      ws.A[(2 * i + 1) * n + e] = select(act, jn - mu * jt, zero);
-    }
-    ws.b[2 * i] = ws.b[2 * i + 1] = -ws.frame[i].phi / hT;
-  }
   // The dual LCP (anitescu_dual_lcp's loops): Q^-1 A', M = A Q^-1 A' (filled symmetric),
   // q = A v_free - b, and q = +1 on inactive rows.
   for (int r = 0; r < rows; ++r)
@@ -385,7 +418,6 @@ void anitescu_quasi_dynamic_step(const Model& m, const WorldParams& p, AnitescuS
     stat = max(stat, abs(r));
   }
   ws.kkt = max(max(primal, stat / s_d), max(sign / s_d, comp / (s_p * s_d)));
-  ws.n_active = n_active;
   ws.singular = singular;
 
   MaskT solved = zero != zero;
@@ -397,7 +429,7 @@ void anitescu_quasi_dynamic_step(const Model& m, const WorldParams& p, AnitescuS
       solved.set(l, true);
     }
   }
-  ws.ok = solved && !singular && n_active <= T(kAnitescuMaxActiveContacts) && ws.kkt <= T(kAnitescuKktTolerance);
+  ws.ok = solved && !singular && ws.n_active <= T(kAnitescuMaxActiveContacts) && ws.kkt <= T(kAnitescuKktTolerance);
 }
 
 }  // namespace qs

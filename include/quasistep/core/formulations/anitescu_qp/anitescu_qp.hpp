@@ -123,6 +123,12 @@ class AnitescuQp final : public Stepper {
   /// entries, a stiffness of the wrong size, more than kMaxContacts active slots, or
   /// (quasi-dynamic) a singular mass matrix of the unactuated DOFs.
   Status advance(const Model& m, const WorldParams& p, State& s) override;
+  /// The last step's derivatives (quasistep/core/derivatives.hpp), both modes: the QP's KKT
+  /// conditions differentiated at the answer's active set (quasistep/kernels/kkt_sensitivity.hpp),
+  /// H, c, A and b differentiated in q by anitescu_pose_problem at T = Jet. State: q and the
+  /// reference q̄_a (q̄_a' = q̄_a + h u); the PGS warm start is not state (the answer does
+  /// not depend on it). The first call allocates its workspace.
+  Status differentiate(const Model& m, const WorldParams& p, StepDerivatives& d) override;
   /// The step without the PGS template (Stepper::step_fallback): the dense QP (quasistatic),
   /// or Lemke on the dual LCP then the dense QP (quasi-dynamic). advance() falls back to it
   /// for a world whose PGS answer is not accepted; the batch engine calls it for such a
@@ -171,6 +177,9 @@ class AnitescuQp final : public Stepper {
   // Quasi-dynamic: the template step's workspace (T = double) and its PGS settings.
   std::unique_ptr<AnitescuStepWorkspace<double>> step_ws_;
   PgsSettings pgs_;
+  // differentiate()'s workspace (anitescu_qp_derivatives.cpp), built by its first call.
+  struct DerivativeWork;
+  std::unique_ptr<DerivativeWork> derivative_;
 };
 
 namespace json_input {
@@ -181,6 +190,10 @@ class Node;
 void read_anitescu_qp_params(const json_input::Node& model, Model& m);
 /// The scene's gains (the formulation table's scene_gains): K_a, one per velocity-controlled joint.
 void anitescu_qp_scene_gains(const Model& m, double& model_gain, std::vector<double>& joint_gain);
+
+/// The memory entries that are state for the step's derivatives (the formulation table's
+/// derivative_memory): the reference q̄_a of each velocity-controlled joint, "<joint>.reference".
+std::vector<std::string> anitescu_qp_derivative_memory(const Model& m);
 
 /// Its stepper with a program's options (StepperOptions::pgs: the PGS settings of both
 /// paths; anitescu_pgs_settings() when null): the formulation table's make_stepper

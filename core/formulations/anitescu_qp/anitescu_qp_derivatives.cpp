@@ -1,0 +1,176 @@
+// The Anitescu step's derivatives (docs/derivatives.md): implicit differentiation of its QP
+//   min 1/2 v'Hv + c'v  s.t.  A v >= b     (anitescu_qp.hpp; Pang & Tedrake's Anitescu slides)
+// at the step's answer, as Pang, Suh, Yang & Tedrake (IEEE T-RO 2023, sec. IV) differentiate
+// the same quasi-dynamic step. The data depend on the state and the commands as
+//   H = diag(M_u(q) or 0, h^2 K_a),   c = -h [tau_u(q); K_a (q̄_a + h u - q_a) + tau_a(q) - tau_g,a(q)],
+//   A_i1,2 = J_n,i(q) ± mu_i J_t,i(q),   b_i = -phi_i(q) / h,
+// so dq̄_a and du enter through c alone (dc_a = -h K_a dq̄_a, -h^2 K_a du), and every q
+// derivative comes from anitescu_pose_problem at T = Jet: the exact derivatives of the masses'
+// Jacobians, the loads and the contact frames (second derivatives of the geometry included).
+// Then q+ = q + h v, q̄_a+ = q̄_a + h u:
+//   A = [I + h dv/dq, h dv/dq̄_a; 0, I],   B = [h dv/du; h I].
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "quasistep/core/formulations/anitescu_qp/anitescu_qp.hpp"
+#include "quasistep/core/number_text.hpp"
+
+#include "anitescu_qp_derivative_work.hpp"
+
+namespace qs {
+
+std::vector<std::string> anitescu_qp_derivative_memory(const Model& m) {
+  std::vector<std::string> names = command_names(m);
+  for (std::string& name : names) name += ".reference";
+  return names;
+}
+
+Status AnitescuQp::differentiate(const Model& m, const WorldParams& p, StepDerivatives& d) {
+  const int nu = m.n_u, na = m.n_a, n = nq_;
+  const double h = p.h;
+  const bool quasi_dynamic = formulation_params_or_default<AnitescuQpParams>(m).quasi_dynamic;
+  // The reference moves by h u whatever the contacts do.
+  for (int a = 0; a < na; ++a) d.B(n + a, a) = h;
+  if (!derivative_) derivative_ = std::make_unique<DerivativeWork>(m);
+  DerivativeWork& w = *derivative_;
+
+  // 1. The active set of the answer: row k is pressed when its impulse, relative to the
+  // step's impulses, exceeds its slack relative to its velocities. A row with neither (within
+  // kSwitchMargin) is at its switch ("weak"): rows 0..s-1 of A_S are the pressed rows, then
+  // the weak ones.
+  double impulse_scale = 0, velocity_scale = 0;
+  for (int k = 0; k < rows_; ++k) impulse_scale = std::max(impulse_scale, beta_[k]);
+  for (int e = 0; e < n; ++e) impulse_scale = std::max(impulse_scale, std::abs(c_[e]));
+  for (int k = 0; k < rows_; ++k) {
+    double terms = std::abs(b_[k]);
+    for (int e = 0; e < n; ++e) terms += std::abs(A_(k, e) * v_[e]);
+    velocity_scale = std::max(velocity_scale, terms);
+  }
+  if (!(impulse_scale > 0)) impulse_scale = 1;
+  if (!(velocity_scale > 0)) velocity_scale = 1;
+  int s = 0, weak = 0;
+  double weak_margin = 1;
+  const auto add_row = [&](int at, int k) {
+    w.active_rows[at] = k;
+    for (int e = 0; e < n; ++e) w.A_S(at, e) = A_(k, e);
+  };
+  for (int pass = 0; pass < 2; ++pass)  // pressed rows first, then the weak ones
+    for (int k = 0; k < rows_; ++k) {
+      double slack = -b_[k];
+      for (int e = 0; e < n; ++e) slack += A_(k, e) * v_[e];
+      const double impulse = beta_[k] / impulse_scale, gap = std::max(slack, 0.0) / velocity_scale;
+      const double margin = std::max(impulse, gap);
+      if (pass == 0 && margin > kSwitchMargin) {
+        d.margin = std::min(d.margin, margin);
+        if (impulse > gap) add_row(s++, k);
+      } else if (pass == 1 && margin <= kSwitchMargin) {
+        weak_margin = std::min(weak_margin, margin);
+        add_row(s + weak++, k);
+      }
+    }
+
+  // 2. The KKT system at that active set: H is the step's (M_u or 0, h^2 K_a). A weak row
+  // that depends on the pressed rows (a box's corner resting flat beside another, whose
+  // impulses the solver may split any way) keeps its slack at zero in every direction when
+  // its right-hand sides agree with theirs: the derivative is two-sided, with the weak rows
+  // taken as pressed. Otherwise the step is at a switch and the derivative one-sided: the
+  // weak rows are taken inactive (the side on which they separate or stop pushing), unless
+  // the motion without them is not unique (a quasistatic box with nothing under it): then
+  // they are taken pressed (the side on which they push).
+  const auto factor = [&](int rows) {
+    return w.kkt.factor(H_.topLeftCorner(n, n), w.A_S.topRows(rows)) == Status::solved;
+  };
+  const bool pressed_alone = factor(s);
+  const int pressed_rank = w.kkt.rank();
+  enum class Weak { none, pressed_two_sided, pressed_one_sided, inactive } weak_rows = Weak::none;
+  if (weak > 0) {
+    weak_rows = Weak::inactive;
+    if (factor(s + weak) && (!pressed_alone || w.kkt.rank() == pressed_rank))
+      weak_rows = pressed_alone ? Weak::pressed_two_sided : Weak::pressed_one_sided;
+    else if (pressed_alone)
+      factor(s);
+  }
+  if (!pressed_alone && (weak_rows == Weak::none || weak_rows == Weak::inactive)) {
+    d.detail = "the step's velocity is not unique at its active set (a direction that keeps every pressed contact "
+               "row moves nothing the QP penalises), so it has no derivative";
+    return Status::numerical_failure;
+  }
+
+  // 3. Right-hand sides, one column per direction: q (by Jets), then q̄_a, then u.
+  //   R1 = dH v + dc - dA_S' beta_S,   R2 = db_S - dA_S v   (kkt_sensitivity.hpp).
+  const int cols = n + 2 * na;
+  auto R1 = w.R1.leftCols(cols);
+  auto R2 = w.R2.topLeftCorner(s + weak, cols);
+  R1.setZero();
+  R2.setZero();
+  const double* q0 = step_start_q().data();
+  const double* memory0 = step_start_memory().data();
+  for (int a = 0; a < na; ++a) w.reference[a] = Jet(memory0[kMemoryReference + a]);
+  for (size_t pair = 0; pair < m.pairs.size(); ++pair) w.mu[pair] = Jet(p.pair_friction[pair]);
+  for (int first = 0; first < n; first += kJetWidth) {
+    const int width = std::min(kJetWidth, n - first);
+    for (int e = 0; e < n; ++e) w.q[e] = e >= first && e < first + width ? Jet::variable(q0[e], e - first) : Jet(q0[e]);
+    anitescu_pose_problem<Jet>(m, p, w.problem, w.q.data(), w.reference.data(), w.mu.data(), nullptr, step_start_t());
+    const AnitescuProblem<Jet>& pr = w.problem;
+    for (int k = 0; k < width; ++k) {
+      const int col = first + k;
+      for (int e = 0; e < n; ++e) R1(e, col) = pr.c[e].d[k];
+      if (quasi_dynamic)
+        for (int e = 0; e < nu; ++e)
+          for (int f = 0; f < nu; ++f) R1(e, col) += pr.Mu[e * nu + f].d[k] * v_[f];
+      for (int r = 0; r < s + weak; ++r) {
+        // Compact row k of slot slot_[k / 2]: J_n + mu J_t (+t) or J_n - mu J_t (-t).
+        const int row = w.active_rows[r], slot = slot_[row / 2];
+        const double mu = p.slot_friction(m, slot), sign = row % 2 ? -1.0 : 1.0;
+        double dA_v = 0;
+        for (int e = 0; e < n; ++e) {
+          const double dA = pr.jn[slot * n + e].d[k] + sign * mu * pr.jt[slot * n + e].d[k];
+          R1(e, col) -= dA * beta_[row];
+          dA_v += dA * v_[e];
+        }
+        R2(r, col) = pr.b[2 * slot].d[k] - dA_v;
+      }
+    }
+  }
+  for (int a = 0; a < na; ++a) {
+    const double K = p.joint_gain[a];
+    R1(nu + a, n + a) = -h * K;            // dc_a / dq̄_a
+    R1(nu + a, n + na + a) = -h * h * K;   // dc_a / du_a
+  }
+
+  // 4. dv, then A and B.
+  auto dv = w.dv.leftCols(cols);
+  if (weak_rows == Weak::pressed_two_sided || weak_rows == Weak::pressed_one_sided) {
+    w.kkt.solve(R1, R2, dv);
+    if (weak_rows == Weak::pressed_two_sided && w.kkt.inconsistency() > kSwitchMargin) {
+      weak_rows = Weak::inactive;  // their right-hand sides move apart from the pressed rows'
+      factor(s);
+    }
+  }
+  if (weak_rows == Weak::none || weak_rows == Weak::inactive) w.kkt.solve(R1, R2.topRows(s), dv);
+  if (weak_rows == Weak::pressed_one_sided || weak_rows == Weak::inactive) {
+    d.degenerate = true;
+    d.margin = std::min(d.margin, weak_margin);
+  }
+  // Dependent pressed rows whose right-hand sides move apart: some must leave the active set.
+  if (w.kkt.inconsistency() > kSwitchMargin) d.degenerate = true;
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j) d.A(i, j) += h * dv(i, j);
+    for (int a = 0; a < na; ++a) {
+      d.A(i, n + a) = h * dv(i, n + a);
+      d.B(i, a) = h * dv(i, n + na + a);
+    }
+  }
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < cols; ++j)
+      if (!std::isfinite(dv(i, j))) {
+        d.detail = "the derivative is not finite (" + three_digits(dv(i, j)) + ")";
+        return Status::numerical_failure;
+      }
+  return Status::solved;
+}
+
+}  // namespace qs

@@ -1,0 +1,460 @@
+// The step's derivatives (quasistep/core/derivatives.hpp): A = dx+/dx and B = dx+/du against
+// central finite differences of the step on states sampled around every example's
+// trajectory; the one-sided derivative at a switch; no NaN or Inf over random states
+// (touching, penetrating, far apart); the analytic cases; bitwise repeatability; and the
+// formulations without derivatives saying so.
+#include "quasistep/core/derivatives.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "quasistep/core/formulation_table.hpp"
+#include "quasistep/core/formulations/anitescu_qp/anitescu_lanes.hpp"
+#include "quasistep/core/formulations/anitescu_qp/anitescu_qp.hpp"
+#include "quasistep/core/jet.hpp"
+#include "quasistep/core/scene.hpp"
+#include "quasistep/core/stepper.hpp"
+#include "tests/support/example_json.hpp"
+
+namespace qs::derivatives_test {
+namespace {
+
+using nlohmann::json;
+
+/// x = [q; the memory that is state] of s.
+Eigen::VectorXd state_x(const Model& m, const State& s) {
+  const int nq = m.n_q(), nm = derivative_memory_size(m);
+  Eigen::VectorXd x(nq + nm);
+  x.head(nq) = s.q;
+  x.tail(nm) = s.memory.head(nm);
+  return x;
+}
+void set_x(const Model& m, State& s, const Eigen::VectorXd& x) {
+  const int nq = m.n_q(), nm = derivative_memory_size(m);
+  s.q = x.head(nq);
+  s.memory.head(nm) = x.tail(nm);
+}
+
+/// The Anitescu QP's answer polished on its active set: the equality-constrained QP
+///   [H  -A_S'; A_S  0] [v; beta_S] = [-c; b_S]
+/// solved by Eigen's complete orthogonal decomposition (rank-revealing: pressed rows may be
+/// dependent), code independent of the derivatives' own KKT solve. The kernels' answers are
+/// accepted at a scaled KKT residual of 1e-9 and some carry errors of 1e-10 in v, which a
+/// difference of 1e-6 would turn into errors of 1e-4; polished, they are exact to rounding.
+Eigen::VectorXd polished_velocity(const AnitescuQp& stepper) {
+  const DenseQpProblem qp = stepper.problem();
+  const Eigen::VectorXd v = stepper.velocity();
+  const Eigen::VectorXd beta = stepper.beta();
+  const int n = static_cast<int>(v.size()), rows = static_cast<int>(beta.size());
+  const Eigen::VectorXd slack = qp.A_in * v - qp.b_in;
+  const double impulse_scale = std::max({beta.size() ? beta.maxCoeff() : 0.0, qp.c.cwiseAbs().maxCoeff(), 1e-300});
+  const double velocity_scale =
+      rows ? std::max(qp.b_in.cwiseAbs().maxCoeff() + (qp.A_in * v).cwiseAbs().maxCoeff(), 1e-300) : 1.0;
+  std::vector<int> active;
+  for (int k = 0; k < rows; ++k)
+    if (beta[k] / impulse_scale > std::max(slack[k], 0.0) / velocity_scale) active.push_back(k);
+  const int s = static_cast<int>(active.size());
+  Eigen::MatrixXd K = Eigen::MatrixXd::Zero(n + s, n + s);
+  Eigen::VectorXd rhs(n + s);
+  K.topLeftCorner(n, n) = qp.H.topLeftCorner(n, n);
+  rhs.head(n) = -qp.c.head(n);
+  for (int r = 0; r < s; ++r) {
+    K.block(n + r, 0, 1, n) = qp.A_in.row(active[r]);
+    K.block(0, n + r, n, 1) = -qp.A_in.row(active[r]).transpose();
+    rhs[n + r] = qp.b_in[active[r]];
+  }
+  return Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd>(K).solve(rhs).head(n);
+}
+
+/// One step of (s, p) solved exactly: the stepper's fallback path (Lemke on the dual LCP, or
+/// the dense QP), direct solvers, their answer then polished on its active set
+/// (polished_velocity), so that a central difference of 1e-6 resolves the derivative to
+/// about 1e-9 (PGS stops at a residual of 1e-10, which a difference of 1e-6 would turn into
+/// errors of 1e-4).
+bool exact_step(Stepper& stepper, const Model& m, const WorldParams& p, State& s) {
+  const Eigen::VectorXd q0 = s.q;
+  if (stepper.step_fallback(m, p, s) != Status::solved) return false;
+  if (const auto* qp = dynamic_cast<const AnitescuQp*>(&stepper)) s.q = q0 + p.h * polished_velocity(*qp);
+  return true;
+}
+
+/// The step's p with u held (commanded) at the scene's schedule at the middle of the step.
+WorldParams commanded_params(const Model& m, const State& s) {
+  WorldParams p(m);
+  p.command.assign(static_cast<size_t>(m.n_a), 0.0);
+  for (const Joint& j : m.joints)
+    if (j.control == Control::velocity) p.command[static_cast<size_t>(j.dof - m.n_u)] = j.command(s.t + 0.5 * m.step.h);
+  p.commanded = true;
+  return p;
+}
+
+struct FiniteDifferences {
+  Eigen::MatrixXd A, B;
+  bool ok = false;
+};
+
+/// Central differences of the exact step in every entry of x and u.
+FiniteDifferences central_differences(Stepper& stepper, const Model& m, const WorldParams& p, const State& s,
+                                      double delta) {
+  FiniteDifferences fd;
+  const Eigen::VectorXd x0 = state_x(m, s);
+  const int nx = static_cast<int>(x0.size()), na = m.n_a;
+  fd.A.resize(nx, nx);
+  fd.B.resize(nx, na);
+  const auto end_state = [&](const Eigen::VectorXd& x, const WorldParams& pp, Eigen::VectorXd& out) {
+    State t = s;
+    set_x(m, t, x);
+    if (!exact_step(stepper, m, pp, t)) return false;
+    out = state_x(m, t);
+    return true;
+  };
+  Eigen::VectorXd plus, minus;
+  for (int j = 0; j < nx; ++j) {
+    Eigen::VectorXd x = x0;
+    x[j] += delta;
+    if (!end_state(x, p, plus)) return fd;
+    x[j] = x0[j] - delta;
+    if (!end_state(x, p, minus)) return fd;
+    fd.A.col(j) = (plus - minus) / (2 * delta);
+  }
+  for (int a = 0; a < na; ++a) {
+    WorldParams pp = p;
+    pp.command[static_cast<size_t>(a)] += delta;
+    if (!end_state(x0, pp, plus)) return fd;
+    pp.command[static_cast<size_t>(a)] = p.command[static_cast<size_t>(a)] - delta;
+    if (!end_state(x0, pp, minus)) return fd;
+    fd.B.col(a) = (plus - minus) / (2 * delta);
+  }
+  fd.ok = true;
+  return fd;
+}
+
+double relative_frobenius(const Eigen::MatrixXd& got, const Eigen::MatrixXd& want) {
+  const double scale = want.norm();
+  return scale > 0 ? (got - want).norm() / scale : got.norm();
+}
+
+/// The example's trajectory (every row), stepped by the stepper's own path.
+std::vector<State> trajectory(const Model& m) {
+  auto stepper = make_stepper(m);
+  std::vector<State> rows{initial_state(m)};
+  State s = rows.back();
+  for (int l = 0; l < m.step.steps && stepper->step(m, s) == Status::solved; ++l) rows.push_back(s);
+  return rows;
+}
+
+struct Campaign {
+  int samples = 0, kept = 0, degenerate = 0, failed = 0;
+  double worst_A = 0, worst_B = 0;
+};
+
+/// The finite-difference check of the derivatives of `scene_json` on `samples` states of its
+/// trajectory, each perturbed by up to 1 mm (lengths) and 1 mrad (angles), the reference
+/// entries of the state alike, and its commands by up to 10%. A sample is kept when the step
+/// and every difference solve, the derivative is not at a switch and every complementarity
+/// pair's margin (StepDerivatives::margin, relative) exceeds 1000 delta = 1e-3: a difference
+/// of delta = 1e-6 moves a row's slack by about delta / h, which is 1e-4 of a velocity scale
+/// of 1 m/s at h = 0.01 s, so no pair switches within the difference. (With the threshold
+/// at 1e-6 samples whose pairs do switch within the difference come in, and their central
+/// differences average the two sides: errors up to 0.9.)
+Campaign check_against_differences(const json& scene_json, int samples, unsigned seed) {
+  const Scene scene = parse_scene(scene_json.dump());
+  const Model& m = *scene.model;
+  const std::vector<State> rows = trajectory(m);
+  auto stepper = make_stepper(m);
+  auto reference = make_stepper(m);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  std::uniform_int_distribution<size_t> row(0, rows.size() - 1);
+  const double delta = 1e-6;
+  StepDerivatives d;
+  Campaign c;
+  for (int k = 0; k < samples; ++k) {
+    State s = rows[row(rng)];
+    for (int e = 0; e < m.n_q(); ++e) s.q[e] += 1e-3 * unit(rng);  // 1 mm or 1 mrad
+    for (int a = 0; a < derivative_memory_size(m); ++a) s.memory[a] += 1e-3 * unit(rng);
+    WorldParams p = commanded_params(m, s);
+    for (double& u : p.command) u *= 1.0 + 0.1 * unit(rng);
+    ++c.samples;
+    State after = s;
+    if (stepper->step(m, p, after, d) != Status::solved || d.status != Status::solved) {
+      ++c.failed;
+      continue;
+    }
+    if (d.degenerate || d.margin <= 1000 * delta) {
+      c.degenerate += d.degenerate;
+      continue;
+    }
+    const FiniteDifferences fd = central_differences(*reference, m, p, s, delta);
+    if (!fd.ok) {
+      ++c.failed;
+      continue;
+    }
+    ++c.kept;
+    const double eA = relative_frobenius(d.A, fd.A), eB = m.n_a ? relative_frobenius(d.B, fd.B) : 0.0;
+    c.worst_A = std::max(c.worst_A, eA);
+    c.worst_B = std::max(c.worst_B, eB);
+    if (eA > 1e-6 || eB > 1e-6) {
+      ADD_FAILURE() << "sample " << k << " at t = " << s.t << ": |A - A_fd| / |A_fd| = " << eA
+                    << ", |B - B_fd| / |B_fd| = " << eB << "\nA =\n" << d.A << "\nA_fd =\n" << fd.A << "\nB =\n"
+                    << d.B << "\nB_fd =\n" << fd.B;
+      return c;
+    }
+  }
+  return c;
+}
+
+json example(const std::string& name) { return test::example_json(name + ".json"); }
+
+/// plan_pivot has no commands (its planner chooses them): here its finger starts at 0.085 m,
+/// near the box's top, and pushes at 0.1 m/s in x, which tips the box (mu = 0.8 holds its
+/// corner: pushed above 0.05 m / mu = 0.0625 m it tips before it slides).
+json pivot_push() {
+  json scene = example("plan_pivot");
+  scene["joints"][0]["position"] = 0.085;
+  scene["commands"] = {{"finger_x", {{"velocity", 0.1}}}, {"finger_y", {{"velocity", 0.0}}}};
+  return scene;
+}
+json in_mode(json scene, const char* mode) {
+  scene["model"]["mode"] = mode;
+  return scene;
+}
+/// The box push quasi-dynamic: the 0.5 kg box of 0.1 m x 0.1 m gets its inertia m (a^2 + b^2) / 12.
+json box_push_quasi_dynamic() {
+  json scene = in_mode(example("anitescu_box_push"), "quasi_dynamic");
+  scene["bodies"][1]["inertia"] = 0.5 * (0.01 + 0.01) / 12;
+  return scene;
+}
+
+// ---- the problem data's derivatives --------------------------------------------------
+
+TEST(Derivatives, JetDerivativesOfTheAnitescuProblemAreItsCentralDifferences) {
+  // anitescu_pose_problem at T = Jet (the contact geometry's second derivatives included)
+  // against central differences of its T = double evaluation, on states around the examples.
+  for (const char* name : {"anitescu_box_push", "anitescu_grasp", "anitescu_drop"}) {
+    SCOPED_TRACE(name);
+    const Scene scene = parse_scene(example(name).dump());
+    const Model& m = *scene.model;
+    const std::vector<State> rows = trajectory(m);
+    const int n = m.n_q(), na = m.n_a;
+    const WorldParams p(m);
+    AnitescuProblem<Jet> jet(m);
+    AnitescuProblem<double> plus(m), minus(m);
+    std::vector<Jet> qj(n), refj(std::max(na, 1)), muj(m.pairs.size());
+    for (size_t k = 0; k < m.pairs.size(); ++k) muj[k] = Jet(p.pair_friction[k]);
+    std::mt19937_64 rng(7);
+    std::uniform_real_distribution<double> unit(-1.0, 1.0);
+    double worst = 0;
+    for (size_t r = 0; r < rows.size(); r += 3) {
+      Eigen::VectorXd q = rows[r].q;
+      for (int e = 0; e < n; ++e) q[e] += 1e-3 * unit(rng);
+      const double* ref = rows[r].memory.data();
+      for (int a = 0; a < na; ++a) refj[a] = Jet(ref[a]);
+      for (int first = 0; first < n; first += kJetWidth) {
+        for (int e = 0; e < n; ++e) qj[e] = e >= first && e - first < kJetWidth ? Jet::variable(q[e], e - first) : Jet(q[e]);
+        anitescu_pose_problem<Jet>(m, p, jet, qj.data(), refj.data(), muj.data(), nullptr, rows[r].t);
+        for (int k = 0; k < kJetWidth && first + k < n; ++k) {
+          const double delta = 1e-6;
+          Eigen::VectorXd qp = q, qm = q;
+          qp[first + k] += delta;
+          qm[first + k] -= delta;
+          anitescu_pose_problem<double>(m, p, plus, qp.data(), ref, p.pair_friction.data(), nullptr, rows[r].t);
+          anitescu_pose_problem<double>(m, p, minus, qm.data(), ref, p.pair_friction.data(), nullptr, rows[r].t);
+          const auto compare = [&](const std::vector<Jet>& got, const std::vector<double>& a, const std::vector<double>& b,
+                                   const char* what) {
+            for (size_t i = 0; i < got.size(); ++i) {
+              const double fd = (a[i] - b[i]) / (2 * delta);
+              const double err = std::abs(got[i].d[k] - fd) / std::max(1.0, std::abs(fd));
+              worst = std::max(worst, err);
+              EXPECT_LE(err, 1e-6) << what << "[" << i << "] along q[" << first + k << "]: " << got[i].d[k]
+                                   << " vs " << fd << " (row " << r << ")";
+            }
+          };
+          compare(jet.jn, plus.jn, minus.jn, "J_n");
+          compare(jet.jt, plus.jt, minus.jt, "J_t");
+          compare(jet.b, plus.b, minus.b, "b");
+          compare(jet.c, plus.c, minus.c, "c");
+          compare(jet.Mu, plus.Mu, minus.Mu, "M_u");
+        }
+      }
+    }
+    std::printf("%s: worst relative error of the data's derivatives %.2e\n", name, worst);
+  }
+}
+
+// ---- the Anitescu step, both modes -----------------------------------------------------
+
+TEST(Derivatives, AnitescuMatchesCentralDifferencesOnEveryExampleInBothModes) {
+  struct Case {
+    const char* name;
+    json scene;
+  };
+  const std::vector<Case> cases{
+      {"anitescu_box_push (quasistatic)", example("anitescu_box_push")},
+      {"anitescu_box_push (quasi-dynamic)", box_push_quasi_dynamic()},
+      {"plan_pivot (quasistatic)", pivot_push()},
+      {"anitescu_drop (quasi-dynamic)", example("anitescu_drop")},
+      {"anitescu_grasp (quasi-dynamic)", example("anitescu_grasp")},
+      {"anitescu_grasp (quasistatic)", in_mode(example("anitescu_grasp"), "quasistatic")},
+  };
+  unsigned seed = 1;
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.name);
+    const Campaign c = check_against_differences(k.scene, 1000, seed++);
+    std::printf("%s: %d samples, %d kept, %d at a switch, %d not solved; worst relative error A %.2e, B %.2e\n",
+                k.name, c.samples, c.kept, c.degenerate, c.failed, c.worst_A, c.worst_B);
+    // A third of the samples at least are away from every switch: the check is not vacuous.
+    EXPECT_GE(c.kept, c.samples / 3);
+    EXPECT_LE(c.worst_A, 1e-6);
+    EXPECT_LE(c.worst_B, 1e-6);
+  }
+}
+
+TEST(Derivatives, AtASwitchTheDerivativeIsOneSidedAndSaysSo) {
+  // The drop's box held flat exactly g h^2 above the table: in one step it falls exactly
+  // onto it (quasi-dynamic: from rest, v' = -g h), so its corners' rows have neither impulse
+  // nor slack. Raised, the box falls freely (dy+/dy = 1); lowered, it lands early and stops
+  // on the table (dy+/dy = 0). The derivative returned is the separating side's, flagged.
+  const Scene scene = parse_scene(example("anitescu_drop").dump());
+  const Model& m = *scene.model;
+  const double h = m.step.h, g = m.world.gravity;
+  State s = initial_state(m);
+  s.q << 0.0, 0.03 + g * h * h, 0.0;
+  auto stepper = make_stepper(m);
+  StepDerivatives d;
+  State after = s;
+  ASSERT_EQ(stepper->step(m, WorldParams(m), after, d), Status::solved);
+  ASSERT_EQ(d.status, Status::solved) << d.detail;
+  EXPECT_TRUE(d.degenerate);
+  EXPECT_LE(d.margin, kSwitchMargin);
+  EXPECT_NEAR((d.A - Eigen::MatrixXd::Identity(3, 3)).norm(), 0.0, 1e-12) << d.A;
+  const auto y_after = [&](double y) {
+    State t = s;
+    t.q[1] = y;
+    EXPECT_EQ(stepper->step(m, t), Status::solved);
+    return t.q[1];
+  };
+  const double delta = 1e-7, y0 = s.q[1];
+  EXPECT_NEAR((y_after(y0 + delta) - y_after(y0)) / delta, d.A(1, 1), 1e-6);  // the side returned
+  EXPECT_NEAR((y_after(y0) - y_after(y0 - delta)) / delta, 0.0, 1e-6);        // the other side
+}
+
+TEST(Derivatives, AnitescuJointsAwayFromContactFollowTheirReference) {
+  // The grasp's first state: the fingers touch nothing, so each velocity-controlled joint
+  // ends the step at its reference, q_a+ = q̄_a + h u: dq_a+/dq_a = 0, dq_a+/dq̄_a = 1,
+  // dq_a+/du_a = h, exactly as the model says (no robot gravity acts: it is compensated).
+  const Scene scene = parse_scene(example("anitescu_grasp").dump());
+  const Model& m = *scene.model;
+  State s = initial_state(m);
+  auto stepper = make_stepper(m);
+  StepDerivatives d;
+  ASSERT_EQ(stepper->step(m, WorldParams(m), s, d), Status::solved);
+  ASSERT_EQ(d.status, Status::solved) << d.detail;
+  const int nu = m.n_u, n = m.n_q(), na = m.n_a;
+  for (int a = 0; a < na; ++a) {
+    SCOPED_TRACE(m.dofs[nu + a].name);
+    for (int j = 0; j < n; ++j) EXPECT_NEAR(d.A(nu + a, j), 0.0, 1e-12);
+    for (int b = 0; b < na; ++b) {
+      EXPECT_NEAR(d.A(nu + a, n + b), a == b ? 1.0 : 0.0, 1e-12);
+      EXPECT_NEAR(d.B(nu + a, b), a == b ? m.step.h : 0.0, 1e-12);
+      // The reference itself: q̄_a+ = q̄_a + h u.
+      EXPECT_EQ(d.A(n + a, n + b), a == b ? 1.0 : 0.0);
+      EXPECT_EQ(d.B(n + a, b), a == b ? m.step.h : 0.0);
+    }
+  }
+  EXPECT_EQ(derivative_state_names(m).back(), command_names(m).back() + ".reference");
+}
+
+TEST(Derivatives, NoNanOrInfOverRandomStatesTouchingPenetratingAndApart) {
+  // 2,000 random states per example (10,000 in all): the trajectory's states moved by up to
+  // 2 cm and 0.2 rad (bodies apart, touching and interpenetrating), the references alike, and
+  // commands of up to 0.5 m/s either way. Every solved step's derivative is finite, or is a
+  // failure that says why.
+  int solved = 0, refused = 0, steps_failed = 0;
+  unsigned seed = 11;
+  for (const json& scene_json : {example("anitescu_box_push"), box_push_quasi_dynamic(), pivot_push(),
+                                 example("anitescu_drop"), example("anitescu_grasp")}) {
+    const Scene scene = parse_scene(scene_json.dump());
+    const Model& m = *scene.model;
+    const std::vector<State> rows = trajectory(m);
+    auto stepper = make_stepper(m);
+    std::mt19937_64 rng(seed++);
+    std::uniform_real_distribution<double> unit(-1.0, 1.0);
+    std::uniform_int_distribution<size_t> row(0, rows.size() - 1);
+    StepDerivatives d;
+    for (int k = 0; k < 2000; ++k) {
+      State s = rows[row(rng)];
+      for (int e = 0; e < m.n_q(); ++e) s.q[e] += (m.dofs[e].name.ends_with(".theta") ? 0.2 : 0.02) * unit(rng);
+      for (int a = 0; a < derivative_memory_size(m); ++a) s.memory[a] += 0.02 * unit(rng);
+      WorldParams p = commanded_params(m, s);
+      for (double& u : p.command) u = 0.5 * unit(rng);
+      if (stepper->step(m, p, s, d) != Status::solved) {
+        ++steps_failed;
+        EXPECT_NE(d.status, Status::solved);
+        EXPECT_FALSE(d.detail.empty());
+        continue;
+      }
+      if (d.status != Status::solved) {
+        ++refused;
+        EXPECT_FALSE(d.detail.empty());
+        continue;
+      }
+      ++solved;
+      ASSERT_TRUE(d.A.allFinite() && d.B.allFinite()) << "example " << scene.source << ", sample " << k;
+    }
+  }
+  std::printf("%d derivatives, all finite; %d refused with a reason; %d steps did not solve\n", solved, refused,
+              steps_failed);
+  EXPECT_GT(solved, 9000);
+}
+
+TEST(Derivatives, AreBitwiseTheSameFromAnyStepperAndOnRepeat) {
+  const Scene scene = parse_scene(example("anitescu_grasp").dump());
+  const Model& m = *scene.model;
+  const std::vector<State> rows = trajectory(m);
+  auto first = make_stepper(m), second = make_stepper(m);
+  StepDerivatives a, b, c;
+  for (size_t r = 0; r < rows.size(); r += 7) {
+    State s1 = rows[r], s2 = rows[r], s3 = rows[r];
+    const WorldParams p(m);
+    ASSERT_EQ(first->step(m, p, s1, a), Status::solved);
+    ASSERT_EQ(second->step(m, p, s2, b), Status::solved);
+    ASSERT_EQ(first->step(m, p, s3, c), Status::solved);
+    EXPECT_TRUE(a.A == b.A && a.B == b.B && a.A == c.A && a.B == c.B) << "row " << r;
+  }
+}
+
+TEST(Derivatives, AFailedStepOrAFormulationWithoutThemSaysWhy) {
+  {
+    const Scene scene = parse_scene(example("ecp_box_tip").dump());
+    const Model& m = *scene.model;
+    State s = initial_state(m);
+    auto stepper = make_stepper(m);
+    StepDerivatives d;
+    ASSERT_EQ(stepper->step(m, WorldParams(m), s, d), Status::solved);
+    EXPECT_EQ(d.status, Status::bad_input);
+    EXPECT_EQ(d.detail, "ecp_ncp has no step derivatives");
+  }
+  {
+    const Scene scene = parse_scene(example("anitescu_grasp").dump());
+    const Model& m = *scene.model;
+    State s = initial_state(m);
+    auto stepper = make_stepper(m);
+    WorldParams p(m);
+    p.h = -1;
+    StepDerivatives d;
+    EXPECT_EQ(stepper->step(m, p, s, d), Status::bad_input);
+    EXPECT_EQ(d.status, Status::bad_input);
+    EXPECT_NE(d.detail.find("step.h must be a finite number > 0"), std::string::npos) << d.detail;
+  }
+}
+
+}  // namespace
+}  // namespace qs::derivatives_test
