@@ -45,7 +45,9 @@ Status Stepper::run(const Model& m, const WorldParams& p, State& s, bool fallbac
 }
 
 Status Stepper::step(const Model& m, const WorldParams& p, State& s, StepDerivatives& d) {
+  differentiating_ = true;
   const Status st = run(m, p, s, false);
+  differentiating_ = false;
   d.degenerate = false;
   d.margin = 1;
   d.detail.clear();

@@ -137,6 +137,27 @@ TEST(AllocationFree, AnitescuStepWithDerivativesAfterTheFirst) {
   }
 }
 
+TEST(AllocationFree, HalmPosaStepWithDerivativesAfterTheFirst) {
+  // The push on the template path, and the wall re-linearised twice (a chain of LCPs).
+  for (const int relinearize : {0, 2}) {
+    const Scene scene = load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/examples/" +
+                                        (relinearize ? "halm_posa_wall.json" : "halm_posa_push.json"));
+    Model m = *scene.model;
+    formulation_params<HalmPosaParams>(m).relinearize_iterations = relinearize;
+    const WorldParams p(m);
+    State s = initial_state(m);
+    HalmPosaLcp stepper(m);
+    StepDerivatives d;
+    ASSERT_EQ(stepper.step(m, p, s, d), Status::solved);
+    test::CountAllocations guard;
+    for (int l = 1; l < m.step.steps; ++l) {
+      ASSERT_EQ(stepper.step(m, p, s, d), Status::solved);
+      ASSERT_EQ(d.status, Status::solved) << d.detail;
+    }
+    EXPECT_EQ(guard.count(), 0) << relinearize;
+  }
+}
+
 // ---- the UCP solvers (Pang, Trinkle & Lo 1996): a repeated solve -------------------------------------------
 // ucp_enumerate_modes (`quasistep ucp --all`) is left out: it returns a list of every mode
 // combination with a solution, which grows with the answer, and is a one-shot search for

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "halm_posa_derivative_work.hpp"
+
 namespace qs {
 
 HalmPosaLcp::HalmPosaLcp(const Model& m)
@@ -32,7 +34,10 @@ HalmPosaLcp::HalmPosaLcp(const Model& m)
       slot_(m.n_slots()),
       gap_(m.n_slots()),
       slide_(m.n_slots()),
-      unreached_(m.n_slots()) {
+      unreached_(m.n_slots()),
+      linearisations_(static_cast<size_t>(formulation_params_or_default<HalmPosaParams>(m).relinearize_iterations) + 1,
+                      Linearisation{std::vector<char>(m.n_slots()), std::vector<double>(4 * m.n_slots()),
+                                    std::vector<double>(4 * m.n_slots())}) {
   lcp_unit_ = halm_posa_lcp_unit(formulation_params_or_default<HalmPosaParams>(m));
   A_body_ /= lcp_unit_;
   for (size_t b = 0; b < m.bodies.size(); ++b)
@@ -42,6 +47,8 @@ HalmPosaLcp::HalmPosaLcp(const Model& m)
   if (halm_posa_template_applies(m)) template_ = std::make_unique<HalmPosaStepWorkspace<double>>(m);
 }
 
+HalmPosaLcp::~HalmPosaLcp() = default;  // here: DerivativeWork is complete
+
 Status HalmPosaLcp::advance(const Model& m, const WorldParams& p, State& s) {
   by_template_ = false;
   // The template's Model conditions are those of the input check below, so a Model it
@@ -49,7 +56,15 @@ Status HalmPosaLcp::advance(const Model& m, const WorldParams& p, State& s) {
   // checked by both.
   if (template_ && halm_posa_template_applies(m) && s.q.size() == m.n_q()) {
     HalmPosaStepWorkspace<double>& w = *template_;
-    halm_posa_template_step<double>(m, p, w, s.q.data(), p.pair_friction.data(), nullptr, nullptr, s.t);
+    // While the step is differentiated, each linearisation's answer in the fixed layout.
+    const auto record = [&](int it) {
+      if (!differentiating()) return;
+      Linearisation& rec = linearisations_[static_cast<size_t>(it)];
+      for (int i = 0; i < w.ns; ++i) rec.in_lcp[i] = w.active[i] && !w.unreached[i];
+      std::copy(w.z.begin(), w.z.begin() + w.n, rec.z.begin());
+      std::copy(w.w.begin(), w.w.begin() + w.n, rec.w.begin());
+    };
+    halm_posa_template_step<double>(m, p, w, s.q.data(), p.pair_friction.data(), nullptr, nullptr, s.t, record);
     if (w.ok) {
       record_template_step(s.q);
       for (int e = 0; e < m.n_q(); ++e) s.q[e] = w.q_end[e];
@@ -118,6 +133,7 @@ Status HalmPosaLcp::advance_fallback(const Model& m, const WorldParams& p, State
   q_lin_ = s.q;
   int pivots = 0;
   for (int it = 0; it <= params.relinearize_iterations; ++it) {
+    linearisation_ = it;
     const Status st = solve_about(m, p, s.q, q_lin_, q_end_);
     pivots += result_->stats.iterations;
     report_.pivots = pivots;
@@ -301,7 +317,23 @@ Status HalmPosaLcp::solve_about(const Model& m, const WorldParams& p, const Eige
   }
   dq_o_ = dq_o;
   report_.linearised_penetration = lin_pen;
+  if (differentiating()) record_linearisation(nc);
   return Status::solved;
+}
+
+void HalmPosaLcp::record_linearisation(int nc) {
+  Linearisation& rec = linearisations_[static_cast<size_t>(linearisation_)];
+  const int ns = static_cast<int>(rec.in_lcp.size());
+  std::fill(rec.in_lcp.begin(), rec.in_lcp.end(), 0);
+  std::fill(rec.z.begin(), rec.z.end(), 0.0);
+  std::fill(rec.w.begin(), rec.w.end(), 1.0);
+  for (int k = 0; k < nc; ++k) {
+    rec.in_lcp[slot_[k]] = 1;
+    for (int b = 0; b < 4; ++b) {
+      rec.z[b * ns + slot_[k]] = result_->z[b * nc + k];
+      rec.w[b * ns + slot_[k]] = result_->w[b * nc + k];
+    }
+  }
 }
 
 }  // namespace qs

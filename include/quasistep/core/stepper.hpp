@@ -178,6 +178,9 @@ class Stepper {
   /// identity and zero on entry), d.degenerate, d.margin and, unless solved, d.detail.
   /// By default: bad_input, the formulation has no derivatives.
   virtual Status differentiate(const Model& m, const WorldParams& p, StepDerivatives& d);
+  /// The step being taken was asked for its derivatives (step(m, p, s, d)): a formulation
+  /// records then what differentiate() needs beyond the answer it keeps anyway.
+  bool differentiating() const { return differentiating_; }
   const Eigen::VectorXd& step_start_q() const { return step_start_q_; }
   const Eigen::VectorXd& step_start_memory() const { return step_start_memory_; }
   double step_start_t() const { return step_start_t_; }
@@ -227,6 +230,7 @@ class Stepper {
   Eigen::VectorXd step_start_q_, step_start_memory_;
   double step_start_t_ = 0;
   int derivative_nx_ = -1;  // derivative_state_size of the model, once known
+  bool differentiating_ = false;
 };
 
 /// What a program may set on the steppers it builds (make_stepper, BatchOptions): the

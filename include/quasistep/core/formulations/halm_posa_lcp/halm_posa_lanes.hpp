@@ -59,10 +59,12 @@ inline bool halm_posa_template_applies(const Model& m) {
   return true;
 }
 
+/// The Halm-Posa step's problem data for one world (T = double), a lane group (T = Lane), or
+/// with derivatives along chosen directions (T = Jet, quasistep/core/jet.hpp): what
+/// halm_posa_detail::pose_about and fill_lcp fill, and the answer z, w that finish_about reads.
 template <class T>
-struct HalmPosaStepWorkspace {
+struct HalmPosaProblem {
   using MaskT = decltype(std::declval<const T&>() < std::declval<const T&>());
-  static constexpr int kLanes = lanes_of<T>;
   int nq = 0, nu = 0, na = 0, ns = 0, n = 0;
   int object = -1;
   int dof_o[3] = {-1, -1, -1};
@@ -81,17 +83,10 @@ struct HalmPosaStepWorkspace {
   std::unique_ptr<MaskT[]> unreached;  // (ns) active but out of the step's reach: not in the LCP
   std::vector<T> gap, slide;           // (ns) linearised gap phi + J_n (q0 - q_lin) + J_n h u; J_t h u
   MaskT reach_kept{};                  // every unreached slot's end gap >= 0 (checked)
-  LemkeLanes<T> lemke;
-  LemkeLanesResult<T> lemke_result;
-  // Per lane outcome of the last step.
-  MaskT ok{};                                 // accepted: q_end is the step
-  std::array<Status, kLanes> status{};        // solved, or the first failing Lemke status
-  std::array<int, kLanes> pivots{};           // summed over the linearisations
-  std::array<double, kLanes> residual{};      // Lemke's residual of the last linearisation
-  T n_active{};                               // active slots of the last linearisation
-  T linearised_penetration{};                 // min(0, most negative w of a normal row)
+  T n_active{};                        // active slots of the last linearisation
+  T linearised_penetration{};          // min(0, most negative w of a normal row)
 
-  explicit HalmPosaStepWorkspace(const Model& m)
+  explicit HalmPosaProblem(const Model& m)
       : nq(m.n_q()),
         nu(m.n_u),
         na(m.n_a),
@@ -118,8 +113,7 @@ struct HalmPosaStepWorkspace {
         active(std::make_unique<MaskT[]>(sz(ns))),
         unreached(std::make_unique<MaskT[]>(sz(ns))),
         gap(sz(ns)),
-        slide(sz(ns)),
-        lemke(n) {
+        slide(sz(ns)) {
     for (std::size_t b = 0; b < m.bodies.size(); ++b)
       if (m.bodies[b].kind == BodyKind::free) object = static_cast<int>(b);
     if (object >= 0)
@@ -129,8 +123,23 @@ struct HalmPosaStepWorkspace {
     if (hp.limit_surface_A) A_body = *hp.limit_surface_A / lcp_unit;
   }
 
- private:
+ protected:
   static std::size_t sz(int k) { return static_cast<std::size_t>(std::max(k, 1)); }
+};
+
+template <class T>
+struct HalmPosaStepWorkspace : HalmPosaProblem<T> {
+  using MaskT = typename HalmPosaProblem<T>::MaskT;
+  static constexpr int kLanes = lanes_of<T>;
+  LemkeLanes<T> lemke;
+  LemkeLanesResult<T> lemke_result;
+  // Per lane outcome of the last step.
+  MaskT ok{};                                 // accepted: q_end is the step
+  std::array<Status, kLanes> status{};        // solved, or the first failing Lemke status
+  std::array<int, kLanes> pivots{};           // summed over the linearisations
+  std::array<double, kLanes> residual{};      // Lemke's residual of the last linearisation
+
+  explicit HalmPosaStepWorkspace(const Model& m) : HalmPosaProblem<T>(m), lemke(this->n) {}
 };
 
 /// Slots out of the step's reach. An active slot whose linearised gap exceeds this many
@@ -146,12 +155,12 @@ inline constexpr double kHalmPosaUnreachable = 0x1p20;
 
 namespace halm_posa_detail {
 
-/// One linearisation about q_lin of the step from q0 (HalmPosaLcp::solve_about on the fixed
-/// layout): builds the LCP, solves it in ws.lemke, writes q_end.
+/// The geometry of one linearisation about q_lin of the step from q0 (HalmPosaLcp::solve_about
+/// on the fixed layout): frames, Jacobian rows, each slot's linearised gap and slide, and
+/// which slots are active and which out of the step's reach (ws.active, ws.unreached).
 template <class T>
-void solve_about(const Model& m, const WorldParams& p, HalmPosaStepWorkspace<T>& ws, const T* q0, const T* mu_pair) {
-  using MaskT = typename HalmPosaStepWorkspace<T>::MaskT;
-  const int nq = ws.nq, nu = ws.nu, na = ws.na, ns = ws.ns, n = ws.n, r = 2 * ns;
+void pose_about(const Model& m, const WorldParams& p, HalmPosaProblem<T>& ws, const T* q0) {
+  const int nq = ws.nq, nu = ws.nu, na = ws.na, ns = ws.ns;
   const T zero(0.0), one(1.0);
   forward_kinematics(m, p, ws.q_lin.data(), ws.body_pose.data(), ws.joint_frame.data());
   const T margin(m.contact_margin);
@@ -184,6 +193,16 @@ void solve_about(const Model& m, const WorldParams& p, HalmPosaStepWorkspace<T>&
     n_active = n_active + select(ws.active[i], one, zero);
   }
   ws.n_active = n_active;
+}
+
+/// The LCP of that linearisation over the slots in it (active and within reach, per
+/// ws.active and ws.unreached): rows of inactive slots are zero, their q is +1 and they are
+/// excluded from the pivoting.
+template <class T>
+void fill_lcp(const Model& m, HalmPosaProblem<T>& ws, const T* mu_pair) {
+  using MaskT = typename HalmPosaProblem<T>::MaskT;
+  const int nq = ws.nq, nu = ws.nu, na = ws.na, ns = ws.ns, n = ws.n, r = 2 * ns;
+  const T zero(0.0), one(1.0);
 
   // A = R(theta) Ã R(theta)' at the linearisation point (Halm & Posa 2018, eq. (12)); R from the
   // object's pose (cos and sin of its theta, quasistep/core/kinematics.hpp).
@@ -253,8 +272,16 @@ void solve_about(const Model& m, const WorldParams& p, HalmPosaStepWorkspace<T>&
     M[(pg + k) * n + pm + k] = select(act, -one, zero);
     for (int b : {pn, pp, pm, pg}) ws.excluded[b + k] = !act;
   }
-  for (int k = 0; k < n; ++k) ws.z[k] = ws.w[k] = zero;
-  ws.lemke.solve(n, M, ws.q_lcp.data(), ws.excluded.get(), ws.z.data(), ws.w.data(), LemkeOptions{}, ws.lemke_result);
+}
+
+/// The step of that linearisation from its answer ws.z, ws.w: q_end, the linearised
+/// penetration, and whether every slot left out stays open.
+template <class T>
+void finish_about(HalmPosaProblem<T>& ws, const T* q0) {
+  using MaskT = typename HalmPosaProblem<T>::MaskT;
+  const int nq = ws.nq, nu = ws.nu, na = ws.na, ns = ws.ns, r = 2 * ns;
+  const int pn = 0, pp = ns, pm = 2 * ns;
+  const T zero(0.0);
 
   // The step: dq_o = A J_o' Lambda (eq. (32)), dq_m = cB J_m' Lambda + h u (eq. (33)).
   T dq_o[3] = {zero, zero, zero};
@@ -281,6 +308,19 @@ void solve_about(const Model& m, const WorldParams& p, HalmPosaStepWorkspace<T>&
   ws.reach_kept = kept;
 }
 
+/// One linearisation about q_lin of the step from q0 (HalmPosaLcp::solve_about on the fixed
+/// layout): builds the LCP, solves it in ws.lemke, writes q_end.
+template <class T>
+void solve_about(const Model& m, const WorldParams& p, HalmPosaStepWorkspace<T>& ws, const T* q0, const T* mu_pair) {
+  pose_about(m, p, ws, q0);
+  fill_lcp(m, ws, mu_pair);
+  const T zero(0.0);
+  for (int k = 0; k < ws.n; ++k) ws.z[k] = ws.w[k] = zero;
+  ws.lemke.solve(ws.n, ws.M.data(), ws.q_lcp.data(), ws.excluded.get(), ws.z.data(), ws.w.data(), LemkeOptions{},
+                 ws.lemke_result);
+  finish_about(ws, q0);
+}
+
 }  // namespace halm_posa_detail
 
 /// One step of p.h of every lane of T from q at time t (the same for every lane); the Model
@@ -289,9 +329,14 @@ void solve_about(const Model& m, const WorldParams& p, HalmPosaStepWorkspace<T>&
 /// c of M(cB) (one T) or null for p's (WorldParams::model_gain); u: the velocity command of each actuated DOF (n_a
 /// values of T) or null for p's (WorldParams::velocity at t + h/2). Results in ws: ok, q_end, status, pivots, residual, and the last
 /// linearisation's frames, active slots, z and w. The caller stores only the lanes it wants.
-template <class T>
+/// `after(it)` is called after linearisation it's solve (the stepper records each one's
+/// answer for the step's derivatives, quasistep/core/derivatives.hpp).
+struct NoLinearisationRecord {
+  void operator()(int) const {}
+};
+template <class T, class After = NoLinearisationRecord>
 void halm_posa_template_step(const Model& m, const WorldParams& p, HalmPosaStepWorkspace<T>& ws, const T* q,
-                             const T* mu_pair, const T* c_scale, const T* u, double t) {
+                             const T* mu_pair, const T* c_scale, const T* u, double t, After after = {}) {
   using MaskT = typename HalmPosaStepWorkspace<T>::MaskT;
   constexpr int L = HalmPosaStepWorkspace<T>::kLanes;
   const int na = ws.na, nq = ws.nq;
@@ -314,6 +359,7 @@ void halm_posa_template_step(const Model& m, const WorldParams& p, HalmPosaStepW
   MaskT ok = zero == zero;
   for (int it = 0; it <= params.relinearize_iterations; ++it) {
     halm_posa_detail::solve_about(m, p, ws, q, mu_pair);
+    after(it);
     for (int l = 0; l < L; ++l) {
       const Status st = ws.lemke_result.status[l];
       ws.pivots[l] += ws.lemke_result.pivots[l];

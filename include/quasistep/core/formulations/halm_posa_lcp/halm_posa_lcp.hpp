@@ -65,6 +65,9 @@ class HalmPosaLcp final : public Stepper {
   /// Sizes every buffer from the Model (tabletop, one free object, A set: the scene reader
   /// guarantees it); step() then allocates nothing on the solved path.
   explicit HalmPosaLcp(const Model& m);
+  ~HalmPosaLcp() override;
+  /// differentiate()'s workspace (halm_posa_derivative_work.hpp, private to core/).
+  struct DerivativeWork;
 
   /// The last step was accepted from the fixed-layout template (not step_fallback).
   bool by_template() const { return by_template_; }
@@ -89,8 +92,15 @@ class HalmPosaLcp final : public Stepper {
   /// engine's fallback for a lane the template did not accept (Stepper::step_fallback), and
   /// advance()'s.
   Status advance_fallback(const Model& m, const WorldParams& p, State& s) override;
+  /// The last step's derivatives (quasistep/core/derivatives.hpp): every linearisation's LCP
+  /// differentiated at the basis of its answer, the re-linearisations chained (each one's
+  /// point is the previous one's end state), by replaying the step in Jets with the
+  /// recorded bases (halm_posa_lcp_derivatives.cpp). No memory is state. The first call
+  /// allocates its workspace.
+  Status differentiate(const Model& m, const WorldParams& p, StepDerivatives& d) override;
 
  private:
+
   /// One linearisation: build the LCP about q_lin for a step starting at q0, solve it, and
   /// write the predicted end state into q_end.
   /// One linearisation; slots out of the step's reach (kHalmPosaUnreachable) are left out
@@ -128,6 +138,17 @@ class HalmPosaLcp final : public Stepper {
   std::vector<int> slot_;        // active slot of each LCP contact
   std::vector<double> gap_, slide_;  // (n_slots) linearised gap and J_t h u of each slot
   std::vector<char> unreached_;      // (n_slots) inside the margin, left out of the LCP
+  /// Linearisation it's answer while the step is differentiated (Stepper::differentiating):
+  /// the slots in its LCP, and z, w in the fixed layout (block b of slot i at b n_slots + i).
+  struct Linearisation {
+    std::vector<char> in_lcp;
+    std::vector<double> z, w;
+  };
+  std::vector<Linearisation> linearisations_;  // (relinearize_iterations + 1)
+  int linearisation_ = 0;                      // the one being solved
+  /// Records the compacted solve's answer as linearisation linearisation_.
+  void record_linearisation(int nc);
+  std::unique_ptr<DerivativeWork> derivative_;
   int size_ = 0;
 };
 
