@@ -51,6 +51,7 @@ constexpr std::array<FormulationInfo, 7> kProductRows{{
      .time_stepping = true,
      .memory_size = no_memory,
      .start_memory = no_memory_start,
+     .has_derivatives = true,
      .lanes = &kHalmPosaLanes,
      .model_gain = {},  // c scales B = 0
      .joint_gain = {},
@@ -68,6 +69,7 @@ constexpr std::array<FormulationInfo, 7> kProductRows{{
      .time_stepping = true,
      .memory_size = no_memory,
      .start_memory = no_memory_start,
+     .has_derivatives = true,
      .lanes = &kHalmPosaLanes,
      .model_gain = "c",
      .joint_gain = {},
@@ -100,6 +102,7 @@ constexpr std::array<FormulationInfo, 7> kProductRows{{
      .memory_size = AnitescuQp::memory_size,
      .start_memory = AnitescuQp::start_memory,
      .derivative_memory = anitescu_qp_derivative_memory,
+     .has_derivatives = true,
      .lanes = &kAnitescuQuasiDynamicLanes,
      .model_gain = {},
      .joint_gain = "stiffness",

@@ -2,7 +2,9 @@
 // complete after a failure.
 #include "tools/cli/cli.hpp"
 
+#include "quasistep/core/derivatives.hpp"
 #include "quasistep/core/formulations/pang_tedrake_miqp/pang_tedrake_miqp.hpp"
+#include "quasistep/core/stepper.hpp"
 #include "quasistep/core/scene.hpp"
 #include "quasistep/kernels/lane.hpp"
 #include "quasistep/version.hpp"
@@ -233,6 +235,15 @@ std::vector<std::string> data_rows(const std::string& file) {
   return rows;  // header first
 }
 
+/// The comma-separated cells of one CSV line (no quoting: the CLI's CSVs have none).
+std::vector<std::string> cells(const std::string& line) {
+  std::vector<std::string> out;
+  std::stringstream in(line);
+  for (std::string cell; std::getline(in, cell, ',');) out.push_back(cell);
+  if (!line.empty() && line.back() == ',') out.emplace_back();
+  return out;
+}
+
 TEST_F(CliTest, RunStepsTheGripperAndWritesTrajectoryAndForces) {
   const std::string out = path("traj.csv"), forces = path("forces.csv");
   const Result r = run({"run", kGripper, "--out", out, "--forces", forces});
@@ -250,6 +261,62 @@ TEST_F(CliTest, RunStepsTheGripperAndWritesTrajectoryAndForces) {
   EXPECT_EQ(f.size(), 1u + 60 * 3);  // every slot of the gripper is active (no margin)
   EXPECT_EQ(f[1].rfind("1,0.01,0,left_finger/cylinder,", 0), 0u) << f[1];
   EXPECT_NE(f[1].find(",solved"), std::string::npos) << f[1];
+}
+
+TEST_F(CliTest, RunDerivativesWritesEveryStepsAAndBAsTheLibraryComputesThem) {
+  // The grasp (Anitescu): x = [q; the impedance references], u the three joint velocities.
+  const std::string scene = std::string(QUASISTEP_SOURCE_DIR) + "/examples/anitescu_grasp.json";
+  const std::string file = path("d.csv");
+  const Result r = run({"run", scene, "--steps", "25", "--derivatives", file});
+  ASSERT_EQ(r.code, kOk) << r.err;
+  EXPECT_NE(r.err.find("; derivatives in " + file), std::string::npos) << r.err;
+  const std::vector<std::string> rows = data_rows(file);
+  ASSERT_EQ(rows.size(), 26u);  // header, steps 1..25
+  const std::vector<std::string> header = cells(rows[0]);
+  // 8 state entries (5 DOFs, 3 references) and 3 commands: 64 + 24 derivative columns.
+  ASSERT_EQ(header.size(), 2u + 64u + 24u + 3u);
+  EXPECT_EQ(header[2], "dcylinder.x+/dcylinder.x");
+  EXPECT_EQ(header[2 + 7], "dcylinder.x+/dy_g.reference");
+  EXPECT_EQ(header[2 + 64], "dcylinder.x+/du_x_l");
+  EXPECT_EQ(header[2 + 64 + 23], "dy_g.reference+/du_y_g");
+  EXPECT_EQ(header.back(), "status");
+  // Every row is the library's StepDerivatives of that step, to the last digit.
+  const Scene sc = load_scene_file(scene);
+  const Model& m = *sc.model;
+  auto stepper = make_stepper(m);
+  State s = initial_state(m);
+  StepDerivatives d;
+  for (int l = 1; l <= 25; ++l) {
+    ASSERT_EQ(stepper->step(m, WorldParams(m), s, d), Status::solved);
+    const std::vector<std::string> row = cells(rows[static_cast<size_t>(l)]);
+    ASSERT_EQ(row.size(), header.size());
+    EXPECT_EQ(std::stoi(row[0]), l);
+    for (int i = 0; i < 8; ++i)
+      for (int j = 0; j < 8; ++j) EXPECT_EQ(std::stod(row[2 + 8 * i + j]), d.A(i, j)) << l << " " << i << " " << j;
+    for (int i = 0; i < 8; ++i)
+      for (int a = 0; a < 3; ++a) EXPECT_EQ(std::stod(row[66 + 3 * i + a]), d.B(i, a)) << l << " " << i << " " << a;
+    EXPECT_EQ(row[row.size() - 3], d.degenerate ? "1" : "0");
+    EXPECT_EQ(row.back(), "solved");
+  }
+}
+
+TEST_F(CliTest, RunDerivativesOfAFormulationWithoutThemIsRefusedAndWritesNothing) {
+  const std::string file = path("d.csv");
+  const Result r =
+      run({"run", std::string(QUASISTEP_SOURCE_DIR) + "/examples/ecp_box_tip.json", "--derivatives", file});
+  EXPECT_EQ(r.code, kInputError);
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("--derivatives: ecp_ncp has no step derivatives"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(file));
+}
+
+TEST_F(CliTest, RunDerivativesOnStandardOutputLeavesOutTheFinalState) {
+  const Result r = run({"run", std::string(QUASISTEP_SOURCE_DIR) + "/examples/halm_posa_push.json", "--steps", "2",
+                        "--derivatives", "-"});
+  ASSERT_EQ(r.code, kOk) << r.err;
+  EXPECT_EQ(r.out.find("final state"), std::string::npos) << r.out;
+  EXPECT_EQ(lines(r.out), 4);  // provenance, header, two steps
+  EXPECT_NE(r.out.find("ddisk.x+/ddisk.theta"), std::string::npos);
 }
 
 TEST_F(CliTest, RunHalmPosaLabelsImpulsesAsScaledByK) {

@@ -11,6 +11,8 @@
 
 #include "quasistep/core/commands_csv.hpp"
 #include "quasistep/core/contacts.hpp"
+#include "quasistep/core/derivatives.hpp"
+#include "quasistep/core/formulation_table.hpp"
 #include "quasistep/core/formulations/ecp_ncp/ecp_ncp.hpp"
 #include "quasistep/core/output_file.hpp"
 #include "quasistep/core/stepper.hpp"
@@ -46,6 +48,39 @@ void write_trajectory_row(const State& s, const std::vector<double>& extra, std:
     if (i < extra.size()) o << extra[i];
   }
   o << "\n";
+}
+
+/// The derivatives CSV's header: provenance, then step, t, every entry of A by rows
+/// (`d<x_i>+/d<x_j>`), every entry of B by rows (`d<x_i>+/du_<joint>`), then degenerate,
+/// margin and status. x's entries are named by derivative_state_names, u's by command_names.
+void write_derivatives_header(const Scene& scene, const std::string& provenance_line, std::ostream& o) {
+  const Model& m = *scene.model;
+  const std::vector<std::string> x = derivative_state_names(m), u = command_names(m);
+  o << provenance_line << "\nstep,t";
+  for (const std::string& row : x)
+    for (const std::string& col : x) o << ",d" << row << "+/d" << col;
+  for (const std::string& row : x)
+    for (const std::string& col : u) o << ",d" << row << "+/du_" << col;
+  o << ",degenerate,margin,status\n";
+}
+
+/// One row: the step's A and B (empty cells when the step has none), and why not.
+void write_derivatives_row(int step, double t, const StepDerivatives& d, int nx, int na, std::ostream& o) {
+  o << step << "," << t;
+  const bool have = d.status == Status::solved;
+  for (int i = 0; i < nx; ++i)
+    for (int j = 0; j < nx; ++j) {
+      o << ",";
+      if (have) o << d.A(i, j);
+    }
+  for (int i = 0; i < nx; ++i)
+    for (int a = 0; a < na; ++a) {
+      o << ",";
+      if (have) o << d.B(i, a);
+    }
+  o << "," << (have ? (d.degenerate ? "1" : "0") : "") << ",";
+  if (have) o << d.margin;
+  o << "," << to_string(d.status) << "\n";
 }
 
 /// The worst (most negative) gap of any slot at configuration q, in m; +inf without slots.
@@ -139,6 +174,10 @@ int cmd_run(const RunOptions& opt, std::ostream& out, std::ostream& err) {
   io::Output* traj = outputs.add("--out", opt.out);
   io::Output* forces = outputs.add("--forces", opt.forces);
   io::Output* html = outputs.add("--html", opt.html);
+  io::Output* derivatives = outputs.add("--derivatives", opt.derivatives);
+  if (derivatives && !formulation_info(m.formulation).has_derivatives)
+    throw InputError("--derivatives: " + std::string(to_string(m.formulation)) +
+                     " has no step derivatives (docs/derivatives.md lists the formulations that have them)");
   if (html && (static_cast<double>(steps) + 1) * static_cast<double>(std::max<std::size_t>(m.bodies.size(), 1)) >
                   static_cast<double>(io::kMaxReplayBodyRows))
     throw InputError("--html: " + std::to_string(steps) + " steps of " + std::to_string(m.bodies.size()) +
@@ -178,6 +217,15 @@ int cmd_run(const RunOptions& opt, std::ostream& out, std::ostream& err) {
                      << ",status\n";
   }
 
+  if (derivatives)
+    write_derivatives_header(scene,
+                             provenance(scene) + (opt.commands.empty() ? std::string() : " commands=" + io::printable(opt.commands)),
+                             derivatives->stream());
+  StepDerivatives step_derivatives;
+  const int nx = derivatives ? derivative_state_size(m) : 0;
+  int one_sided = 0, without = 0;  // steps whose derivative is one-sided, or none
+  std::string first_without;
+
   // Worst values over the run: the kernel residual, the true (nonlinear) gap of every row's
   // state, the linearised gap and force balance of every step.
   ContactWorkspace ws(m);
@@ -197,8 +245,14 @@ int cmd_run(const RunOptions& opt, std::ostream& out, std::ostream& err) {
   for (int l = 1; l <= steps; ++l) {
     if (commands) params.command.assign(commands->step(l).begin(), commands->step(l).end());
     const double t0 = s.t;
-    const Status st = stepper->step(m, params, s);
+    const Status st = derivatives ? stepper->step(m, params, s, step_derivatives) : stepper->step(m, params, s);
     const StepReport& rep = stepper->report();
+    if (derivatives && st == Status::solved) {
+      write_derivatives_row(l, t0 + m.step.h, step_derivatives, nx, m.n_a, derivatives->stream());
+      one_sided += step_derivatives.status == Status::solved && step_derivatives.degenerate;
+      if (step_derivatives.status != Status::solved && without++ == 0)
+        first_without = "step " + std::to_string(l) + ": " + step_derivatives.detail;
+    }
     if (forces) write_force_rows(m, *stepper, l, t0 + m.step.h, st, forces->stream());
     if (replay && st == Status::solved) io::add_impulses(*replay, m, *stepper, l);
     if (st != Status::solved) {
@@ -232,6 +286,7 @@ int cmd_run(const RunOptions& opt, std::ostream& out, std::ostream& err) {
     // The rows written are valid; the file says where and why it stops.
     if (traj) traj->stream() << "# stopped: " << failure_line << "\n";
     if (forces) forces->stream() << "# stopped: " << failure_line << "\n";
+    if (derivatives) derivatives->stream() << "# stopped: " << failure_line << "\n";
     if (replay) replay->stopped = failure_line;
   }
   if (html)
@@ -258,12 +313,17 @@ int cmd_run(const RunOptions& opt, std::ostream& out, std::ostream& err) {
     return o->kind() == io::OutputKind::standard_output ? std::string("standard output") : io::printable(o->path());
   };
   err << ", " << (failed_step ? 1 : 0) << " failed" << (traj ? "; trajectory in " + where(traj) : std::string())
-      << (forces ? "; forces in " + where(forces) : std::string()) << (html ? "; replay in " + where(html) : std::string())
-      << "\n";
-  // Without a trajectory file the run still shows where it ended (unless stdout carries the
-  // forces CSV): one line per DOF, six significant digits; --out writes every state exactly.
-  if (!traj && !(forces && forces->kind() == io::OutputKind::standard_output) &&
-      !(html && html->kind() == io::OutputKind::standard_output)) {
+      << (forces ? "; forces in " + where(forces) : std::string()) << (html ? "; replay in " + where(html) : std::string());
+  if (derivatives) {
+    err << "; derivatives in " << where(derivatives);
+    if (one_sided) err << " (" << one_sided << " one-sided at a switch)";
+    if (without) err << " (" << without << " without: " << io::printable(first_without) << (without > 1 ? ", ..." : "") << ")";
+  }
+  err << "\n";
+  // Without a trajectory file the run still shows where it ended (unless stdout carries
+  // another CSV or the page): one line per DOF, six significant digits; --out writes every state exactly.
+  const auto on_stdout = [](const io::Output* o) { return o && o->kind() == io::OutputKind::standard_output; };
+  if (!traj && !on_stdout(forces) && !on_stdout(html) && !on_stdout(derivatives)) {
     out << "final state (step " << s.step << ", t = " << format_number(s.t) << " s):\n";
     std::size_t width = 0;
     for (const Dof& d : m.dofs) width = std::max(width, d.name.size());

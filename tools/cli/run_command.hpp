@@ -16,6 +16,7 @@ struct RunOptions {
   std::string forces;
   std::string commands;
   std::string html;
+  std::string derivatives;
 };
 
 struct RenderOptions {

@@ -60,6 +60,9 @@ struct FormulationInfo {
   /// impedance reference. Null: none (the rest of the memory is a solver's warm start or
   /// cache, which does not change the step's answer).
   std::vector<std::string> (*derivative_memory)(const Model& m) = nullptr;
+  /// Its stepper returns the step's derivatives (Stepper::step with a StepDerivatives;
+  /// quasistep/core/derivatives.hpp); otherwise they are refused with a reason.
+  bool has_derivatives = false;
   /// Its step for a lane group of worlds in the batch engine (quasistep/core/lane_step.hpp),
   /// or null: the batch steps its worlds one at a time.
   const LaneEntry* lanes = nullptr;
