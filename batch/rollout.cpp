@@ -25,6 +25,7 @@ struct Rollout::OneByOne {
     std::unique_ptr<Stepper> stepper;
     WorldParams params;
     State state;
+    StepDerivatives derivatives;
   };
   OneByOne(std::shared_ptr<const Model> m, const BatchOptions& o)
       : arena(o.threads > 0 ? o.threads : tbb::task_arena::automatic),
@@ -127,16 +128,23 @@ void Rollout::set_parameters(int n, double h, std::span<const RolloutParameter> 
 
 /// RolloutRecord::every_step_and_contacts: each pair on its own Stepper (what `quasistep
 /// run` steps), recording what `run --forces` writes.
-void Rollout::step_one_by_one(std::span<const double> actions, int steps, double* trajectory) {
+void Rollout::step_one_by_one(std::span<const double> actions, int steps, double* trajectory, bool contacts,
+                              bool derivatives) {
   const Model& m = *model_;
   WorldBatch& b = *batch_;
-  const int n = b.size(), na = m.n_a, nq = m.n_q(), ns = m.n_slots();
+  const int n = b.size(), na = m.n_a, nq = m.n_q(), ns = contacts ? m.n_slots() : 0, nx = result_.n_x;
   if (!one_by_one_) one_by_one_ = std::make_unique<OneByOne>(model_, options_);
   const std::size_t per_pair = static_cast<std::size_t>(steps) * static_cast<std::size_t>(ns);
   const double nan = std::numeric_limits<double>::quiet_NaN();
   result_.contact_phi.assign(static_cast<std::size_t>(n) * per_pair, nan);
   result_.normal_impulse.assign(static_cast<std::size_t>(n) * per_pair, nan);
   result_.tangent_impulse.assign(static_cast<std::size_t>(n) * per_pair, nan);
+  const std::size_t pair_steps = derivatives ? static_cast<std::size_t>(n) * static_cast<std::size_t>(steps) : 0;
+  const auto a_size = static_cast<std::size_t>(nx) * static_cast<std::size_t>(nx);
+  const auto b_size = static_cast<std::size_t>(nx) * static_cast<std::size_t>(na);
+  result_.A.assign(pair_steps * a_size, nan);
+  result_.B.assign(pair_steps * b_size, nan);
+  result_.one_sided.assign(pair_steps, 0);
   const auto one_pair = [&](int i) {
     OneByOne::Worker& w = *one_by_one_->workers.local();
     WorldParams& p = w.params;
@@ -162,9 +170,20 @@ void Rollout::step_one_by_one(std::span<const double> actions, int steps, double
         finite = finite && std::isfinite(v);
       }
       // A non-finite command fails the step before any solve, as on the batch engine.
-      const Status st = finite ? w.stepper->step(m, p, s) : Status::bad_input;
-      result_.step_status[u * static_cast<std::size_t>(steps) + static_cast<std::size_t>(l)] = st;
-      if (finite) {
+      const Status st = !finite     ? Status::bad_input
+                        : derivatives ? w.stepper->step(m, p, s, w.derivatives)
+                                      : w.stepper->step(m, p, s);
+      const std::size_t at_step = u * static_cast<std::size_t>(steps) + static_cast<std::size_t>(l);
+      result_.step_status[at_step] = st;
+      if (derivatives && st == Status::solved && w.derivatives.status == Status::solved) {
+        // Row-major, as numpy reads them (Eigen's matrices are column-major).
+        for (int r = 0; r < nx; ++r) {
+          for (int c = 0; c < nx; ++c) result_.A[at_step * a_size + static_cast<std::size_t>(r * nx + c)] = w.derivatives.A(r, c);
+          for (int c = 0; c < na; ++c) result_.B[at_step * b_size + static_cast<std::size_t>(r * na + c)] = w.derivatives.B(r, c);
+        }
+        result_.one_sided[at_step] = w.derivatives.degenerate ? 1 : 0;
+      }
+      if (finite && contacts) {
         const std::size_t at = u * per_pair + static_cast<std::size_t>(l) * ns;
         for (int k = 0; k < ns; ++k) {
           if (!w.stepper->active()[k]) continue;
@@ -189,7 +208,7 @@ void Rollout::step_one_by_one(std::span<const double> actions, int steps, double
 
 const RolloutResult& Rollout::propagate(std::span<const State> states, std::span<const double> actions, double h,
                                         int steps, RolloutRecord record, std::span<double> trajectory_out,
-                                        std::span<const RolloutParameter> parameters) {
+                                        std::span<const RolloutParameter> parameters, RolloutDerivatives derivatives) {
   std::lock_guard<std::mutex> lock(mutex_);
   const Model& base = *model_;
   const int n = static_cast<int>(states.size()), na = base.n_a;
@@ -223,6 +242,14 @@ const RolloutResult& Rollout::propagate(std::span<const State> states, std::span
   result_.n_q = nq;
   const bool contacts = record == RolloutRecord::every_step_and_contacts;
   const bool every_step = record == RolloutRecord::every_step || contacts;
+  const bool with_derivatives = derivatives == RolloutDerivatives::every_step;
+  if (with_derivatives && !every_step)
+    throw BatchError("rollout: derivatives are kept per step: they need RolloutRecord::every_step (or "
+                     "every_step_and_contacts)");
+  if (with_derivatives && !formulation_info(base.formulation).has_derivatives)
+    throw BatchError("rollout: " + std::string(to_string(base.formulation)) + " has no step derivatives");
+  const bool one_by_one = contacts || with_derivatives;  // the single-world steppers' outputs
+  result_.n_x = with_derivatives ? derivative_state_size(base) : 0;
   const std::size_t trajectory_size =
       every_step ? static_cast<std::size_t>(n) * static_cast<std::size_t>(steps + 1) * static_cast<std::size_t>(nq) : 0;
   if (!trajectory_out.empty() && trajectory_out.size() != trajectory_size)
@@ -237,12 +264,15 @@ const RolloutResult& Rollout::propagate(std::span<const State> states, std::span
                              Status::not_run);
   result_.n_slots = base.n_slots();
   result_.impulses_scaled_by_k = false;
-  if (contacts) {
-    step_one_by_one(actions, steps, trajectory);
+  if (one_by_one) {
+    step_one_by_one(actions, steps, trajectory, contacts, with_derivatives);
   } else {
     result_.contact_phi.clear();
     result_.normal_impulse.clear();
     result_.tangent_impulse.clear();
+    result_.A.clear();
+    result_.B.clear();
+    result_.one_sided.clear();
   }
   // Row l of every pair that has not failed (a failed pair's rows stay NaN).
   const auto keep_states = [&](int l) {
@@ -253,8 +283,8 @@ const RolloutResult& Rollout::propagate(std::span<const State> states, std::span
       for (int d = 0; d < nq; ++d) row[d] = b.world_q(d)[i];
     }
   };
-  if (every_step && !contacts) keep_states(0);
-  for (int l = 0; l < steps && !contacts; ++l) {
+  if (every_step && !one_by_one) keep_states(0);
+  for (int l = 0; l < steps && !one_by_one; ++l) {
     // Padding worlds keep velocity 0: they are never stored or reported.
     for (int i = 0; i < n; ++i)
       for (int a = 0; a < na; ++a)
@@ -275,7 +305,7 @@ const RolloutResult& Rollout::propagate(std::span<const State> states, std::span
   for (int i = 0; i < n; ++i) {
     const auto u = static_cast<std::size_t>(i);
     State& s = result_.next[u];
-    if (!contacts) {
+    if (!one_by_one) {
       b.load_state(i, s);
       result_.status[u] = b.failed(i) ? b.world_status()[i] : Status::solved;
       result_.failed_step[u] = b.failed(i) ? b.world_failed_step()[i] + 1 : -1;

@@ -117,11 +117,14 @@ class PyScene {
     return state_at(obj.cast<Array>());
   }
 
-  py::tuple step(const py::object& state, const std::optional<Array>& command, std::optional<double> h) {
+  py::tuple step(const py::object& state, const std::optional<Array>& command, std::optional<double> h,
+                 bool derivatives) {
     const qs::Model& m = model();
     if (!qs::formulation_info(m.formulation).time_stepping)
       fail(scene_.source + ": model.formulation " + std::string(qs::formulation_info(m.formulation).name) +
            " is an instantaneous problem without a time step (solve it with solve_ucp)");
+    if (derivatives && !qs::formulation_info(m.formulation).has_derivatives)
+      fail(scene_.source + ": " + std::string(qs::formulation_info(m.formulation).name) + " has no step derivatives");
     qs::State s = to_state(state);
     std::vector<double> velocities;
     if (command) {
@@ -135,6 +138,9 @@ class PyScene {
     if (h && (!(*h > 0) || !std::isfinite(*h))) fail("h must be a finite number > 0");
     if (!h && !(m.step.h > 0)) fail(scene_.source + ": the scene has no step.h: pass h");
     qs::Status status;
+    const int nx = qs::derivative_state_size(m), na = m.n_a;
+    Array A(std::vector<py::ssize_t>{nx, nx}), B(std::vector<py::ssize_t>{nx, na});
+    bool one_sided = false;
     {
       py::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(step_mutex_);
@@ -148,10 +154,24 @@ class PyScene {
       if (h) params_->h = *h;
       params_->commanded = command.has_value();
       params_->command = velocities;
-      status = stepper_->step(m, *params_, s);
+      status = derivatives ? stepper_->step(m, *params_, s, derivatives_) : stepper_->step(m, *params_, s);
       last_detail_ = stepper_->report().detail;
+      if (derivatives) {
+        // Row-major as numpy holds them; NaN where the step has none (last_step_detail says why).
+        const bool have = status == qs::Status::solved && derivatives_.status == qs::Status::solved;
+        const double nan = std::numeric_limits<double>::quiet_NaN();
+        double* a = A.mutable_data();
+        double* b = B.mutable_data();
+        for (int r = 0; r < nx; ++r) {
+          for (int c = 0; c < nx; ++c) a[r * nx + c] = have ? derivatives_.A(r, c) : nan;
+          for (int c = 0; c < na; ++c) b[r * na + c] = have ? derivatives_.B(r, c) : nan;
+        }
+        one_sided = have && derivatives_.degenerate;
+        if (status == qs::Status::solved && !have) last_detail_ = derivatives_.detail;
+      }
     }
-    return py::make_tuple(std::move(s), status_object(status));
+    if (!derivatives) return py::make_tuple(std::move(s), status_object(status));
+    return py::make_tuple(std::move(s), status_object(status), A, B, one_sided);
   }
 
   std::string last_detail() {
@@ -162,13 +182,14 @@ class PyScene {
 
   py::tuple rollout(const py::object& starts, const std::optional<Array>& commands, std::optional<long> steps,
                     std::optional<double> h, long threads, bool trajectory, bool return_states, const py::dict& params,
-                    bool forces);
+                    bool forces, bool derivatives);
 
  private:
   qs::Scene scene_;
   std::mutex step_mutex_, rollout_mutex_;
   std::unique_ptr<qs::Stepper> stepper_;
   std::unique_ptr<qs::WorldParams> params_;
+  qs::StepDerivatives derivatives_;
   std::string last_detail_;
   std::unique_ptr<qs::Rollout> rollout_;
 };
@@ -254,8 +275,10 @@ py::dict forces_dict(const qs::Model& m, const qs::RolloutResult& r, long n) {
 
 py::tuple PyScene::rollout(const py::object& starts_arg, const std::optional<Array>& commands,
                            std::optional<long> steps, std::optional<double> h_arg, long threads_arg, bool trajectory,
-                           bool return_states, const py::dict& params, bool forces) {
+                           bool return_states, const py::dict& params, bool forces, bool derivatives) {
   const qs::Model& m = model();
+  if (derivatives && !qs::formulation_info(m.formulation).has_derivatives)
+    fail(scene_.source + ": " + std::string(qs::formulation_info(m.formulation).name) + " has no step derivatives");
   const int nq = m.n_q(), na = m.n_a;
   constexpr long kMostSteps = std::numeric_limits<int>::max() - 1;  // steps + 1 rows must be an int
   const double h = h_arg.value_or(m.step.h);
@@ -382,20 +405,26 @@ py::tuple PyScene::rollout(const py::object& starts_arg, const std::optional<Arr
   // q, t, step and the stepper's memory, so that a next rollout continues it exactly.
   std::vector<qs::State> finals;
   py::object contacts = py::none();
+  // With derivatives, every step's A (N, T, nx, nx), B (N, T, nx, n_a) and one-sided flags.
+  const int nx = derivatives ? qs::derivative_state_size(m) : 0;
+  Array A(std::vector<py::ssize_t>{derivatives ? n : 0, t_steps, nx, nx});
+  Array B(std::vector<py::ssize_t>{derivatives ? n : 0, t_steps, nx, na});
+  py::array_t<bool> one_sided(std::vector<py::ssize_t>{derivatives ? n : 0, t_steps});
   {
     py::gil_scoped_release release;
     ThreadLimit limit;
     limit_threads(limit, threads);
     std::lock_guard<std::mutex> lock(rollout_mutex_);
     if (!rollout_) rollout_ = std::make_unique<qs::Rollout>(scene_.model);
-    const qs::RolloutRecord record = forces       ? qs::RolloutRecord::every_step_and_contacts
-                                     : trajectory ? qs::RolloutRecord::every_step
-                                                  : qs::RolloutRecord::final_state;
+    const qs::RolloutRecord record = forces                      ? qs::RolloutRecord::every_step_and_contacts
+                                     : trajectory || derivatives ? qs::RolloutRecord::every_step
+                                                                 : qs::RolloutRecord::final_state;
     const qs::RolloutResult* result = nullptr;
     try {
       result = &rollout_->propagate(
           starts, std::span<const double>(actions, static_cast<std::size_t>(n) * t_steps * na), h, t_steps, record,
-          trajectory ? std::span<double>(out, out_size) : std::span<double>(), parameters);
+          trajectory ? std::span<double>(out, out_size) : std::span<double>(), parameters,
+          derivatives ? qs::RolloutDerivatives::every_step : qs::RolloutDerivatives::none);
     } catch (const qs::BatchError& e) {
       // The library's rollout numbers its pairs; here they are the worlds.
       std::string what = e.what();
@@ -418,6 +447,11 @@ py::tuple PyScene::rollout(const py::object& starts_arg, const std::optional<Arr
       fs[i] = r.failed_step[static_cast<std::size_t>(i)];
     }
     if (return_states) finals.assign(r.next.begin(), r.next.end());
+    if (derivatives) {  // laid out as the arrays: one copy each
+      std::copy(r.A.begin(), r.A.end(), A.mutable_data());
+      std::copy(r.B.begin(), r.B.end(), B.mutable_data());
+      std::copy(r.one_sided.begin(), r.one_sided.end(), one_sided.mutable_data());
+    }
     if (forces) {
       py::gil_scoped_acquire acquire;  // numpy arrays are made with the GIL held
       contacts = forces_dict(m, r, n);
@@ -429,7 +463,8 @@ py::tuple PyScene::rollout(const py::object& starts_arg, const std::optional<Arr
     for (qs::State& s : finals) l.append(py::cast(std::move(s)));
     final_states = l;
   }
-  return py::make_tuple(states, status, failed, final_states, contacts);
+  if (!derivatives) return py::make_tuple(states, status, failed, final_states, contacts, py::none());
+  return py::make_tuple(states, status, failed, final_states, contacts, py::make_tuple(A, B, one_sided));
 }
 
 // The replay page of one world's rows (quasistep run --html's page): q (rows, nq) at times t
@@ -734,7 +769,10 @@ steps. Its step() calls, and its rollouts, each run one at a time.)doc")
              return Array(st.q.size(), st.q.data());
            })
       .def("_state", &PyScene::state_at, py::arg("q") = py::none())
-      .def("_step", &PyScene::step, py::arg("state"), py::arg("command") = py::none(), py::arg("h") = py::none())
+      .def("_step", &PyScene::step, py::arg("state"), py::arg("command") = py::none(), py::arg("h") = py::none(),
+           py::arg("derivatives") = false)
+      .def_property_readonly("state_names",
+                             [](const PyScene& s) { return qs::derivative_state_names(s.model()); })
       .def("last_step_detail", &PyScene::last_detail)
       .def("__repr__", [](const PyScene& s) {
         return "<quasistep.Scene " + s.scene().source + ": " + std::string(qs::formulation_info(s.model().formulation).name) +
@@ -746,10 +784,13 @@ steps. Its step() calls, and its rollouts, each run one at a time.)doc")
       "rollout",
       [](PyScene& s, const py::object& q0, const std::optional<Array>& commands, std::optional<long> steps,
          std::optional<double> h, long threads, bool trajectory, bool return_states, const py::dict& params,
-         bool forces) { return s.rollout(q0, commands, steps, h, threads, trajectory, return_states, params, forces); },
+         bool forces, bool derivatives) {
+        return s.rollout(q0, commands, steps, h, threads, trajectory, return_states, params, forces, derivatives);
+      },
       py::arg("scene"), py::arg("q0") = py::none(), py::arg("commands") = py::none(), py::arg("steps") = py::none(),
       py::arg("h") = py::none(), py::arg("threads") = 0, py::arg("trajectory") = true,
-      py::arg("return_states") = false, py::arg("params") = py::dict(), py::arg("forces") = false);
+      py::arg("return_states") = false, py::arg("params") = py::dict(), py::arg("forces") = false,
+      py::arg("derivatives") = false);
   m.def("render", &render, py::arg("scene"), py::arg("q"), py::arg("t"), py::arg("normal"), py::arg("tangent"),
         py::arg("scaled_by_k"), py::arg("params"), py::arg("stopped"), py::arg("frames_from"));
 

@@ -15,6 +15,7 @@
 #include "quasistep/core/stepper.hpp"
 #include "quasistep/core/world_params.hpp"
 #include "quasistep/core/commands_csv.hpp"
+#include "quasistep/core/derivatives.hpp"
 #include "quasistep/core/formulation_table.hpp"
 #include "quasistep/core/lcp_problem_file.hpp"
 #include "quasistep/core/output_file.hpp"

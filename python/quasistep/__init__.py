@@ -112,20 +112,29 @@ def _scene_state(self, q=None):
     return self._state(_array(q, "state"))
 
 
-def _scene_step(self, state, command=None, h=None):
-    """One step of one world: returns (new_state, status).
+def _scene_step(self, state, command=None, h=None, derivatives=False):
+    """One step of one world: returns (new_state, status), and with derivatives=True also
+    (A, B, one_sided).
 
     state    a State (its q, t and the stepper's memory: stepping the returned States again
              and again is `quasistep run`, bitwise) or a (nq,) array (a fresh start there).
     command  one velocity per command_names entry, held for the step; None: the scene's
              schedules at the state's time.
     h        the step size (default: the scene's step.h).
+    derivatives  True: also the step's exact derivatives (docs/derivatives.md) at the given
+             state: A = dx+/dx (nx, nx) and B = dx+/du (nx, n_commands), x the state's
+             entries named by Scene.state_names (the DOFs, then for anitescu_qp each joint's
+             impedance reference), u the commands; one_sided is True where the step sits at
+             a contact switch and the derivative is the one-sided one (the contacts that
+             touch without pushing taken as separating). A and B are NaN where the step has
+             no derivative (last_step_detail() says why); a formulation without derivatives
+             is a ValueError.
     A failed step returns the state unchanged and the failure's Status; last_step_detail()
     says why. The given state is never changed.
     """
     if not isinstance(state, State):
         state = _array(state, "state")
-    return self._step(state, _array(command, "command"), None if h is None else _number(h, "h"))
+    return self._step(state, _array(command, "command"), None if h is None else _number(h, "h"), bool(derivatives))
 
 
 Scene.state = _scene_state
@@ -133,7 +142,7 @@ Scene.step = _scene_step
 
 
 def rollout(scene, q0=None, commands=None, steps=None, threads=0, trajectory=True, h=None,
-            return_failed_step=False, return_states=False, params=None, forces=False):
+            return_failed_step=False, return_states=False, params=None, forces=False, derivatives=False):
     """Steps N worlds of one scene together (the batch engine: SIMD lanes over threads).
 
     scene     a Scene (or a path / JSON string, loaded once for the call).
@@ -161,9 +170,15 @@ def rollout(scene, q0=None, commands=None, steps=None, threads=0, trajectory=Tru
     forces    True: also each step's contacts, as `quasistep run --forces` writes them (a
               dict, below). Each world is then stepped on its own (the same states, bitwise,
               at the per-world speed).
+    derivatives  True: also every step's exact derivatives (docs/derivatives.md), as
+              Scene.step(..., derivatives=True) gives them: A (N, T, nx, nx), B (N, T, nx,
+              n_commands) and one_sided (N, T) bool, step l + 1 of world i at [i, l]; NaN
+              where a step was not solved or has no derivative. Each world is then stepped
+              on its own (the same states, bitwise, at the per-world speed).
 
     Returns (states, status), then failed_step with return_failed_step, then final_states
-    with return_states, then the contacts with forces: status is an (N,) int8 array of Status values; failed_step (N,)
+    with return_states, then the contacts with forces, then A, B, one_sided with derivatives:
+    status is an (N,) int8 array of Status values; failed_step (N,)
     int32 is the step that failed, counted from 1, or -1; final_states is a list of N
     States, each world's after the rollout (or before its failed step) with its q, t, step
     and the stepper's memory: a rollout from them continues every world exactly (an array of
@@ -192,11 +207,11 @@ def rollout(scene, q0=None, commands=None, steps=None, threads=0, trajectory=Tru
     if not isinstance(params, dict):
         raise ValueError("params must be a dict {parameter path: values}, got " + type(params).__name__)
     params = {k: _array(v, f"params[{k!r}]") for k, v in params.items()}
-    states, status, failed, finals, contacts = _quasistep.rollout(
+    states, status, failed, finals, contacts, derivs = _quasistep.rollout(
         scene, starts, _array(commands, "commands"), steps, None if h is None else _number(h, "h"), threads,
-        bool(trajectory), bool(return_states), params, bool(forces))
+        bool(trajectory), bool(return_states), params, bool(forces), bool(derivatives))
     return ((states, status) + ((failed,) if return_failed_step else ()) + ((finals,) if return_states else ())
-            + ((contacts,) if forces else ()))
+            + ((contacts,) if forces else ()) + (tuple(derivs) if derivatives else ()))
 
 
 def render(scene, states, forces=None, path=None, world=None, params=None, h=None):

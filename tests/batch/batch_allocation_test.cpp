@@ -119,6 +119,19 @@ TEST(BatchAllocation, RolloutCallsAfterTheFirstAllocateNothing) {
     EXPECT_EQ(allocations, 0);
   }
   EXPECT_EQ(states[12].step, 96);  // 48, then three chained calls of 8 per record
+
+  // Every step's derivatives (one stepper per thread, as the contacts record): the same.
+  r.propagate(states, actions, m.step.h, 8, RolloutRecord::every_step, {}, params, RolloutDerivatives::every_step);
+  {
+    test::CountAllocations guard;
+    for (int call = 0; call < 3; ++call) {
+      const RolloutResult& out =
+          r.propagate(states, actions, m.step.h, 8, RolloutRecord::every_step, {}, params, RolloutDerivatives::every_step);
+      for (int i = 0; i < 13; ++i) states[i] = out.next[i];
+    }
+    allocations = guard.count();
+  }
+  EXPECT_EQ(allocations, 0);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "quasistep/core/contacts.hpp"
+#include "quasistep/core/derivatives.hpp"
 #include "quasistep/core/formulations/anitescu_qp/anitescu_lanes.hpp"
 #include "quasistep/core/scene.hpp"
 #include "quasistep/core/stepper.hpp"
@@ -349,6 +350,76 @@ TEST(Rollout, ContactsAreWhatRunForcesWritesAndTheStatesStayBitwise) {
     // A later plain call records no contacts.
     EXPECT_TRUE(with_contacts.propagate(b.states, b.actions, m.step.h, steps).contact_phi.empty());
   }
+}
+
+TEST(Rollout, DerivativesAreEachStepsAsOneStepperComputesThem) {
+  // Anitescu (x = [q; references]) and Halm & Posa (x = q): every pair's every step's A and B
+  // are those of Stepper::step with derivatives, bitwise; the states stay the lanes'.
+  for (const char* example : {"anitescu_grasp.json", "halm_posa_push.json"}) {
+    SCOPED_TRACE(example);
+    const Scene s = load(example);
+    const Model& m = *s.model;
+    const int n = 6, steps = 30, nx = derivative_state_size(m), na = m.n_a;
+    Batch b = varied_pairs(m, n, steps);
+    if (std::string(example) == "anitescu_grasp.json") squeeze_then_lift(m, b, steps, 15, 0.01);
+    Rollout plain(s.model), with_derivatives(s.model, BatchOptions{.threads = 2});
+    const std::vector<double> lanes =
+        plain.propagate(b.states, b.actions, m.step.h, steps, RolloutRecord::every_step).trajectory;
+    const RolloutResult& r = with_derivatives.propagate(b.states, b.actions, m.step.h, steps, RolloutRecord::every_step,
+                                                        {}, {}, RolloutDerivatives::every_step);
+    expect_same(r.trajectory, lanes, "states against the batch engine's");
+    ASSERT_EQ(r.n_x, nx);
+    ASSERT_EQ(r.A.size(), static_cast<std::size_t>(n * steps * nx * nx));
+    ASSERT_EQ(r.B.size(), static_cast<std::size_t>(n * steps * nx * na));
+    EXPECT_TRUE(r.contact_phi.empty());
+    int compared = 0;
+    for (int i = 0; i < n; ++i) {
+      auto stepper = make_stepper(m);
+      WorldParams p(m);
+      p.commanded = true;
+      p.command.assign(static_cast<std::size_t>(na), 0.0);
+      State st = b.states[i];
+      StepDerivatives d;
+      for (int l = 0; l < steps; ++l) {
+        for (int a = 0; a < na; ++a) p.command[a] = b.actions[(i * steps + l) * na + a];
+        const Status status = stepper->step(m, p, st, d);
+        EXPECT_EQ(r.step_status[i * steps + l], status);
+        if (status != Status::solved) break;
+        const std::size_t at = static_cast<std::size_t>(i * steps + l);
+        for (int row = 0; row < nx; ++row) {
+          for (int c = 0; c < nx; ++c)
+            EXPECT_TRUE(test::same_bits(r.A[at * nx * nx + row * nx + c], d.A(row, c))) << i << " " << l;
+          for (int c = 0; c < na; ++c)
+            EXPECT_TRUE(test::same_bits(r.B[at * nx * na + row * na + c], d.B(row, c))) << i << " " << l;
+        }
+        EXPECT_EQ(r.one_sided[at], d.degenerate ? 1 : 0);
+        ++compared;
+      }
+    }
+    EXPECT_GT(compared, n * steps / 2);
+    // A later call without derivatives keeps none.
+    EXPECT_TRUE(with_derivatives.propagate(b.states, b.actions, m.step.h, steps, RolloutRecord::every_step).A.empty());
+  }
+}
+
+TEST(Rollout, DerivativesNeedEveryStepAndAFormulationThatHasThem) {
+  const Scene s = load("anitescu_grasp.json");
+  const Model& m = *s.model;
+  Batch b = varied_pairs(m, 2, 3);
+  Rollout r(s.model);
+  EXPECT_NE(error_of([&] {
+              r.propagate(b.states, b.actions, m.step.h, 3, RolloutRecord::final_state, {}, {},
+                          RolloutDerivatives::every_step);
+            }).find("rollout: derivatives are kept per step: they need RolloutRecord::every_step"),
+            std::string::npos);
+  const Scene e = load("ecp_box_tip.json");  // no velocity-controlled joint: no actions
+  Rollout ecp(e.model);
+  const std::vector<State> starts(2, initial_state(*e.model));
+  EXPECT_EQ(error_of([&] {
+              ecp.propagate(starts, {}, e.model->step.h, 3, RolloutRecord::every_step, {}, {},
+                            RolloutDerivatives::every_step);
+            }),
+            "rollout: ecp_ncp has no step derivatives");
 }
 
 TEST(Rollout, TheContactsRecordStepsWithTheBatchsPgsSettings) {

@@ -19,7 +19,7 @@
 // slip pair with w = 0 that fixes gamma; its other side leaves gamma undetermined) that one
 // is the step's only local basis, and the derivative is two-sided.
 #include <algorithm>
-#include <bit>
+#include <cstdint>
 #include <cmath>
 #include <string>
 
@@ -32,8 +32,11 @@
 namespace qs {
 namespace {
 
-/// Weak rows whose every side is tried (2^kMaxWeak bases at most).
-constexpr int kMaxWeak = 10;
+/// Weak rows (both sides at zero) the derivative resolves, at most (one bit each of a mask).
+constexpr int kMaxWeak = 64;
+/// A basis matrix is singular where Gaussian elimination's pivot falls to this fraction of
+/// its largest entry (linear_solve.hpp's default).
+constexpr double kSingularPivot = 1e-13;
 
 /// The answer's basis of one linearisation: rows in its LCP whose z is basic, and the weak
 /// ones. Each pair (z_r, w_r) is judged in its own units: the normal and slip rows' z are
@@ -71,22 +74,46 @@ double classify(const HalmPosaProblem<Jet>& P, const std::vector<double>& z, con
 }
 
 /// The basis of the answer with the weak rows of `mask` (bit i: weak row i) basic too, in
-/// w.basis[0..size): nonsingular (judged on the values)? Writes its size.
-bool nonsingular_basis(HalmPosaLcp::DerivativeWork& w, int n_basis, int n_weak, unsigned mask, int& size) {
+/// w.basis[0..size): how many short of full rank its matrix is (judged on the values, by
+/// Gaussian elimination with complete pivoting; 0: nonsingular). Writes its size.
+int basis_deficiency(HalmPosaLcp::DerivativeWork& w, int n_basis, int n_weak, std::uint64_t mask, int& size) {
   const HalmPosaProblem<Jet>& P = w.problem;
   const int n = P.n;
   int k = n_basis;
   for (int i = 0; i < n_weak; ++i)
     if (mask >> i & 1u) w.basis[k++] = w.weak_rows[i];
   size = k;
-  for (int i = 0; i < k; ++i) {
-    for (int j = 0; j < k; ++j) w.values[i * k + j] = P.M[w.basis[i] * n + w.basis[j]].v;
-    w.value_rhs[i] = -P.q_lcp[w.basis[i]].v;
+  double* a = w.values.data();
+  double top = 0;
+  for (int i = 0; i < k; ++i)
+    for (int j = 0; j < k; ++j) {
+      a[i * k + j] = P.M[w.basis[i] * n + w.basis[j]].v;
+      top = std::max(top, std::abs(a[i * k + j]));
+    }
+  const double floor = kSingularPivot * top;
+  int rank = 0;
+  for (; rank < k; ++rank) {
+    int pr = rank, pc = rank;
+    double best = -1;
+    for (int i = rank; i < k; ++i)
+      for (int j = rank; j < k; ++j)
+        if (std::abs(a[i * k + j]) > best) {
+          best = std::abs(a[i * k + j]);
+          pr = i;
+          pc = j;
+        }
+    if (!(best > floor)) break;
+    for (int j = 0; j < k; ++j) std::swap(a[rank * k + j], a[pr * k + j]);
+    for (int i = 0; i < k; ++i) std::swap(a[i * k + rank], a[i * k + pc]);
+    for (int i = rank + 1; i < k; ++i) {
+      const double f = a[i * k + rank] / a[rank * k + rank];
+      for (int j = rank + 1; j < k; ++j) a[i * k + j] -= f * a[rank * k + j];
+    }
   }
-  return solve_linear_in_place(k, w.values.data(), k, w.value_rhs.data());
+  return k - rank;
 }
 
-/// The linearisation's step in Jets at the basis w.basis[0..size) (nonsingular_basis): P.z
+/// The linearisation's step in Jets at the basis w.basis[0..size) (basis_deficiency 0): P.z
 /// from the basis system, then finish_about's q_end.
 void solve_at_basis(HalmPosaLcp::DerivativeWork& w, int size) {
   HalmPosaProblem<Jet>& P = w.problem;
@@ -139,32 +166,44 @@ Status HalmPosaLcp::differentiate(const Model& m, const WorldParams& p, StepDeri
       halm_posa_detail::fill_lcp(m, P, w.mu.data());
       int n_basis = 0, n_weak = 0;
       d.margin = std::min(d.margin, classify(P, rec.z, rec.w, w.basis, n_basis, w.weak_rows, n_weak));
-      // The weak rows' sides: every choice whose basis is nonsingular is a local piece of the
-      // step (fewest weak rows basic first: the separating side). Where they differ, the
-      // step is at a switch. Beyond kMaxWeak weak rows only the two extremes are tried.
-      const unsigned choices = n_weak <= kMaxWeak ? 1u << n_weak : 2u;
-      int pieces = 0;
-      for (int basic = 0; basic <= n_weak; ++basic)
-        for (unsigned c = 0; c < choices; ++c) {
-          const unsigned mask = n_weak <= kMaxWeak ? c : (c == 0 ? 0u : (1u << n_weak) - 1u);
-          if (std::popcount(mask) != basic) continue;
-          int size = 0;
-          if (!nonsingular_basis(w, n_basis, n_weak, mask, size)) continue;
-          solve_at_basis(w, size);
-          if (pieces++ == 0) {
-            for (int e = 0; e < nq; ++e) w.q_end[e] = P.q_end[e];
-            continue;
-          }
-          for (int e = 0; e < nq; ++e)
-            for (int k = 0; k < width; ++k)
-              if (std::abs(P.q_end[e].d[k] - w.q_end[e].d[k]) > 1e-8 * (1 + std::abs(w.q_end[e].d[k]))) {
-                d.degenerate = true;
-                d.margin = 0;
-              }
+      // The weak rows' sides. First the fewest weak rows basic that make the basis
+      // nonsingular (each kept where it lowers the basis' rank deficiency): a sticking
+      // contact's idle slip row or an unpressed contact's slip row that fixes gamma is needed
+      // there, and is no switch. Then each other weak row taken basic too: where that is a
+      // basis with another derivative, the step is at a switch (the first one is returned:
+      // those rows' impulses stay zero, the separating side).
+      if (n_weak > kMaxWeak) {
+        d.detail = "the step's LCP has " + std::to_string(n_weak) + " complementarity pairs at zero on both sides, "
+                   "more than the derivative resolves (" + std::to_string(kMaxWeak) + ")";
+        return Status::numerical_failure;
+      }
+      std::uint64_t chosen = 0;
+      int size = 0;
+      int deficiency = basis_deficiency(w, n_basis, n_weak, chosen, size);
+      for (int i = 0; i < n_weak && deficiency > 0; ++i) {
+        const int with = basis_deficiency(w, n_basis, n_weak, chosen | std::uint64_t{1} << i, size);
+        if (with < deficiency) {
+          chosen |= std::uint64_t{1} << i;
+          deficiency = with;
         }
-      if (pieces == 0) {
+      }
+      if (deficiency > 0) {
         d.detail = "the step's LCP is singular at the basis of its answer, so the step has no derivative";
         return Status::numerical_failure;
+      }
+      basis_deficiency(w, n_basis, n_weak, chosen, size);
+      solve_at_basis(w, size);
+      for (int e = 0; e < nq; ++e) w.q_end[e] = P.q_end[e];
+      for (int i = 0; i < n_weak; ++i) {
+        if (chosen >> i & 1u) continue;
+        if (basis_deficiency(w, n_basis, n_weak, chosen | std::uint64_t{1} << i, size) > 0) continue;
+        solve_at_basis(w, size);
+        for (int e = 0; e < nq; ++e)
+          for (int k = 0; k < width; ++k)
+            if (std::abs(P.q_end[e].d[k] - w.q_end[e].d[k]) > 1e-8 * (1 + std::abs(w.q_end[e].d[k]))) {
+              d.degenerate = true;
+              d.margin = 0;
+            }
       }
       for (int e = 0; e < nq; ++e) P.q_end[e] = w.q_end[e];  // the first piece's
       for (int e = 0; e < nq; ++e) P.q_lin[e] = P.q_end[e];

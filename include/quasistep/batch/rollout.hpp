@@ -52,6 +52,12 @@ enum class RolloutRecord {
   every_step_and_contacts,
 };
 
+/// Whether a propagate call also returns every step's derivatives (quasistep/core/derivatives.hpp):
+/// A = dx+/dx and B = dx+/du of each pair's every step (RolloutResult::A, B). They come from
+/// the single-world stepper, so each pair is then stepped on its own (as for the contacts
+/// record): the same states, bitwise, at the speed of the per-world path.
+enum class RolloutDerivatives { none, every_step };
+
 /// Per-pair values of one scene parameter for a propagate call: `path` as in
 /// docs/scene-format.md, "Parameter paths" (`pairs.finger/cylinder.friction`,
 /// `bodies.cylinder.mass`, `model.c`, ...), values[i] pair i's value. Start parameters
@@ -81,6 +87,15 @@ struct RolloutResult {
   /// was solved. NaN elsewhere: a slot not active, a step not solved or not run.
   std::vector<double> contact_phi, normal_impulse, tangent_impulse;
   bool impulses_scaled_by_k = false;
+  /// With RolloutDerivatives::every_step (else empty): pairs x steps matrices, pair i's step
+  /// l (from 1) at (i * steps + l - 1) * n_x * n_x (A, n_x x n_x row-major) and
+  /// (i * steps + l - 1) * n_x * n_a (B, n_x x n_a row-major); x = [q; the memory that is
+  /// state] (derivative_state_names). NaN where the step was not solved or has no derivative.
+  /// one_sided (pairs x steps): 1 where the step sat at a contact switch and the derivative
+  /// is one-sided (StepDerivatives::degenerate), else 0.
+  std::vector<double> A, B;
+  std::vector<char> one_sided;
+  int n_x = 0;
   int steps = 0;  // of the last call
   int n_q = 0;
   int n_slots = 0;
@@ -117,19 +132,24 @@ class Rollout {
   /// unknown path, a start parameter, a path given twice, a value count other than the
   /// pairs' or a value out of range, naming the path and the pair); the others keep the
   /// scene's values. Which of them the lanes carry: docs/performance.md.
+  /// `derivatives` (with RolloutRecord::every_step or every_step_and_contacts; BatchError
+  /// otherwise, or for a formulation without derivatives): also every step's A and B
+  /// (RolloutResult::A, B, one_sided).
   const RolloutResult& propagate(std::span<const State> states, std::span<const double> actions, double h,
                                  int steps, RolloutRecord record = RolloutRecord::final_state,
                                  std::span<double> trajectory_out = {},
-                                 std::span<const RolloutParameter> parameters = {});
+                                 std::span<const RolloutParameter> parameters = {},
+                                 RolloutDerivatives derivatives = RolloutDerivatives::none);
 
   const Model& model() const { return *model_; }
   /// The batch engine's path of the last propagate (BatchStepper::path); empty before it.
   const std::string& path() const;
 
  private:
-  struct OneByOne;  // RolloutRecord::every_step_and_contacts: a Stepper per thread
+  struct OneByOne;  // the contacts record and the derivatives: a Stepper per thread
   void set_parameters(int n, double h, std::span<const RolloutParameter> parameters);
-  void step_one_by_one(std::span<const double> actions, int steps, double* trajectory);
+  void step_one_by_one(std::span<const double> actions, int steps, double* trajectory, bool contacts,
+                       bool derivatives);
 
   std::shared_ptr<const Model> model_;
   BatchOptions options_;

@@ -30,6 +30,7 @@
 
 #include "quasistep/core/contacts.hpp"
 #include "quasistep/core/formulations/halm_posa_lcp/halm_posa_lcp_params.hpp"
+#include "quasistep/core/jet.hpp"
 #include "quasistep/core/kinematics.hpp"
 #include "quasistep/core/model.hpp"
 #include "quasistep/kernels/lane.hpp"
@@ -242,12 +243,27 @@ void fill_lcp(const Model& m, HalmPosaProblem<T>& ws, const T* mu_pair) {
 
   // The LCP, layout [Lambda_N | Lambda_T+ | Lambda_T- | gamma] (ns rows each).
   T* M = ws.M.data();
-  for (int k = 0; k < n * n; ++k) M[k] = zero;
+  // At T = Jet (the step's derivatives, which read only the rows of the slots in the LCP)
+  // the rows and columns of the others are neither reset nor filled: a large model's
+  // derivatives then cost its contacts', not its slots' square.
+  const auto skipped = [&](int row) {
+    if constexpr (std::is_same_v<T, Jet>) {
+      const int k = row % ns;  // any block's row of slot k
+      return !(ws.active[k] && !ws.unreached[k]);
+    } else {
+      return false;
+    }
+  };
+  for (int row = 0; row < n; ++row)
+    if (!skipped(row))
+      for (int col = 0; col < n; ++col) M[row * n + col] = zero;
   const int pn = 0, pp = ns, pm = 2 * ns, pg = 3 * ns;
   auto lcp_index = [&](int j) { return j < ns ? pn + j : pp + (j - ns); };
   for (int i = 0; i < r; ++i) {
+    if (skipped(i)) continue;
     const T* jo = &ws.Jo[i * 3];
     for (int j = 0; j < r; ++j) {
+      if (skipped(j)) continue;
       // Halm & Posa 2018, eq. (17): J_o A J_o' + J_m cB J_m'
       T g = jo[0] * ws.AJo[0 * r + j] + jo[1] * ws.AJo[1 * r + j] + jo[2] * ws.AJo[2 * r + j];
       for (int a = 0; a < na; ++a) g = g + ws.Jm[i * na + a] * ws.BJm[a * r + j];
