@@ -3,10 +3,12 @@
 // The ratio of the two times is the cost of the derivatives in units of a step.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "quasistep/batch/bundled.hpp"
 #include "quasistep/core/derivatives.hpp"
 #include "quasistep/core/scene.hpp"
 #include "quasistep/core/stepper.hpp"
@@ -49,7 +51,24 @@ void step(benchmark::State& state, const std::string& name, bool derivatives) {
   state.counters["steps/s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 
+/// Bundled derivatives (quasistep/batch/bundled.hpp) of N = 100 samples at the example's
+/// state after 30 steps, on one thread: bundles per second per core.
+void bundled(benchmark::State& state, const std::string& name) {
+  const Replay r = replay(name);
+  const qs::Model& m = *r.scene.model;
+  qs::BundledStep b(r.scene.model, {.threads = 1});
+  const qs::State& s = r.rows[std::min<std::size_t>(30, r.rows.size() - 1)];
+  const qs::WorldParams p(m);
+  const qs::BundledOptions o{.samples = 100, .sigma = 0.01, .seed = 1};
+  b.compute(s, p, o);
+  for (auto _ : state) benchmark::DoNotOptimize(b.compute(s, p, o).B1.data());
+  state.counters["bundles/s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+
 }  // namespace
+
+BENCHMARK_CAPTURE(bundled, anitescu_grasp_N100, std::string("anitescu_grasp"))->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(bundled, mpc_push_N100, std::string("mpc_push"))->Unit(benchmark::kMicrosecond);
 
 #define QS_DERIVATIVE_BENCH(name)                                                                       \
   BENCHMARK_CAPTURE(step, name##_step, std::string(#name), false)->Unit(benchmark::kMicrosecond);       \

@@ -22,6 +22,7 @@
 #include "quasistep/core/ucp_problem_file.hpp"
 
 #include "quasistep/batch/batch_stepper.hpp"
+#include "quasistep/batch/bundled.hpp"
 #include "quasistep/batch/mc_csv.hpp"
 #include "quasistep/batch/mc_summary.hpp"
 #include "quasistep/batch/monte_carlo.hpp"
