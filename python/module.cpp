@@ -174,6 +174,60 @@ class PyScene {
     return py::make_tuple(std::move(s), status_object(status), A, B, one_sided);
   }
 
+  /// Bundled (randomized) derivatives at (state, command): quasistep/batch/bundled.hpp.
+  py::dict bundled(const py::object& state, const std::optional<Array>& command, long samples, double sigma,
+                   std::uint64_t seed, long threads_arg) {
+    const qs::Model& m = model();
+    if (!qs::formulation_info(m.formulation).has_derivatives)
+      fail(scene_.source + ": " + std::string(qs::formulation_info(m.formulation).name) + " has no step derivatives");
+    if (samples < 1 || samples > std::numeric_limits<int>::max()) fail("samples must be a positive int");
+    const int threads = capped_threads(threads_arg);
+    qs::State s = to_state(state);
+    qs::WorldParams p(m);
+    if (command) {
+      if (command->ndim() != 1 || command->shape(0) != m.n_a)
+        fail("command has shape " + shape_text(*command) + "; the scene has " + std::to_string(m.n_a) +
+             " velocity-controlled joints (command_names)");
+      p.commanded = true;
+      p.command.assign(command->data(), command->data() + m.n_a);
+      const long bad = first_non_finite(p.command.data(), p.command.size());
+      if (bad >= 0) fail("command[" + std::to_string(bad) + "] (" + qs::command_names(m)[bad] + ") is not finite");
+    }
+    if (!(m.step.h > 0)) fail(scene_.source + ": the scene has no step.h");
+    qs::BundledDerivatives r;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(bundled_mutex_);
+      if (!bundled_ || bundled_threads_ != threads) {
+        bundled_ = std::make_unique<qs::BundledStep>(scene_.model, qs::BatchOptions{.threads = threads});
+        bundled_threads_ = threads;
+      }
+      r = bundled_->compute(s, p, {.samples = static_cast<int>(samples), .sigma = sigma, .seed = seed});
+    }
+    if (r.status == qs::Status::bad_input) fail(r.detail);
+    const auto matrix = [](const Eigen::MatrixXd& a) {
+      Array out(std::vector<py::ssize_t>{a.rows(), a.cols()});
+      for (Eigen::Index i = 0; i < a.rows(); ++i)
+        for (Eigen::Index j = 0; j < a.cols(); ++j) out.mutable_data()[i * a.cols() + j] = a(i, j);
+      return out;
+    };
+    py::dict d;
+    d["status"] = status_object(r.status);
+    d["detail"] = r.detail;
+    d["used"] = r.used;
+    d["failed"] = r.failed;
+    if (r.status == qs::Status::solved) {
+      d["A1"] = matrix(r.A1);
+      d["A1_error"] = matrix(r.A1_error);
+      d["B1"] = matrix(r.B1);
+      d["B1_error"] = matrix(r.B1_error);
+      d["B0"] = matrix(r.B0);
+      d["B0_error"] = matrix(r.B0_error);
+      d["next"] = Array(r.next.size(), r.next.data());
+    }
+    return d;
+  }
+
   std::string last_detail() {
     py::gil_scoped_release release;  // another thread's step may hold the mutex
     std::lock_guard<std::mutex> lock(step_mutex_);
@@ -191,6 +245,9 @@ class PyScene {
   std::unique_ptr<qs::WorldParams> params_;
   qs::StepDerivatives derivatives_;
   std::string last_detail_;
+  std::mutex bundled_mutex_;
+  std::unique_ptr<qs::BundledStep> bundled_;
+  int bundled_threads_ = -1;
   std::unique_ptr<qs::Rollout> rollout_;
 };
 
@@ -773,6 +830,8 @@ steps. Its step() calls, and its rollouts, each run one at a time.)doc")
            py::arg("derivatives") = false)
       .def_property_readonly("state_names",
                              [](const PyScene& s) { return qs::derivative_state_names(s.model()); })
+      .def("_bundled", &PyScene::bundled, py::arg("state"), py::arg("command"), py::arg("samples"), py::arg("sigma"),
+           py::arg("seed"), py::arg("threads"))
       .def("last_step_detail", &PyScene::last_detail)
       .def("__repr__", [](const PyScene& s) {
         return "<quasistep.Scene " + s.scene().source + ": " + std::string(qs::formulation_info(s.model().formulation).name) +

@@ -137,8 +137,26 @@ def _scene_step(self, state, command=None, h=None, derivatives=False):
     return self._step(state, _array(command, "command"), None if h is None else _number(h, "h"), bool(derivatives))
 
 
+def _scene_bundled(self, state, command=None, samples=100, sigma=None, seed=0, threads=0):
+    """Bundled (randomized) derivatives of one step (docs/derivatives.md): the step smoothed
+    by a Gaussian perturbation w ~ N(0, sigma^2 I) of its command, estimated from `samples`
+    perturbed steps (Suh, Pang & Tedrake, RA-L 2022). Returns a dict: "B1", "A1" (first
+    order: the mean of the exact derivatives at the perturbed commands) and "B0" (zeroth
+    order: least squares on the steps alone), each with its standard errors ("B1_error",
+    ...), "next" (the smoothed next state), "used" and "failed" (samples), "status" and
+    "detail". The same seed gives the same bits at any thread count.
+    """
+    if sigma is None:
+        raise ValueError("sigma: the perturbation's standard deviation (m/s or rad/s) is required")
+    if not isinstance(state, State):
+        state = _array(state, "state")
+    return self._bundled(state, _array(command, "command"), _integer(samples, "samples", 1, _INT_MAX),
+                         _number(sigma, "sigma"), _integer(seed, "seed", 0, 2**64 - 1), _integer(threads, "threads", 0))
+
+
 Scene.state = _scene_state
 Scene.step = _scene_step
+Scene.bundled = _scene_bundled
 
 
 def rollout(scene, q0=None, commands=None, steps=None, threads=0, trajectory=True, h=None,

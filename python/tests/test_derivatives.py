@@ -104,3 +104,21 @@ def test_a_formulation_without_derivatives_is_refused():
         tip.step(tip.state(), derivatives=True)
     with pytest.raises(ValueError, match="ecp_ncp has no step derivatives"):
         quasistep.rollout(tip, steps=2, derivatives=True)
+
+
+def test_bundled_derivatives_are_deterministic_and_refuse_bad_options():
+    push = quasistep.load(example("mpc_push"))
+    state = push.state()
+    for _ in range(30):
+        state, _ = push.step(state)
+    r = push.bundled(state, [0.1, 0.0], samples=200, sigma=0.02, seed=3)
+    assert r["status"] == S.solved and r["used"] == 200
+    assert r["B1"].shape == (5, 2) and r["B0"].shape == (5, 2) and r["A1"].shape == (5, 5)
+    assert (r["B1_error"] >= 0).all() and r["next"].shape == (5,)
+    one = push.bundled(state, [0.1, 0.0], samples=200, sigma=0.02, seed=3, threads=1)
+    for key in ("A1", "B1", "B0", "B1_error", "B0_error", "next"):
+        np.testing.assert_array_equal(r[key], one[key])
+    with pytest.raises(ValueError, match="samples must be at least n_a \\+ 1 = 3"):
+        push.bundled(state, [0.1, 0.0], samples=2, sigma=0.1)
+    with pytest.raises(ValueError, match="sigma"):
+        push.bundled(state, [0.1, 0.0])
