@@ -21,26 +21,16 @@
 #include "quasistep/core/jet.hpp"
 #include "quasistep/core/scene.hpp"
 #include "quasistep/core/stepper.hpp"
+#include "tests/support/derivative_checks.hpp"
 #include "tests/support/example_json.hpp"
 
 namespace qs::derivatives_test {
 namespace {
 
 using nlohmann::json;
-
-/// x = [q; the memory that is state] of s.
-Eigen::VectorXd state_x(const Model& m, const State& s) {
-  const int nq = m.n_q(), nm = derivative_memory_size(m);
-  Eigen::VectorXd x(nq + nm);
-  x.head(nq) = s.q;
-  x.tail(nm) = s.memory.head(nm);
-  return x;
-}
-void set_x(const Model& m, State& s, const Eigen::VectorXd& x) {
-  const int nq = m.n_q(), nm = derivative_memory_size(m);
-  s.q = x.head(nq);
-  s.memory.head(nm) = x.tail(nm);
-}
+using test::Campaign;
+using test::commanded_params;
+using test::trajectory;
 
 /// The Anitescu QP's answer polished on its active set: the equality-constrained QP
 ///   [H  -A_S'; A_S  0] [v; beta_S] = [-c; b_S]
@@ -83,132 +73,6 @@ bool exact_step(Stepper& stepper, const Model& m, const WorldParams& p, State& s
   if (stepper.step_fallback(m, p, s) != Status::solved) return false;
   if (const auto* qp = dynamic_cast<const AnitescuQp*>(&stepper)) s.q = q0 + p.h * polished_velocity(*qp);
   return true;
-}
-
-/// The step's p with u held (commanded) at the scene's schedule at the middle of the step.
-WorldParams commanded_params(const Model& m, const State& s) {
-  WorldParams p(m);
-  p.command.assign(static_cast<size_t>(m.n_a), 0.0);
-  for (const Joint& j : m.joints)
-    if (j.control == Control::velocity) p.command[static_cast<size_t>(j.dof - m.n_u)] = j.command(s.t + 0.5 * m.step.h);
-  p.commanded = true;
-  return p;
-}
-
-struct FiniteDifferences {
-  Eigen::MatrixXd A, B;
-  bool ok = false;
-};
-
-/// Central differences of the exact step in every entry of x and u.
-FiniteDifferences central_differences(Stepper& stepper, const Model& m, const WorldParams& p, const State& s,
-                                      double delta) {
-  FiniteDifferences fd;
-  const Eigen::VectorXd x0 = state_x(m, s);
-  const int nx = static_cast<int>(x0.size()), na = m.n_a;
-  fd.A.resize(nx, nx);
-  fd.B.resize(nx, na);
-  const auto end_state = [&](const Eigen::VectorXd& x, const WorldParams& pp, Eigen::VectorXd& out) {
-    State t = s;
-    set_x(m, t, x);
-    if (!exact_step(stepper, m, pp, t)) return false;
-    out = state_x(m, t);
-    return true;
-  };
-  Eigen::VectorXd plus, minus;
-  for (int j = 0; j < nx; ++j) {
-    Eigen::VectorXd x = x0;
-    x[j] += delta;
-    if (!end_state(x, p, plus)) return fd;
-    x[j] = x0[j] - delta;
-    if (!end_state(x, p, minus)) return fd;
-    fd.A.col(j) = (plus - minus) / (2 * delta);
-  }
-  for (int a = 0; a < na; ++a) {
-    WorldParams pp = p;
-    pp.command[static_cast<size_t>(a)] += delta;
-    if (!end_state(x0, pp, plus)) return fd;
-    pp.command[static_cast<size_t>(a)] = p.command[static_cast<size_t>(a)] - delta;
-    if (!end_state(x0, pp, minus)) return fd;
-    fd.B.col(a) = (plus - minus) / (2 * delta);
-  }
-  fd.ok = true;
-  return fd;
-}
-
-double relative_frobenius(const Eigen::MatrixXd& got, const Eigen::MatrixXd& want) {
-  const double scale = want.norm();
-  return scale > 0 ? (got - want).norm() / scale : got.norm();
-}
-
-/// The example's trajectory (every row), stepped by the stepper's own path.
-std::vector<State> trajectory(const Model& m) {
-  auto stepper = make_stepper(m);
-  std::vector<State> rows{initial_state(m)};
-  State s = rows.back();
-  for (int l = 0; l < m.step.steps && stepper->step(m, s) == Status::solved; ++l) rows.push_back(s);
-  return rows;
-}
-
-struct Campaign {
-  int samples = 0, kept = 0, degenerate = 0, failed = 0;
-  double worst_A = 0, worst_B = 0;
-};
-
-/// The finite-difference check of the derivatives of `scene_json` on `samples` states of its
-/// trajectory, each perturbed by up to 1 mm (lengths) and 1 mrad (angles), the reference
-/// entries of the state alike, and its commands by up to 10%. A sample is kept when the step
-/// and every difference solve, the derivative is not at a switch and every complementarity
-/// pair's margin (StepDerivatives::margin, relative) exceeds 1000 delta = 1e-3: a difference
-/// of delta = 1e-6 moves a row's slack by about delta / h, which is 1e-4 of a velocity scale
-/// of 1 m/s at h = 0.01 s, so no pair switches within the difference. (With the threshold
-/// at 1e-6 samples whose pairs do switch within the difference come in, and their central
-/// differences average the two sides: errors up to 0.9.)
-Campaign check_against_differences(const json& scene_json, int samples, unsigned seed) {
-  const Scene scene = parse_scene(scene_json.dump());
-  const Model& m = *scene.model;
-  const std::vector<State> rows = trajectory(m);
-  auto stepper = make_stepper(m);
-  auto reference = make_stepper(m);
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> unit(-1.0, 1.0);
-  std::uniform_int_distribution<size_t> row(0, rows.size() - 1);
-  const double delta = 1e-6;
-  StepDerivatives d;
-  Campaign c;
-  for (int k = 0; k < samples; ++k) {
-    State s = rows[row(rng)];
-    for (int e = 0; e < m.n_q(); ++e) s.q[e] += 1e-3 * unit(rng);  // 1 mm or 1 mrad
-    for (int a = 0; a < derivative_memory_size(m); ++a) s.memory[a] += 1e-3 * unit(rng);
-    WorldParams p = commanded_params(m, s);
-    for (double& u : p.command) u *= 1.0 + 0.1 * unit(rng);
-    ++c.samples;
-    State after = s;
-    if (stepper->step(m, p, after, d) != Status::solved || d.status != Status::solved) {
-      ++c.failed;
-      continue;
-    }
-    if (d.degenerate || d.margin <= 1000 * delta) {
-      c.degenerate += d.degenerate;
-      continue;
-    }
-    const FiniteDifferences fd = central_differences(*reference, m, p, s, delta);
-    if (!fd.ok) {
-      ++c.failed;
-      continue;
-    }
-    ++c.kept;
-    const double eA = relative_frobenius(d.A, fd.A), eB = m.n_a ? relative_frobenius(d.B, fd.B) : 0.0;
-    c.worst_A = std::max(c.worst_A, eA);
-    c.worst_B = std::max(c.worst_B, eB);
-    if (eA > 1e-6 || eB > 1e-6) {
-      ADD_FAILURE() << "sample " << k << " at t = " << s.t << ": |A - A_fd| / |A_fd| = " << eA
-                    << ", |B - B_fd| / |B_fd| = " << eB << "\nA =\n" << d.A << "\nA_fd =\n" << fd.A << "\nB =\n"
-                    << d.B << "\nB_fd =\n" << fd.B;
-      return c;
-    }
-  }
-  return c;
 }
 
 json example(const std::string& name) { return test::example_json(name + ".json"); }
@@ -307,7 +171,7 @@ TEST(Derivatives, AnitescuMatchesCentralDifferencesOnEveryExampleInBothModes) {
   unsigned seed = 1;
   for (const Case& k : cases) {
     SCOPED_TRACE(k.name);
-    const Campaign c = check_against_differences(k.scene, 1000, seed++);
+    const Campaign c = test::check_against_differences(k.scene, 1000, seed++, exact_step);
     std::printf("%s: %d samples, %d kept, %d at a switch, %d not solved; worst relative error A %.2e, B %.2e\n",
                 k.name, c.samples, c.kept, c.degenerate, c.failed, c.worst_A, c.worst_B);
     // A third of the samples at least are away from every switch: the check is not vacuous.
