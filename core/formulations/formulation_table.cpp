@@ -85,6 +85,7 @@ constexpr std::array<FormulationInfo, 7> kProductRows{{
      .time_stepping = true,
      .memory_size = PangTedrakeMiqp::memory_size,
      .start_memory = PangTedrakeMiqp::start_memory,
+     .derivative_memory = pang_tedrake_miqp_derivative_memory,
      .model_gain = "stiffness",
      .joint_gain = {},
      .scene_gains = pang_tedrake_miqp_scene_gains,

@@ -57,8 +57,9 @@ struct FormulationInfo {
   void (*start_memory)(const Model& m, const double* q, double* memory) = nullptr;
   /// The leading entries of State::memory that are state for the step's derivatives
   /// (quasistep/core/derivatives.hpp), by name (their count is the number): anitescu_qp's
-  /// impedance reference. Null: none (the rest of the memory is a solver's warm start or
-  /// cache, which does not change the step's answer).
+  /// impedance reference, pang_tedrake_miqp's phi_bar under elastic_bound = previous. Null:
+  /// none (the rest of the memory is a solver's warm start or cache, which does not change
+  /// the step's answer).
   std::vector<std::string> (*derivative_memory)(const Model& m) = nullptr;
   /// Its step for a lane group of worlds in the batch engine (quasistep/core/lane_step.hpp),
   /// or null: the batch steps its worlds one at a time.
