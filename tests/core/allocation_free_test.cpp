@@ -158,6 +158,49 @@ TEST(AllocationFree, HalmPosaStepWithDerivativesAfterTheFirst) {
   }
 }
 
+TEST(AllocationFree, TrinkleAndMiqpStepsWithDerivativesAfterTheFirst) {
+  // Trinkle's LCP on the gripper: the first derivative call builds its workspace.
+  {
+    const Scene scene = load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/examples/pang_tedrake_gripper.json");
+    const Model& m = *scene.model;
+    const WorldParams p(m);
+    State s = initial_state(m);
+    TrinkleLcp stepper(m);
+    StepDerivatives d;
+    ASSERT_EQ(stepper.step(m, p, s, d), Status::solved);
+    test::CountAllocations guard;
+    for (int l = 1; l < m.step.steps; ++l) {
+      ASSERT_EQ(stepper.step(m, p, s, d), Status::solved);
+      ASSERT_EQ(d.status, Status::solved) << d.detail;
+    }
+    EXPECT_EQ(guard.count(), 0);
+  }
+  // The MIQP, its branch-and-bound serial (as PangTedrakeMiqpStep): the first pass over the
+  // grasp and the 36-pair box (elastic_bound = previous: phi_bar in the derivatives' state)
+  // may allocate, the second must not.
+  for (const char* rel : {"examples/pang_tedrake_grasp.json", "examples/pang_tedrake_box_36.json"}) {
+    const Scene scene = load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/" + rel);
+    const Model& m = *scene.model;
+    const WorldParams p(m);
+    BnbOptions o = PangTedrakeMiqp::default_options(m);
+    o.parallel = false;
+    PangTedrakeMiqp stepper(m, o);
+    StepDerivatives d;
+    long count = 0, differentiated = 0;
+    for (int pass = 0; pass < 2; ++pass) {
+      State s = initial_state(m);
+      test::CountAllocations guard;
+      for (int l = 0; l < m.step.steps; ++l) {
+        ASSERT_EQ(stepper.step(m, p, s, d), Status::solved) << rel << " step " << l + 1;
+        differentiated += pass && d.status == Status::solved;
+      }
+      count = guard.count();
+    }
+    EXPECT_EQ(count, 0) << rel;
+    EXPECT_GT(differentiated, 50) << rel;
+  }
+}
+
 // ---- the UCP solvers (Pang, Trinkle & Lo 1996): a repeated solve -------------------------------------------
 // ucp_enumerate_modes (`quasistep ucp --all`) is left out: it returns a list of every mode
 // combination with a solution, which grows with the answer, and is a one-shot search for

@@ -23,6 +23,7 @@
 #include "quasistep/core/jet.hpp"
 #include "quasistep/core/scene.hpp"
 #include "quasistep/core/stepper.hpp"
+#include "tests/support/derivative_checks.hpp"
 #include "tests/support/example_json.hpp"
 #include "tests/support/instrumented.hpp"
 
@@ -31,19 +32,10 @@ namespace {
 
 using nlohmann::json;
 
-/// x = [q; the memory that is state] of s.
-Eigen::VectorXd state_x(const Model& m, const State& s) {
-  const int nq = m.n_q(), nm = derivative_memory_size(m);
-  Eigen::VectorXd x(nq + nm);
-  x.head(nq) = s.q;
-  x.tail(nm) = s.memory.head(nm);
-  return x;
-}
-void set_x(const Model& m, State& s, const Eigen::VectorXd& x) {
-  const int nq = m.n_q(), nm = derivative_memory_size(m);
-  s.q = x.head(nq);
-  s.memory.head(nm) = x.tail(nm);
-}
+using test::Campaign;
+using test::commanded_params;
+using test::Differences;
+using test::trajectory;
 
 /// The Anitescu QP's answer polished on its active set: the equality-constrained QP
 ///   [H  -A_S'; A_S  0] [v; beta_S] = [-c; b_S]
@@ -94,164 +86,9 @@ bool exact_step(Stepper& stepper, const Model& m, const WorldParams& p, State& s
   return stepper.step(m, p, s) == Status::solved;
 }
 
-/// The step's p with u held (commanded) at the scene's schedule at the middle of the step.
-WorldParams commanded_params(const Model& m, const State& s) {
-  WorldParams p(m);
-  p.command.assign(static_cast<size_t>(m.n_a), 0.0);
-  for (const Joint& j : m.joints)
-    if (j.control == Control::velocity) p.command[static_cast<size_t>(j.dof - m.n_u)] = j.command(s.t + 0.5 * m.step.h);
-  p.commanded = true;
-  return p;
-}
-
-struct FiniteDifferences {
-  Eigen::MatrixXd A, B;
-  bool ok = false;
-  /// The step is smooth across the differences: in every entry the forward and the backward
-  /// difference agree to 1e-3 (1 + |central|). A kink within delta that no complementarity
-  /// pair shows (a slot crossing contacts.margin, the nearest edge of a polygon changing)
-  /// makes them differ by order 1, and the central difference averages two slopes.
-  bool smooth = true;
-};
-
-/// Central differences of the exact step in every entry of x and u.
-FiniteDifferences central_differences(Stepper& stepper, const Model& m, const WorldParams& p, const State& s,
-                                      double delta);
-
-/// Richardson's extrapolation of central differences at delta and delta / 2,
-/// (4 D(delta / 2) - D(delta)) / 3: the error of order delta^2 cancels.
-FiniteDifferences extrapolated_differences(Stepper& stepper, const Model& m, const WorldParams& p, const State& s,
-                                           double delta) {
-  FiniteDifferences wide = central_differences(stepper, m, p, s, delta);
-  const FiniteDifferences narrow = central_differences(stepper, m, p, s, delta / 2);
-  wide.ok = wide.ok && narrow.ok;
-  wide.smooth = wide.smooth && narrow.smooth;
-  if (wide.ok) {
-    wide.A = (4 * narrow.A - wide.A) / 3;
-    wide.B = (4 * narrow.B - wide.B) / 3;
-  }
-  return wide;
-}
-
-FiniteDifferences central_differences(Stepper& stepper, const Model& m, const WorldParams& p, const State& s,
-                                      double delta) {
-  FiniteDifferences fd;
-  const Eigen::VectorXd x0 = state_x(m, s);
-  const int nx = static_cast<int>(x0.size()), na = m.n_a;
-  fd.A.resize(nx, nx);
-  fd.B.resize(nx, na);
-  const auto end_state = [&](const Eigen::VectorXd& x, const WorldParams& pp, Eigen::VectorXd& out) {
-    State t = s;
-    set_x(m, t, x);
-    if (!exact_step(stepper, m, pp, t)) return false;
-    out = state_x(m, t);
-    return true;
-  };
-  Eigen::VectorXd plus, minus, center;
-  if (!end_state(x0, p, center)) return fd;
-  const auto difference = [&](auto column) {
-    column = (plus - minus) / (2 * delta);
-    const Eigen::VectorXd forward = (plus - center) / delta, backward = (center - minus) / delta;
-    for (Eigen::Index i = 0; i < forward.size(); ++i)
-      if (std::abs(forward[i] - backward[i]) > 1e-3 * (1 + std::abs(column[i]))) fd.smooth = false;
-  };
-  for (int j = 0; j < nx; ++j) {
-    Eigen::VectorXd x = x0;
-    x[j] += delta;
-    if (!end_state(x, p, plus)) return fd;
-    x[j] = x0[j] - delta;
-    if (!end_state(x, p, minus)) return fd;
-    difference(fd.A.col(j));
-  }
-  for (int a = 0; a < na; ++a) {
-    WorldParams pp = p;
-    pp.command[static_cast<size_t>(a)] += delta;
-    if (!end_state(x0, pp, plus)) return fd;
-    pp.command[static_cast<size_t>(a)] = p.command[static_cast<size_t>(a)] - delta;
-    if (!end_state(x0, pp, minus)) return fd;
-    difference(fd.B.col(a));
-  }
-  fd.ok = true;
-  return fd;
-}
-
-double relative_frobenius(const Eigen::MatrixXd& got, const Eigen::MatrixXd& want) {
-  const double scale = want.norm();
-  return scale > 0 ? (got - want).norm() / scale : got.norm();
-}
-
-/// The example's trajectory (every row), stepped by the stepper's own path.
-std::vector<State> trajectory(const Model& m) {
-  auto stepper = make_stepper(m);
-  std::vector<State> rows{initial_state(m)};
-  State s = rows.back();
-  for (int l = 0; l < m.step.steps && stepper->step(m, s) == Status::solved; ++l) rows.push_back(s);
-  return rows;
-}
-
-struct Campaign {
-  int samples = 0, kept = 0, degenerate = 0, failed = 0, kinked = 0;
-  double worst_A = 0, worst_B = 0;
-};
-
-/// The finite-difference check of the derivatives of `scene_json` on `samples` states of its
-/// trajectory, each perturbed by up to 1 mm (lengths) and 1 mrad (angles), the reference
-/// entries of the state alike, and its commands by up to 10%. A sample is kept when the step
-/// and every difference solve, the derivative is not at a switch, every complementarity
-/// pair's margin (StepDerivatives::margin, relative) exceeds 10 delta, and the step is smooth
-/// across the differences (FiniteDifferences::smooth: no pair switches and no kink of the
-/// geometry lies within delta; with the margin alone, samples whose pairs switch within the
-/// difference come in, and their central differences average two slopes: errors up to 0.9).
-Campaign check_against_differences(const json& scene_json, int samples, unsigned seed, double delta = 1e-6,
-                                   bool extrapolate = false) {
-  const Scene scene = parse_scene(scene_json.dump());
-  const Model& m = *scene.model;
-  const std::vector<State> rows = trajectory(m);
-  auto stepper = make_stepper(m);
-  auto reference = make_stepper(m);
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> unit(-1.0, 1.0);
-  std::uniform_int_distribution<size_t> row(0, rows.size() - 1);
-  StepDerivatives d;
-  Campaign c;
-  for (int k = 0; k < samples; ++k) {
-    State s = rows[row(rng)];
-    for (int e = 0; e < m.n_q(); ++e) s.q[e] += 1e-3 * unit(rng);  // 1 mm or 1 mrad
-    for (int a = 0; a < derivative_memory_size(m); ++a) s.memory[a] += 1e-3 * unit(rng);
-    WorldParams p = commanded_params(m, s);
-    for (double& u : p.command) u *= 1.0 + 0.1 * unit(rng);
-    ++c.samples;
-    State after = s;
-    if (stepper->step(m, p, after, d) != Status::solved || d.status != Status::solved) {
-      ++c.failed;
-      continue;
-    }
-    if (d.degenerate || d.margin <= 10 * delta) {
-      c.degenerate += d.degenerate;
-      continue;
-    }
-    const FiniteDifferences fd = extrapolate ? extrapolated_differences(*reference, m, p, s, delta)
-                                             : central_differences(*reference, m, p, s, delta);
-    if (!fd.ok) {
-      ++c.failed;
-      continue;
-    }
-    if (!fd.smooth) {
-      ++c.kinked;
-      continue;
-    }
-    ++c.kept;
-    const double eA = relative_frobenius(d.A, fd.A), eB = m.n_a ? relative_frobenius(d.B, fd.B) : 0.0;
-    c.worst_A = std::max(c.worst_A, eA);
-    c.worst_B = std::max(c.worst_B, eB);
-    if (eA > 1e-6 || eB > 1e-6) {
-      ADD_FAILURE() << "sample " << k << " at t = " << s.t << ": |A - A_fd| / |A_fd| = " << eA
-                    << ", |B - B_fd| / |B_fd| = " << eB << "\nA =\n" << d.A << "\nA_fd =\n" << fd.A << "\nB =\n"
-                    << d.B << "\nB_fd =\n" << fd.B;
-      return c;
-    }
-  }
-  return c;
+/// The shared campaign (tests/support/derivative_checks.hpp) with this file's exact step.
+Campaign check_against_differences(const json& scene_json, int samples, unsigned seed, Differences differences = {}) {
+  return test::check_against_differences(scene_json, samples, seed, exact_step, 1e-3, differences);
 }
 
 json example(const std::string& name) { return test::example_json(name + ".json"); }
@@ -493,7 +330,7 @@ TEST(Derivatives, HalmPosaMatchesCentralDifferencesOnEveryExample) {
   unsigned seed = 101;
   for (const Case& k : cases) {
     SCOPED_TRACE(k.name);
-    const Campaign c = check_against_differences(k.scene, kSamples, seed++, k.delta, k.extrapolate);
+    const Campaign c = check_against_differences(k.scene, kSamples, seed++, {k.delta, k.extrapolate});
     report(k.name, c);
     EXPECT_GE(c.kept, c.samples / 3);
     EXPECT_LE(c.worst_A, 1e-6);

@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "pang_tedrake_miqp_derivative_work.hpp"
 #include "pang_tedrake_miqp_problem.hpp"
 
 namespace qs {

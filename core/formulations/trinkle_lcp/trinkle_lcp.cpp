@@ -8,6 +8,8 @@
 #include "quasistep/core/number_text.hpp"
 #include "quasistep/kernels/unit_scale.hpp"
 
+#include "trinkle_lcp_derivative_work.hpp"
+
 namespace qs {
 namespace {
 
@@ -91,6 +93,8 @@ TrinkleLcp::TrinkleLcp(const Model& m)
       q_terms_(kCapacity),
       tau_(m.n_q()),
       dqa_(m.n_a) {}
+
+TrinkleLcp::~TrinkleLcp() = default;
 
 Status TrinkleLcp::advance(const Model& m, const WorldParams& p, State& s) {
   *result_ = Solver::MixedResult{};

@@ -2,8 +2,9 @@
 // and the commands u to the next state:
 //   x+ = f(x, u),   A = df/dx (n_x x n_x),   B = df/du (n_x x n_a),
 // with q the configuration (n_q), m the part of State::memory that is state
-// (FormulationInfo::derivative_memory: anitescu_qp's impedance reference q̄_a; nothing for
-// the LCP steppers), and u the velocity commands of the velocity-controlled joints in
+// (FormulationInfo::derivative_memory: anitescu_qp's impedance reference q̄_a,
+// pang_tedrake_miqp's phi_bar under elastic_bound = previous; nothing for the LCP steppers),
+// and u the velocity commands of the velocity-controlled joints in
 // command_names order, held over the step (WorldParams::command, or the scene's schedules at
 // the middle of the step: B is the derivative with respect to that value either way).
 //

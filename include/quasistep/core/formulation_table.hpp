@@ -57,8 +57,9 @@ struct FormulationInfo {
   void (*start_memory)(const Model& m, const double* q, double* memory) = nullptr;
   /// The leading entries of State::memory that are state for the step's derivatives
   /// (quasistep/core/derivatives.hpp), by name (their count is the number): anitescu_qp's
-  /// impedance reference. Null: none (the rest of the memory is a solver's warm start or
-  /// cache, which does not change the step's answer).
+  /// impedance reference, pang_tedrake_miqp's phi_bar under elastic_bound = previous. Null:
+  /// none (the rest of the memory is a solver's warm start or cache, which does not change
+  /// the step's answer).
   std::vector<std::string> (*derivative_memory)(const Model& m) = nullptr;
   /// Its stepper returns the step's derivatives (Stepper::step with a StepDerivatives;
   /// quasistep/core/derivatives.hpp); otherwise they are refused with a reason.

@@ -107,6 +107,41 @@ void add_angular_jacobian(const Model& m, int body, const T& sign, T* row) {
 /// tau(q) of Pang & Tedrake 2018, eq. (8) and, on the object and joints, -g_obj and (tau - g_man) of
 /// Pang, Trinkle & Lo 1996, eqs. (2)-(3) with the sign convention that a positive entry pushes q up.
 /// `out` is overwritten; poses come from forward_kinematics at the same q; masses from p.
+/// Written on T: T = double is the steppers' (the function below), T = Jet (quasistep/core/jet.hpp)
+/// gives its exact q-derivatives for the step derivatives; the same operations in the same
+/// order, so the double instance is the function it always was.
+template <class T>
+void generalized_external_force(const Model& m, const WorldParams& p, const Pose2<T>* body_pose,
+                                const Pose2<T>* joint_frame, double t, T* out) {
+  for (int k = 0; k < m.n_q(); ++k) out[k] = T(0.0);
+  // Gravity in the plane exists only in the vertical world (tabletop: it presses the
+  // object onto the support and enters through the limit surface instead).
+  if (m.world.type == WorldType::vertical) {
+    for (size_t b = 0; b < m.bodies.size(); ++b) {
+      const Body& body = m.bodies[b];
+      const double mass = p.body_mass[b];
+      if (body.kind == BodyKind::fixed || mass == 0.0) continue;
+      const Vec2<T> com = body_pose[b].apply(Vec2<T>{T(body.com.x), T(body.com.y)});
+      add_point_jacobian(m, static_cast<int>(b), com, Vec2<T>{T(0.0), T(-1.0)}, T(mass * m.world.gravity), body_pose,
+                         joint_frame, out);
+    }
+  }
+  for (const Load& load : m.loads) {
+    const Pose2<T>& pose = body_pose[load.body];
+    Vec2<T> f{T(load.force[0](t)), T(load.force[1](t))};
+    if (load.body_frame) f = pose.rotate(f);
+    const T fn = norm(f);
+    if (fn > T(0.0)) {
+      // dot(f, dp/dq) = |f| dot(f/|f|, dp/dq): one Jacobian pass along the force direction.
+      add_point_jacobian(m, load.body, pose.apply(Vec2<T>{T(load.point.x), T(load.point.y)}),
+                         Vec2<T>{f.x / fn, f.y / fn}, fn, body_pose, joint_frame, out);
+    }
+    const double torque = load.torque(t);
+    if (torque != 0.0) add_angular_jacobian(m, load.body, T(torque), out);
+  }
+  for (const Joint& j : m.joints)
+    if (j.control == Control::effort) out[j.dof] = out[j.dof] + T(j.command(t));
+}
 void generalized_external_force(const Model& m, const WorldParams& p, const Pose2<double>* body_pose,
                                 const Pose2<double>* joint_frame, double t, double* out);
 

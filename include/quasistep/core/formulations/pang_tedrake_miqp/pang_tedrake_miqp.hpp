@@ -54,6 +54,7 @@
 
 #include "quasistep/kernels/eigen.hpp"
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "quasistep/core/contacts.hpp"
@@ -150,8 +151,13 @@ class PangTedrakeMiqp final : public Stepper {
  protected:
   /// One step of p.h (Stepper::step): build(), then the memo or the two-stage search.
   Status advance(const Model& m, const WorldParams& p, State& s) override;
+  /// The step's derivatives (quasistep/core/derivatives.hpp) at the optimal mode the search
+  /// found (pang_tedrake_miqp_derivatives.cpp).
+  Status differentiate(const Model& m, const WorldParams& p, StepDerivatives& d) override;
 
  private:
+  struct DerivativeWork;  // differentiate()'s workspace, made on its first call
+  std::unique_ptr<DerivativeWork> derivative_;
   std::unique_ptr<Problem> problem_;
   std::unique_ptr<BranchAndBound<Problem>> bnb_;
   struct Probe;  // fixed_pattern_cost's workspace, made on first use
@@ -229,6 +235,12 @@ class PangTedrakeMiqp final : public Stepper {
   bool reused_ = false;   // the last step reused the last solved step's answer
   bool reuse_ = true;     // set_reuse()
 };
+
+/// The entries of State::memory that are state for the step derivatives
+/// (FormulationInfo::derivative_memory): under elastic_bound = previous each slot's phi_bar
+/// of the last step, "slot<i>.phi_bar" (the bound of the next step's (23f)); none under
+/// `current`.
+std::vector<std::string> pang_tedrake_miqp_derivative_memory(const Model& m);
 
 namespace json_input {
 class Node;

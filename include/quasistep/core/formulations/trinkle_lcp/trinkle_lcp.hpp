@@ -47,6 +47,7 @@ class TrinkleLcp final : public Stepper {
 
   /// Sizes every buffer from the Model; step() then allocates nothing.
   explicit TrinkleLcp(const Model& m);
+  ~TrinkleLcp() override;
 
   /// The kernel's result of the last step.
   const Solver::MixedResult& result() const { return *result_; }
@@ -67,8 +68,13 @@ class TrinkleLcp final : public Stepper {
   /// unchanged. bad_input: a world other than vertical, or more active slots than the
   /// capacity holds.
   Status advance(const Model& m, const WorldParams& p, State& s) override;
+  /// The step's derivatives (quasistep/core/derivatives.hpp), differentiating the mixed LCP at
+  /// the answer's basis (trinkle_lcp_derivatives.cpp).
+  Status differentiate(const Model& m, const WorldParams& p, StepDerivatives& d) override;
 
  private:
+  struct DerivativeWork;  // differentiate()'s workspace, made on its first call
+  std::unique_ptr<DerivativeWork> derivative_;
   std::unique_ptr<Solver> solver_;
   std::unique_ptr<Solver::MixedResult> result_;
   std::unique_ptr<Solver::MixedResult> retry_;  // the LCP solved again in the step's units
