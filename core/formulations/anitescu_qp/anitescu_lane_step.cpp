@@ -44,7 +44,7 @@ std::string mode_refusal(const Model& m) {
   if (!params.quasi_dynamic) return "no lane kernel for anitescu_qp's quasistatic mode yet";
   // The lanes solve the QP by PGS; the smoothed step is Newton's method on its barrier problem.
   if (params.log_barrier_weight)
-    return "no lane kernel for anitescu_qp's smoothed step (model.log_barrier_weight): its worlds step one at a time";
+    return "no lane kernel for anitescu_qp's smoothed step (model.log_barrier_weight)";
   return {};
 }
 

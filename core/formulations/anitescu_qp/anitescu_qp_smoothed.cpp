@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
+#include <limits>
 #include <sstream>
 #include <string>
 
@@ -44,11 +45,17 @@ Status AnitescuQp::smoothed_start(const Model& m, double kappa) {
   // dense QP kernel, which also proves it infeasible (Farkas) when the rows leave no
   // interior. Its right-hand side is divided by its largest entry (the QP is homogeneous in
   // it): the kernel's tolerances, absolute with floors of 1, then hold at any kappa.
+  // No target is below 1e3 times the rounding of its slack, eps (|b_r| + |A_r| |v0|)
+  // (slack_rate_ holds it here): a start closer to the boundary would be rounding.
   double impulse_top = 0;
   for (int r = 0; r < rows; ++r) {
-    double s = -b_[r];
-    for (int e = 0; e < n; ++e) s += A_(r, e) * v_[e];
+    double s = -b_[r], terms = std::abs(b_[r]);
+    for (int e = 0; e < n; ++e) {
+      s += A_(r, e) * v_[e];
+      terms += std::abs(A_(r, e) * v_[e]);
+    }
     slack_[r] = s;
+    slack_rate_[r] = 1e3 * std::numeric_limits<double>::epsilon() * terms;
     impulse_top = std::max(impulse_top, beta_[r]);
   }
   if (!(impulse_top > 0))  // nothing pressed: the load's impulses instead
@@ -60,10 +67,12 @@ Status AnitescuQp::smoothed_start(const Model& m, double kappa) {
   for (double shrink : {1.0, 1e-4, 1e-8}) {
     double unit = 0;
     for (int r = 0; r < rows; ++r) {
-      const double row_target = shrink / (kappa * std::max(beta_[r], 0.1 * impulse_top));
+      const double row_target =
+          std::max(shrink / (kappa * std::max(beta_[r], 0.1 * impulse_top)), slack_rate_[r]);
       interior_b_[r] = slack_[r] < row_target ? row_target - slack_[r] : -0.5 * slack_[r];
-      unit = std::max(unit, std::abs(interior_b_[r]));
+      unit = std::max(unit, interior_b_[r]);  // the rows that must open set the scale
     }
+    for (int r = 0; r < rows && !(unit > 0); ++r) unit = std::max(unit, std::abs(interior_b_[r]));
     if (!(unit > 0 && std::isfinite(unit))) unit = 1;
     interior_b_.head(rows) /= unit;
     const DenseQpProblem qp{interior_H_, interior_c_, A_eq_, b_eq_, A_.topLeftCorner(rows, n), interior_b_.head(rows),
@@ -113,13 +122,39 @@ Status AnitescuQp::solve_smoothed(const Model& m, const WorldParams& p, double k
   st = smoothed_start(m, kappa);
   if (st != Status::solved) return st;
 
+  auto G = barrier_hessian_.topLeftCorner(n, n);
+  if (!quasi_dynamic) {
+    // f's Hessian G = H + (1/kappa) sum A_r'A_r / s_r^2 is singular exactly where a motion d
+    // has H d = 0 and A d = 0, whatever the slacks: quasistatic objects with a motion no
+    // contact row reaches (quasi-dynamically H is positive definite). f is flat or unbounded
+    // along d (the QP's answer is not unique there, or the QP is unbounded). Tested on
+    // H / max |H_ij| + sum_r A_r'A_r / |A_r|^2, which has G's null space but not the spread
+    // of its slacks (at large kappa G's pivots span its condition number, about kappa).
+    double top = 0;
+    for (int e = 0; e < n; ++e)
+      for (int f = 0; f < n; ++f) top = std::max(top, std::abs(H_(e, f)));
+    for (int e = 0; e < n; ++e)
+      for (int f = 0; f < n; ++f) G(e, f) = top > 0 ? H_(e, f) / top : 0.0;
+    for (int r = 0; r < rows; ++r) {
+      double norm2 = 0;
+      for (int e = 0; e < n; ++e) norm2 += A_(r, e) * A_(r, e);
+      if (!(norm2 > 0)) continue;
+      for (int e = 0; e < n; ++e)
+        for (int f = 0; f < n; ++f) G(e, f) += A_(r, e) * A_(r, f) / norm2;
+    }
+    if (const int k = barrier_cholesky(barrier_hessian_, barrier_factor_, n, kBarrierPivotTolerance); k >= 0)
+      return fail(Status::infeasible,
+                  "smoothed quasistatic step: the barrier problem's Hessian is singular at \"" + m.dofs[k].name +
+                      "\": no contact row reaches that motion and the QP does not penalise it, so the smoothed step "
+                      "has no unique answer (a load along it makes the unsmoothed QP unbounded too)");
+  }
+
   // 2. Damped Newton on f from the start in v_.
   const double inv_kappa = 1.0 / kappa;
   auto v = v_.head(n);
   auto g = barrier_gradient_.head(n);
   auto dv = newton_step_.head(n);
-  auto G = barrier_hessian_.topLeftCorner(n, n);
-  double decrement = 0;  // kappa g'G^-1 g
+  double decrement = 0, previous = std::numeric_limits<double>::infinity();  // kappa g'G^-1 g
   int step = 0;
   for (;; ++step) {
     // s, g = Hv + c - (1/kappa) sum A_r'/s_r, G = H + (1/kappa) sum A_r'A_r/s_r^2.
@@ -131,39 +166,43 @@ Status AnitescuQp::solve_smoothed(const Model& m, const WorldParams& p, double k
       }
       g[e] = ge;
     }
+    // The rounding floor of the decrement: slack s_r carries an error of about
+    // eps (|b_r| + |A_r| |v|), which moves Lambda by that over s_r. At a kappa so large that
+    // the answer's slacks approach the rounding of phi/h (beyond 1e8 in the examples' units)
+    // Newton's method stops there instead of at kNewtonTolerance.
+    double floor = 0;
     for (int r = 0; r < rows; ++r) {
-      double s = -b_[r];
-      for (int e = 0; e < n; ++e) s += A_(r, e) * v[e];
+      double s = -b_[r], terms = std::abs(b_[r]);
+      for (int e = 0; e < n; ++e) {
+        s += A_(r, e) * v[e];
+        terms += std::abs(A_(r, e) * v[e]);
+      }
       slack_[r] = s;
+      const double noise = std::numeric_limits<double>::epsilon() * terms / s;
+      floor += noise * noise;
       const double w1 = inv_kappa / s, w2 = w1 / s;
       for (int e = 0; e < n; ++e) {
         g[e] -= w1 * A_(r, e);
         for (int f = 0; f < n; ++f) G(e, f) += w2 * A_(r, e) * A_(r, f);
       }
     }
-    const int singular = barrier_cholesky(barrier_hessian_, barrier_factor_, n, kBarrierPivotTolerance);
-    if (singular >= 0) {
-      // G is singular exactly where a motion d has H d = 0 and A d = 0, whatever the slacks:
-      // quasistatic objects with a motion no contact row reaches. f is then flat or
-      // unbounded along d (the QP's answer is not unique there, or the QP is unbounded).
-      if (step == 0)
-        return fail(Status::infeasible,
-                    std::string("smoothed ") + (quasi_dynamic ? "quasi-dynamic" : "quasistatic") +
-                        " step: the barrier problem's Hessian is singular at \"" + m.dofs[singular].name +
-                        "\": no contact row reaches that motion and the QP does not penalise it, so the smoothed "
-                        "step has no unique answer (a load along it makes the unsmoothed QP unbounded too)");
+    if (const int k = barrier_cholesky(barrier_hessian_, barrier_factor_, n, 0.0); k >= 0)
       return fail(Status::numerical_failure, "smoothed step: the barrier problem's Hessian lost its positive "
                                              "definiteness at \"" +
-                                                 m.dofs[singular].name + "\" during Newton's method");
-    }
+                                                 m.dofs[k].name + "\" during Newton's method");
     for (int e = 0; e < n; ++e) dv[e] = -g[e];
     barrier_solve(barrier_factor_, n, dv);
     double lambda2 = 0;  // g'G^-1 g
     for (int e = 0; e < n; ++e) lambda2 -= g[e] * dv[e];
+    previous = decrement;
     decrement = kappa * lambda2;
     if (!std::isfinite(decrement))
       return fail(Status::numerical_failure,
                   "smoothed step: Newton's decrement is not finite (" + three_digits(decrement) + ")");
+    // At the rounding floor (within 100 times it, the last step having gained less than a
+    // factor 4: quadratic convergence is over) the answer is as exact as the data's rounding
+    // lets it be.
+    if (decrement > kNewtonTolerance && decrement <= 100 * floor && decrement > 0.25 * previous) break;
     if (step == kMaxNewtonSteps) {
       std::ostringstream detail;
       detail << std::setprecision(3) << "smoothed step: Newton's method did not converge in " << kMaxNewtonSteps
@@ -262,7 +301,7 @@ Status AnitescuQp::differentiate_smoothed(const Model& m, const WorldParams& p, 
       for (int j = 0; j < cols; ++j) dv(e, j) += a * R2(r, j);
     }
   }
-  if (const int k = barrier_cholesky(w.G, w.L, n, kBarrierPivotTolerance); k >= 0) {
+  if (const int k = barrier_cholesky(w.G, w.L, n, 0.0); k >= 0) {
     d.detail = "the smoothed step's Hessian is singular at \"" + m.dofs[k].name + "\", so it has no derivative";
     return Status::numerical_failure;
   }
