@@ -37,16 +37,16 @@ Status AnitescuQp::smoothed_start(const Model& m, double kappa) {
   if (rows == 0) return Status::solved;  // no barrier: any v is inside
   // The unsmoothed answer v0 sits on the boundary of its pressed rows. On the central path a
   // row's slack is 1/(kappa beta_r): with the unsmoothed impulse as beta_r's estimate, those
-  // are the slacks to start from (close to the answer when kappa is large); a row that
-  // carries less than a tenth of the most loaded one, beta_top, is taken as carrying that
-  // tenth (its own slack on the path is larger; Newton's method opens it). The start v0 + d needs
-  // A_r d >= target_r - s_r(v0) on the rows below their target and keeps at least half the
-  // slack of the others (A_r d >= -s_r(v0) / 2): a QP for d (the least |d|), solved by the
-  // dense QP kernel, which also proves it infeasible (Farkas) when the rows leave no
-  // interior. Its right-hand side is divided by its largest entry (the QP is homogeneous in
-  // it): the kernel's tolerances, absolute with floors of 1, then hold at any kappa.
-  // No target is below 1e3 times the rounding of its slack, eps (|b_r| + |A_r| |v0|)
-  // (slack_rate_ holds it here): a start closer to the boundary would be rounding.
+  // are the slacks to start from (close to the answer when kappa is large); a row carrying
+  // less than a tenth of the most loaded one, beta_top, is taken as carrying that tenth (its
+  // own slack on the path is larger; Newton's method opens it), and no target is below 1e3
+  // roundings of its slack, eps (|b_r| + |A_r| |v0|) (in slack_rate_ here). The start v0 + d
+  // needs A_r d >= target_r - s_r(v0) on the rows below their target and keeps at least half
+  // the slack of the others (A_r d >= -s_r(v0) / 2): a QP for d (the least |d|), solved by
+  // the dense QP kernel, which also proves it infeasible (Farkas) when the rows leave no
+  // interior. Its right-hand side is divided by the most a row must open (the QP is
+  // homogeneous in it): the kernel's tolerances, absolute with floors of 1, then hold at any
+  // kappa.
   double impulse_top = 0;
   for (int r = 0; r < rows; ++r) {
     double s = -b_[r], terms = std::abs(b_[r]);
