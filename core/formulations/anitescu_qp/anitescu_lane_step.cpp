@@ -40,9 +40,12 @@ class AnitescuLaneStep final : public LaneStep {
 };
 
 std::string mode_refusal(const Model& m) {
-  return formulation_params_or_default<AnitescuQpParams>(m).quasi_dynamic
-             ? std::string()
-             : "no lane kernel for anitescu_qp's quasistatic mode yet";
+  const AnitescuQpParams& params = formulation_params_or_default<AnitescuQpParams>(m);
+  if (!params.quasi_dynamic) return "no lane kernel for anitescu_qp's quasistatic mode yet";
+  // The lanes solve the QP by PGS; the smoothed step is Newton's method on its barrier problem.
+  if (params.log_barrier_weight)
+    return "no lane kernel for anitescu_qp's smoothed step (model.log_barrier_weight)";
+  return {};
 }
 
 // The model's input the stepper refuses (and reports world by world).

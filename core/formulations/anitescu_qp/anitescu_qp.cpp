@@ -85,6 +85,10 @@ AnitescuQp::AnitescuQp(const Model& m)
   qbar_ = Eigen::VectorXd::Zero(m.n_a);
   v_ = Eigen::VectorXd::Zero(nq_);
   beta_ = Eigen::VectorXd::Zero(std::max(cap_rows, 1));
+  barrier_hessian_ = barrier_factor_ = Eigen::MatrixXd::Zero(n, n);
+  interior_H_ = Eigen::MatrixXd::Identity(n, n);
+  barrier_gradient_ = newton_step_ = interior_c_ = Eigen::VectorXd::Zero(n);
+  slack_ = slack_rate_ = interior_b_ = Eigen::VectorXd::Zero(std::max(cap_rows, 1));
 }
 
 AnitescuQp::~AnitescuQp() = default;  // here: DerivativeWork is complete
@@ -175,7 +179,8 @@ bool AnitescuQp::mass_matrix(const Model& m, const WorldParams& p) {
 void AnitescuQp::begin_step() {
   report_ = StepReport{};
   fallback_ = equilibrated_ = false;
-  by_pgs_ = false;
+  by_pgs_ = smoothed_ = false;
+  newton_steps_ = 0;
   rows_ = 0;
   std::fill(p_n_.begin(), p_n_.end(), 0.0);  // a failed step reports no impulses
   std::fill(p_t_.begin(), p_t_.end(), 0.0);
@@ -196,7 +201,9 @@ Status AnitescuQp::check_input(const Model& m, const WorldParams& p, const State
 }
 
 Status AnitescuQp::advance(const Model& m, const WorldParams& p, State& s) {
-  if (!formulation_params_or_default<AnitescuQpParams>(m).quasi_dynamic || nq_ == 0) return advance_fallback(m, p, s);
+  // The smoothed step is solved by Newton's method on the general path, never by the PGS template.
+  const AnitescuQpParams& params = formulation_params_or_default<AnitescuQpParams>(m);
+  if (!params.quasi_dynamic || nq_ == 0 || params.log_barrier_weight) return advance_fallback(m, p, s);
   begin_step();
   if (check_input(m, p, s) != Status::solved) return report_.status;
   const int nu = m.n_u, na = m.n_a, n = nq_;
@@ -319,12 +326,17 @@ Status AnitescuQp::advance_fallback(const Model& m, const WorldParams& p, State&
   // 4: solve, and check the answer (5), which fills the report's residuals: "" when
   // accepted, else why not.
   const bool quasi_dynamic = formulation_params_or_default<AnitescuQpParams>(m).quasi_dynamic;
+  const std::optional<double> kappa = formulation_params_or_default<AnitescuQpParams>(m).log_barrier_weight;
   const auto refusal = [&]() -> std::string {
-    report_.complementarity_residual = qp_kkt_residual(problem(), v_, y_, beta_.head(rows_), w_.head(n));
-    if (!(report_.complementarity_residual <= kKktTolerance)) {
-      std::ostringstream d;
-      d << "the QP's answer failed its KKT check (scaled residual " << report_.complementarity_residual << ")";
-      return d.str();
+    // The smoothed answer has no complementarity to check (every row pushes 1/(kappa s)):
+    // its Newton decrement is in complementarity_residual, and the balance below checks it.
+    if (!kappa) {
+      report_.complementarity_residual = qp_kkt_residual(problem(), v_, y_, beta_.head(rows_), w_.head(n));
+      if (!(report_.complementarity_residual <= kKktTolerance)) {
+        std::ostringstream d;
+        d << "the QP's answer failed its KKT check (scaled residual " << report_.complementarity_residual << ")";
+        return d.str();
+      }
     }
     double lin = 0;
     for (int c = 0; c < nc; ++c) {
@@ -363,14 +375,16 @@ Status AnitescuQp::advance_fallback(const Model& m, const WorldParams& p, State&
       return "the answer failed its force-balance check (relative residual " + three_digits(relative.worst()) + ")";
     return "";
   };
-  Status st = quasi_dynamic ? solve_quasi_dynamic(m, p) : solve_quasistatic(m);
+  Status st = kappa           ? solve_smoothed(m, p, *kappa)
+              : quasi_dynamic ? solve_quasi_dynamic(m, p)
+                              : solve_quasistatic(m);
   if (st != Status::solved) return st;
   std::string why = refusal();
   // An answer the checks refuse, from the kernel on the problem as posed (its tolerances
   // are absolute, with floors of 1: in lengths 2^-13 the pushed box slid where it must tip,
   // its torque unbalanced by 3.7e-11, and the KKT check passed it), is solved once more in
   // scaled variables (solve_equilibrated), where those tolerances are relative.
-  if (!why.empty() && !equilibrated_) {
+  if (!why.empty() && !equilibrated_ && !kappa) {
     fallback_ = fallback_ || quasi_dynamic;
     st = solve_with_qp(m, quasi_dynamic ? "quasi-dynamic" : "quasistatic", true);
     if (st == Status::solved) {

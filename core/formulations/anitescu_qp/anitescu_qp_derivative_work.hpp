@@ -2,6 +2,7 @@
 // Model; private to the stepper (anitescu_qp.cpp destroys it).
 #pragma once
 
+#include <cmath>
 #include <vector>
 
 #include "quasistep/core/formulations/anitescu_qp/anitescu_lanes.hpp"
@@ -22,13 +23,49 @@ struct AnitescuQp::DerivativeWork {
         R1(Eigen::MatrixXd::Zero(std::max(m.n_q(), 1), m.n_q() + 2 * m.n_a)),
         R2(Eigen::MatrixXd::Zero(2 * kMaxContacts, m.n_q() + 2 * m.n_a)),
         dv(R1),
+        G(Eigen::MatrixXd::Zero(std::max(m.n_q(), 1), std::max(m.n_q(), 1))),
+        L(G),
         active_rows(2 * kMaxContacts) {}
   AnitescuProblem<Jet> problem;    // the step's problem with derivatives along q
   std::vector<Jet> q, reference, mu;
   KktSensitivity kkt;
   Eigen::MatrixXd A_S;             // (active rows x n_q)
   Eigen::MatrixXd R1, R2, dv;      // (n_q x k), (active rows x k), (n_q x k); k = n_q + 2 n_a
+  Eigen::MatrixXd G, L;            // the smoothed step: the barrier problem's Hessian, its Cholesky factor
   std::vector<int> active_rows;    // the compact rows (AnitescuQp::problem()) in A_S
 };
+
+/// The Cholesky factor L (lower triangle) of the symmetric G's leading n x n block, in place
+/// of L's; a pivot not above `tolerance` times its own diagonal entry G_kk (a ratio free of
+/// the DOFs' units, as AnitescuQp::mass_matrix's) makes G singular there: its index, else -1.
+inline int barrier_cholesky(const Eigen::MatrixXd& G, Eigen::MatrixXd& L, int n, double tolerance) {
+  for (int k = 0; k < n; ++k) {
+    double d = G(k, k);
+    for (int p = 0; p < k; ++p) d -= L(k, p) * L(k, p);
+    if (!(d > tolerance * G(k, k))) return k;
+    d = std::sqrt(d);
+    L(k, k) = d;
+    for (int i = k + 1; i < n; ++i) {
+      double s = G(i, k);
+      for (int p = 0; p < k; ++p) s -= L(i, p) * L(k, p);
+      L(i, k) = s / d;
+    }
+  }
+  return -1;
+}
+/// x := G^-1 x for the factor of barrier_cholesky (forward, then back substitution).
+template <class Vector>
+void barrier_solve(const Eigen::MatrixXd& L, int n, Vector&& x) {
+  for (int i = 0; i < n; ++i) {
+    double s = x[i];
+    for (int p = 0; p < i; ++p) s -= L(i, p) * x[p];
+    x[i] = s / L(i, i);
+  }
+  for (int i = n - 1; i >= 0; --i) {
+    double s = x[i];
+    for (int p = i + 1; p < n; ++p) s -= L(p, i) * x[p];
+    x[i] = s / L(i, i);
+  }
+}
 
 }  // namespace qs

@@ -28,13 +28,63 @@ std::vector<std::string> anitescu_qp_derivative_memory(const Model& m) {
   return names;
 }
 
-Status AnitescuQp::differentiate(const Model& m, const WorldParams& p, StepDerivatives& d) {
+void AnitescuQp::data_derivatives(const Model& m, const WorldParams& p, int rows) {
+  //   R1 = dH v + dc - dA_S' beta_S,   R2 = db_S - dA_S v   (kkt_sensitivity.hpp).
   const int nu = m.n_u, na = m.n_a, n = nq_;
   const double h = p.h;
   const bool quasi_dynamic = formulation_params_or_default<AnitescuQpParams>(m).quasi_dynamic;
+  DerivativeWork& w = *derivative_;
+  const int cols = n + 2 * na;
+  auto R1 = w.R1.leftCols(cols);
+  auto R2 = w.R2.topLeftCorner(rows, cols);
+  R1.setZero();
+  R2.setZero();
+  const double* q0 = step_start_q().data();
+  const double* memory0 = step_start_memory().data();
+  for (int a = 0; a < na; ++a) w.reference[a] = Jet(memory0[kMemoryReference + a]);
+  for (size_t pair = 0; pair < m.pairs.size(); ++pair) w.mu[pair] = Jet(p.pair_friction[pair]);
+  for (int first = 0; first < n; first += kJetWidth) {
+    const int width = std::min(kJetWidth, n - first);
+    for (int e = 0; e < n; ++e) w.q[e] = e >= first && e < first + width ? Jet::variable(q0[e], e - first) : Jet(q0[e]);
+    anitescu_pose_problem<Jet>(m, p, w.problem, w.q.data(), w.reference.data(), w.mu.data(), nullptr, step_start_t());
+    const AnitescuProblem<Jet>& pr = w.problem;
+    for (int k = 0; k < width; ++k) {
+      const int col = first + k;
+      for (int e = 0; e < n; ++e) R1(e, col) = pr.c[e].d[k];
+      if (quasi_dynamic)
+        for (int e = 0; e < nu; ++e)
+          for (int f = 0; f < nu; ++f) R1(e, col) += pr.Mu[e * nu + f].d[k] * v_[f];
+      for (int r = 0; r < rows; ++r) {
+        // Compact row k of slot slot_[k / 2]: J_n + mu J_t (+t) or J_n - mu J_t (-t).
+        const int row = w.active_rows[r], slot = slot_[row / 2];
+        const double mu = p.slot_friction(m, slot), sign = row % 2 ? -1.0 : 1.0;
+        double dA_v = 0;
+        for (int e = 0; e < n; ++e) {
+          const double dA = pr.jn[slot * n + e].d[k] + sign * mu * pr.jt[slot * n + e].d[k];
+          R1(e, col) -= dA * beta_[row];
+          dA_v += dA * v_[e];
+        }
+        R2(r, col) = pr.b[2 * slot].d[k] - dA_v;
+      }
+    }
+  }
+  for (int a = 0; a < na; ++a) {
+    const double K = p.joint_gain[a];
+    R1(nu + a, n + a) = -h * K;            // dc_a / dq̄_a
+    R1(nu + a, n + na + a) = -h * h * K;   // dc_a / du_a
+  }
+}
+
+Status AnitescuQp::differentiate(const Model& m, const WorldParams& p, StepDerivatives& d) {
+  const int na = m.n_a, n = nq_;
+  const double h = p.h;
   // The reference moves by h u whatever the contacts do.
   for (int a = 0; a < na; ++a) d.B(n + a, a) = h;
   if (!derivative_) derivative_ = std::make_unique<DerivativeWork>(m);
+  if (smoothed_) {  // the smoothed step (anitescu_qp_smoothed.cpp): no active set, no switch
+    const double kappa = *formulation_params_or_default<AnitescuQpParams>(m).log_barrier_weight;
+    return differentiate_smoothed(m, p, kappa, d);
+  }
   DerivativeWork& w = *derivative_;
 
   // 1. The active set of the answer: row k is pressed when its impulse, relative to the
@@ -100,46 +150,10 @@ Status AnitescuQp::differentiate(const Model& m, const WorldParams& p, StepDeriv
   }
 
   // 3. Right-hand sides, one column per direction: q (by Jets), then q̄_a, then u.
-  //   R1 = dH v + dc - dA_S' beta_S,   R2 = db_S - dA_S v   (kkt_sensitivity.hpp).
+  data_derivatives(m, p, s + weak);
   const int cols = n + 2 * na;
   auto R1 = w.R1.leftCols(cols);
   auto R2 = w.R2.topLeftCorner(s + weak, cols);
-  R1.setZero();
-  R2.setZero();
-  const double* q0 = step_start_q().data();
-  const double* memory0 = step_start_memory().data();
-  for (int a = 0; a < na; ++a) w.reference[a] = Jet(memory0[kMemoryReference + a]);
-  for (size_t pair = 0; pair < m.pairs.size(); ++pair) w.mu[pair] = Jet(p.pair_friction[pair]);
-  for (int first = 0; first < n; first += kJetWidth) {
-    const int width = std::min(kJetWidth, n - first);
-    for (int e = 0; e < n; ++e) w.q[e] = e >= first && e < first + width ? Jet::variable(q0[e], e - first) : Jet(q0[e]);
-    anitescu_pose_problem<Jet>(m, p, w.problem, w.q.data(), w.reference.data(), w.mu.data(), nullptr, step_start_t());
-    const AnitescuProblem<Jet>& pr = w.problem;
-    for (int k = 0; k < width; ++k) {
-      const int col = first + k;
-      for (int e = 0; e < n; ++e) R1(e, col) = pr.c[e].d[k];
-      if (quasi_dynamic)
-        for (int e = 0; e < nu; ++e)
-          for (int f = 0; f < nu; ++f) R1(e, col) += pr.Mu[e * nu + f].d[k] * v_[f];
-      for (int r = 0; r < s + weak; ++r) {
-        // Compact row k of slot slot_[k / 2]: J_n + mu J_t (+t) or J_n - mu J_t (-t).
-        const int row = w.active_rows[r], slot = slot_[row / 2];
-        const double mu = p.slot_friction(m, slot), sign = row % 2 ? -1.0 : 1.0;
-        double dA_v = 0;
-        for (int e = 0; e < n; ++e) {
-          const double dA = pr.jn[slot * n + e].d[k] + sign * mu * pr.jt[slot * n + e].d[k];
-          R1(e, col) -= dA * beta_[row];
-          dA_v += dA * v_[e];
-        }
-        R2(r, col) = pr.b[2 * slot].d[k] - dA_v;
-      }
-    }
-  }
-  for (int a = 0; a < na; ++a) {
-    const double K = p.joint_gain[a];
-    R1(nu + a, n + a) = -h * K;            // dc_a / dq̄_a
-    R1(nu + a, n + na + a) = -h * h * K;   // dc_a / du_a
-  }
 
   // 4. dv, then A and B.
   auto dv = w.dv.leftCols(cols);

@@ -9,7 +9,7 @@ namespace qs {
 
 void read_anitescu_qp_params(const json_input::Node& n, Model& m) {
   AnitescuQpParams& p = m.params.emplace<AnitescuQpParams>();
-  n.expect_object({"formulation", "mode", "stiffness"});
+  n.expect_object({"formulation", "mode", "stiffness", "log_barrier_weight"});
   if (auto mode = n.get("mode")) p.quasi_dynamic = mode->choice<bool>({{"quasistatic", false}, {"quasi_dynamic", true}});
   // Pang & Tedrake's Anitescu slides: the robots are impedances, tau_a = K_a (q̄_a' - (q_a + h v_a')) - tau_g, one
   // stiffness per actuated joint (N/m or N m/rad). Required when there is a robot.
@@ -31,6 +31,9 @@ void read_anitescu_qp_params(const json_input::Node& n, Model& m) {
                          " velocity-controlled joints, a number or an array of " + std::to_string(na) + ")");
   }
   p.stiffness_Ka = K;
+  // Pang, Suh, Yang & Tedrake, IEEE T-RO 2023, analytic smoothing: the log-barrier weight
+  // kappa, a finite number > 0 (absent: the unsmoothed step).
+  if (auto kappa = n.get("log_barrier_weight")) p.log_barrier_weight = kappa->positive();
   // Quasi-dynamic objects have mass (Pang & Tedrake's Anitescu slides, "take 2"): a free body that rotates
   // needs its moment of inertia, or its mass matrix is singular.
   if (p.quasi_dynamic)

@@ -43,6 +43,16 @@
 // n_q (quasistatic QP), 2 n_slots (PGS's fixed layout) or 2 nc (Lemke's LCP); pivots the QP's
 // LP pivots and active-set iterations, PGS's sweeps, or Lemke's pivots (a fallback step
 // reports the fallback's alone).
+//
+// Smoothed step (model.log_barrier_weight = kappa, both modes; Pang, Suh, Yang & Tedrake,
+// IEEE T-RO 2023, sec. "analytic smoothing"): the QP's constraints are replaced by a log
+// barrier,
+//   minimise   1/2 v'Hv + c'v - (1/kappa) sum_rows log(phi_i / h + J_ij v'),
+// whose unique minimiser is a smooth function of (q, q̄_a, u): every row pushes with the
+// impulse beta_ij = 1/(kappa s_ij) at its slack s_ij = phi_i / h + J_ij v' (contact acts
+// at a distance), and as kappa grows the answer tends to the QP's. Solved by damped Newton
+// (solve_smoothed) from the unsmoothed answer moved inside; never on the PGS template or
+// the batch's lanes. docs/anitescu.md, "Smoothed step".
 #pragma once
 
 #include "quasistep/kernels/eigen.hpp"
@@ -116,6 +126,20 @@ class AnitescuQp final : public Stepper {
   /// Quasi-dynamic: the last step was the template step's PGS answer (not the fallback).
   bool solved_by_pgs() const { return by_pgs_; }
 
+  /// The smoothed step (model.log_barrier_weight): Newton's method on the barrier problem
+  /// stops when its squared decrement in the barrier's own units, kappa g'G^-1 g (g the
+  /// gradient, G the Hessian of the objective above; dimensionless, the relative size of
+  /// the rows' slack errors squared), falls to this, after taking that last step
+  /// (quadratic convergence: the answer is then exact to about this relative size).
+  static constexpr double kNewtonTolerance = 1e-14;
+  static constexpr int kMaxNewtonSteps = 100;
+  /// The barrier problem's Hessian H + (1/kappa) sum A_r'A_r / s_r^2 is singular where a
+  /// Cholesky pivot is not above this fraction of its own diagonal entry.
+  static constexpr double kBarrierPivotTolerance = 1e-12;
+  /// The last step was the smoothed one; its Newton steps.
+  bool smoothed() const { return smoothed_; }
+  int newton_steps() const { return newton_steps_; }
+
 
  protected:
   /// One step of p.h (Stepper::step): q and the reference q̄_a move; on any other status than solved
@@ -149,6 +173,18 @@ class AnitescuQp final : public Stepper {
   /// posed or its answer failed the step's checks; its x, z, ray stay in qp_ (x and ray in
   /// the scaled variables, scale_ holds S).
   Status solve_equilibrated();
+  /// The smoothed step (anitescu_qp_smoothed.cpp) on the posed H, c, A, b: the unsmoothed
+  /// answer (solve_quasistatic or solve_quasi_dynamic, whose verdicts stand), moved to a
+  /// strictly feasible start, then damped Newton; fills v_ and beta_ = 1/(kappa s).
+  Status solve_smoothed(const Model& m, const WorldParams& p, double kappa);
+  /// The strictly feasible start from the unsmoothed answer in v_ (solve_smoothed).
+  Status smoothed_start(const Model& m, double kappa);
+  /// differentiate() for the smoothed step: its stationarity differentiated.
+  Status differentiate_smoothed(const Model& m, const WorldParams& p, double kappa, StepDerivatives& d);
+  /// R1 = dH v + dc - dA_S' beta_S and R2 = db_S - dA_S v into the derivative workspace,
+  /// one column per direction (q by Jets, then q̄_a, then u), for the compact rows
+  /// active_rows[0 .. rows) of the derivative workspace.
+  void data_derivatives(const Model& m, const WorldParams& p, int rows);
   /// Quasi-dynamic: Q_u = M_u(q) from the bodies' mass, inertia and center of mass at the
   /// start of the step, and its inverse; false (with the report filled) when singular.
   bool mass_matrix(const Model& m, const WorldParams& p);
@@ -158,7 +194,8 @@ class AnitescuQp final : public Stepper {
   std::unique_ptr<Solver> lemke_;
   std::unique_ptr<Solver::Result> lcp_result_;
   int nq_ = 0, rows_ = 0;
-  bool fallback_ = false, by_pgs_ = false, equilibrated_ = false;
+  bool fallback_ = false, by_pgs_ = false, equilibrated_ = false, smoothed_ = false;
+  int newton_steps_ = 0;
   // The QP: H (n_q x n_q), c (n_q), A_in (capacity rows x n_q, column-major), b_in.
   Eigen::MatrixXd H_, A_, A_eq_;
   Eigen::VectorXd c_, b_, b_eq_, no_bounds_, y_, w_;
@@ -174,6 +211,11 @@ class AnitescuQp final : public Stepper {
   Eigen::VectorXd jx_, jy_, jw_;
   Eigen::VectorXd tau_, tau_grav_, qbar_, v_, beta_;
   std::vector<int> slot_;
+  // The smoothed step: the barrier problem's Hessian and its Cholesky factor (n_q x n_q),
+  // gradient and Newton step (n_q), the rows' slacks and their rates along the step; the
+  // start's QP for a direction into the interior (identity, zero, the rows, their targets).
+  Eigen::MatrixXd barrier_hessian_, barrier_factor_, interior_H_;
+  Eigen::VectorXd barrier_gradient_, newton_step_, slack_, slack_rate_, interior_c_, interior_b_;
   // Quasi-dynamic: the template step's workspace (T = double) and its PGS settings.
   std::unique_ptr<AnitescuStepWorkspace<double>> step_ws_;
   PgsSettings pgs_;

@@ -13,6 +13,11 @@ struct AnitescuQpParams {
   /// The robots' impedance K_a (n_a, one positive entry per actuated joint, N/m or N m/rad;
   /// empty when the scene has no actuated joint): the per-world joint gain "stiffness".
   std::optional<Eigen::VectorXd> stiffness_Ka;
+  /// The barrier weight kappa of the smoothed step (1/J: N s of impulse times m/s of slack
+  /// is 1/kappa), or none for the unsmoothed QP: the step minimises the QP's objective minus
+  /// (1/kappa) sum log(phi_i/h + J_ij v'), the log-barrier relaxation of Pang, Suh, Yang &
+  /// Tedrake, IEEE T-RO 2023, sec. "analytic smoothing" (docs/anitescu.md, "Smoothed step").
+  std::optional<double> log_barrier_weight;
 };
 
 }  // namespace qs
