@@ -25,6 +25,7 @@
 #include "quasistep/batch/default_study.hpp"
 #include "quasistep/batch/mc_summary.hpp"
 #include "quasistep/core/formulation_table.hpp"
+#include "quasistep/core/formulations/anitescu_qp/anitescu_qp.hpp"
 #include "quasistep/core/lcp_problem_file.hpp"
 #include "quasistep/core/ucp_problem_file.hpp"
 #include "quasistep/kernels/lane.hpp"
@@ -251,16 +252,19 @@ class PyScene {
   std::unique_ptr<qs::Rollout> rollout_;
 };
 
-std::unique_ptr<PyScene> load(const std::string& text_or_path) {
+std::unique_ptr<PyScene> load(const std::string& text_or_path, std::optional<double> log_barrier_weight) {
   // A JSON document starts with '{' (after blanks); anything else is a path.
   const auto first = text_or_path.find_first_not_of(" \t\r\n");
-  if (first != std::string::npos && text_or_path[first] == '{')
-    return std::make_unique<PyScene>(qs::parse_scene(text_or_path, "<string>"));
+  const bool document = first != std::string::npos && text_or_path[first] == '{';
+  qs::Scene scene;
   try {
-    return std::make_unique<PyScene>(qs::load_scene_file(text_or_path));
+    scene = document ? qs::parse_scene(text_or_path, "<string>") : qs::load_scene_file(text_or_path);
+    // The smoothed step (docs/anitescu.md) without editing the file.
+    if (log_barrier_weight) scene.model = qs::with_log_barrier_weight(*scene.model, *log_barrier_weight);
   } catch (const qs::SceneError& e) {
-    fail(text_or_path + ": " + e.what());  // as the CLI names the file
+    fail((document ? std::string() : text_or_path + ": ") + e.what());  // as the CLI names the file
   }
+  return std::make_unique<PyScene>(std::move(scene));
 }
 
 // The scene's velocity commands for `steps` steps of size h from t0, as its steppers
@@ -838,7 +842,7 @@ steps. Its step() calls, and its rollouts, each run one at a time.)doc")
                ", nq " + std::to_string(s.model().n_q()) + ">";
       });
 
-  m.def("load", &load, py::arg("path_or_json"));
+  m.def("load", &load, py::arg("path_or_json"), py::arg("log_barrier_weight") = py::none());
   m.def(
       "rollout",
       [](PyScene& s, const py::object& q0, const std::optional<Array>& commands, std::optional<long> steps,

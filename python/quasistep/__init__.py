@@ -51,8 +51,12 @@ if [s.name for s in Status] != list(_quasistep.status_names):
 _quasistep._set_status_type(Status)
 
 
-def load(path_or_json):
+def load(path_or_json, log_barrier_weight=None):
     """Loads a scene from a file path (str or os.PathLike) or from a JSON document string.
+
+    log_barrier_weight  an anitescu_qp scene's steps smoothed with this log-barrier weight
+              kappa (1/J), as model.log_barrier_weight in the file would (docs/anitescu.md):
+              contact acting at a distance, and smooth derivatives for planners.
 
     Returns a Scene. Raises ValueError naming the file, the field and the cause when the
     scene is not valid (as `quasistep validate` does).
@@ -70,7 +74,7 @@ def load(path_or_json):
         raise ValueError("load(): an empty path")
     if text.lstrip().startswith("{"):
         text = text.lstrip()
-    return _quasistep.load(text)
+    return _quasistep.load(text, None if log_barrier_weight is None else _number(log_barrier_weight, "log_barrier_weight"))
 
 
 def _integer(value, name, low, high=2**63 - 1):

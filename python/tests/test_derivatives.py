@@ -122,3 +122,21 @@ def test_bundled_derivatives_are_deterministic_and_refuse_bad_options():
         push.bundled(state, [0.1, 0.0], samples=2, sigma=0.1)
     with pytest.raises(ValueError, match="sigma"):
         push.bundled(state, [0.1, 0.0])
+
+
+def test_load_with_a_log_barrier_weight_is_the_scene_field(tmp):
+    import json
+    with open(example("anitescu_box_push")) as f:
+        scene = json.load(f)
+    scene["model"]["log_barrier_weight"] = 100
+    a = quasistep.load(example("anitescu_box_push"), log_barrier_weight=100)
+    b = quasistep.load(json.dumps(scene))
+    sa, _ = quasistep.rollout(a)
+    sb, _ = quasistep.rollout(b)
+    np.testing.assert_array_equal(sa, sb)
+    plain, _ = quasistep.rollout(quasistep.load(example("anitescu_box_push")))
+    assert not np.array_equal(plain, sa)
+    with pytest.raises(ValueError, match="the smoothed step is anitescu_qp's"):
+        quasistep.load(example("halm_posa_push"), log_barrier_weight=1)
+    with pytest.raises(ValueError, match="must be a finite number > 0"):
+        quasistep.load(example("anitescu_box_push"), log_barrier_weight=0)

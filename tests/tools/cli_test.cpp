@@ -319,6 +319,36 @@ TEST_F(CliTest, RunDerivativesOnStandardOutputLeavesOutTheFinalState) {
   EXPECT_NE(r.out.find("ddisk.x+/ddisk.theta"), std::string::npos);
 }
 
+TEST_F(CliTest, RunLogBarrierWeightStepsAsTheSceneFieldAndSaysSo) {
+  // --log-barrier-weight K: the steps of the scene with model.log_barrier_weight = K, bitwise,
+  // and the outputs' provenance says the run was smoothed.
+  const std::string scene = std::string(QUASISTEP_SOURCE_DIR) + "/examples/anitescu_box_push.json";
+  nlohmann::json edited = nlohmann::json::parse(std::ifstream(scene));
+  edited["model"]["log_barrier_weight"] = 100;
+  const std::string field = file("smoothed.json", edited.dump());
+  const std::string a = path("a.csv"), b = path("b.csv");
+  ASSERT_EQ(run({"run", scene, "--log-barrier-weight", "100", "--out", a}).code, kOk);
+  ASSERT_EQ(run({"run", field, "--out", b}).code, kOk);
+  const std::vector<std::string> ra = data_rows(a), rb = data_rows(b);
+  ASSERT_EQ(ra.size(), rb.size());
+  for (std::size_t k = 0; k < ra.size(); ++k) EXPECT_EQ(ra[k], rb[k]);
+  std::ifstream in(a);
+  std::string provenance;
+  std::getline(in, provenance);
+  EXPECT_NE(provenance.find(" log_barrier_weight=100"), std::string::npos) << provenance;
+  // Not the unsmoothed run.
+  ASSERT_EQ(run({"run", scene, "--out", path("c.csv")}).code, kOk);
+  EXPECT_NE(data_rows(path("c.csv")).back(), ra.back());
+  // Another formulation, or a kappa that is not > 0: one line, exit 1.
+  Result r = run({"run", std::string(QUASISTEP_SOURCE_DIR) + "/examples/halm_posa_push.json", "--log-barrier-weight", "1"});
+  EXPECT_EQ(r.code, kInputError);
+  EXPECT_EQ(r.err, "quasistep: --log-barrier-weight: model.log_barrier_weight: the smoothed step is anitescu_qp's; this "
+                   "scene's formulation is halm_posa_lcp\n");
+  r = run({"run", scene, "--log-barrier-weight", "-1"});
+  EXPECT_EQ(r.code, kInputError);
+  EXPECT_NE(r.err.find("must be a finite number > 0"), std::string::npos) << r.err;
+}
+
 TEST_F(CliTest, RunHalmPosaLabelsImpulsesAsScaledByK) {
   const std::string forces = path("forces.csv");
   const Result r = run({"run", std::string(QUASISTEP_SOURCE_DIR) + "/examples/halm_posa_push.json", "--steps", "3",

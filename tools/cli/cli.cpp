@@ -388,6 +388,9 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   run->add_option("--forces", run_opt.forces, "Contact CSV: one row per step and active slot");
   run->add_option("--html", run_opt.html,
                   "Replay page (self-contained HTML): the bodies at every step, with each step's contacts and impulses");
+  run->add_option("--log-barrier-weight", run_opt.log_barrier_weight,
+                  "anitescu_qp: smooth every step with this log-barrier weight kappa (1/J; model.log_barrier_weight, "
+                  "docs/anitescu.md)");
   run->add_option("--derivatives", run_opt.derivatives,
                   "Derivatives CSV: one row per step, A = dx+/dx and B = dx+/du of the step (docs/derivatives.md)");
   run->add_option("--commands", run_opt.commands,

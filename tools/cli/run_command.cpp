@@ -13,6 +13,7 @@
 #include "quasistep/core/contacts.hpp"
 #include "quasistep/core/derivatives.hpp"
 #include "quasistep/core/formulation_table.hpp"
+#include "quasistep/core/formulations/anitescu_qp/anitescu_qp.hpp"
 #include "quasistep/core/formulations/ecp_ncp/ecp_ncp.hpp"
 #include "quasistep/core/output_file.hpp"
 #include "quasistep/core/stepper.hpp"
@@ -27,10 +28,11 @@ namespace {
 /// column per DOF, then the stepper's extra columns (Stepper::extra_columns(); none for most
 /// steppers).
 void write_trajectory_header(const Scene& scene, const std::vector<std::string>& extra, const std::string& commands,
-                             std::ostream& o) {
+                             const std::string& smoothing, std::ostream& o) {
   const Model& m = *scene.model;
-  // A run under a command file says so: its trajectory is not the scene's own.
-  o << provenance(scene) << (commands.empty() ? std::string() : " commands=" + io::printable(commands)) << "\n";
+  // A run under a command file (or smoothed) says so: its trajectory is not the scene's own.
+  o << provenance(scene) << (commands.empty() ? std::string() : " commands=" + io::printable(commands)) << smoothing
+    << "\n";
   o << "step,t";
   for (const Dof& d : m.dofs) o << "," << d.name;
   for (const std::string& c : extra) o << "," << c;
@@ -146,7 +148,20 @@ int cmd_render(const RenderOptions& opt, std::ostream& out, std::ostream& err) {
 }
 
 int cmd_run(const RunOptions& opt, std::ostream& out, std::ostream& err) {
-  const Scene scene = load_scene_or_fail(opt.scene);
+  Scene scene = load_scene_or_fail(opt.scene);
+  // --log-barrier-weight: the scene's model with its steps smoothed; the outputs say so.
+  std::string smoothing;
+  if (opt.log_barrier_weight) {
+    try {
+      scene.model = with_log_barrier_weight(*scene.model, *opt.log_barrier_weight);
+    } catch (const SceneError& e) {
+      throw InputError(std::string("--log-barrier-weight: ") + e.what());
+    }
+    std::ostringstream k;
+    k.precision(17);
+    k << " log_barrier_weight=" << *opt.log_barrier_weight;
+    smoothing = k.str();
+  }
   const Model& m = *scene.model;
   // A command file replaces the velocity schedules; its rows say how many steps to take.
   std::optional<io::CommandSequence> commands;
@@ -204,7 +219,7 @@ int cmd_run(const RunOptions& opt, std::ostream& out, std::ostream& err) {
   std::vector<double> extra;
   extra.reserve(extra_columns.size());
   if (traj) {
-    write_trajectory_header(scene, extra_columns, opt.commands, traj->stream());
+    write_trajectory_header(scene, extra_columns, opt.commands, smoothing, traj->stream());
     write_trajectory_row(s, extra, extra_columns.size(), traj->stream());  // row 0: no step, empty cells
   }
   keep_row(s, extra, extra_columns.size());
@@ -212,15 +227,16 @@ int cmd_run(const RunOptions& opt, std::ostream& out, std::ostream& err) {
     // Halm-Posa's impulses are known up to the factor k of Halm & Posa 2018, eq. (10): say so in
     // the column names.
     const bool k = stepper && stepper->impulses_scaled_by_k();
-    forces->stream() << provenance(scene) << "\nstep,t,slot,pair,phi,"
+    forces->stream() << provenance(scene) << smoothing << "\nstep,t,slot,pair,phi,"
                      << (k ? "normal_impulse_times_k,tangent_impulse_times_k" : "normal_impulse,tangent_impulse")
                      << ",status\n";
   }
 
   if (derivatives)
-    write_derivatives_header(scene,
-                             provenance(scene) + (opt.commands.empty() ? std::string() : " commands=" + io::printable(opt.commands)),
-                             derivatives->stream());
+    write_derivatives_header(
+        scene,
+        provenance(scene) + (opt.commands.empty() ? std::string() : " commands=" + io::printable(opt.commands)) + smoothing,
+        derivatives->stream());
   StepDerivatives step_derivatives;
   const int nx = derivatives ? derivative_state_size(m) : 0;
   int one_sided = 0, without = 0;  // steps whose derivative is one-sided, or none
@@ -290,9 +306,10 @@ int cmd_run(const RunOptions& opt, std::ostream& out, std::ostream& err) {
     if (replay) replay->stopped = failure_line;
   }
   if (html)
-    io::write_replay_html(scene, *replay,
-                          provenance(scene) + (opt.commands.empty() ? std::string() : " commands=" + io::printable(opt.commands)),
-                          html->stream());
+    io::write_replay_html(
+        scene, *replay,
+        provenance(scene) + (opt.commands.empty() ? std::string() : " commands=" + io::printable(opt.commands)) + smoothing,
+        html->stream());
   outputs.commit();
   const double penetration = std::max(0.0, -worst_phi);
   err << "run: " << taken << " of " << steps << " steps of " << to_string(m.formulation) << "; worst residual "

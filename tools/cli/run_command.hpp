@@ -17,6 +17,7 @@ struct RunOptions {
   std::string commands;
   std::string html;
   std::string derivatives;
+  std::optional<double> log_barrier_weight;
 };
 
 struct RenderOptions {

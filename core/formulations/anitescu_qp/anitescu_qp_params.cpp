@@ -1,4 +1,6 @@
 // The anitescu_qp section of a scene's "model" (docs/scene-format.md).
+#include <cmath>
+#include <memory>
 #include <string>
 
 #include "quasistep/core/formulations/anitescu_qp/anitescu_qp.hpp"
@@ -44,6 +46,17 @@ void read_anitescu_qp_params(const json_input::Node& n, Model& m) {
                          "missing (required by anitescu_qp in quasi_dynamic mode: body \"" + body.name +
                              "\" rotates, and its mass matrix needs it)");
     }
+}
+
+std::shared_ptr<const Model> with_log_barrier_weight(const Model& m, double kappa) {
+  if (m.formulation != Formulation::anitescu_qp)
+    throw SceneError("model.log_barrier_weight", "the smoothed step is anitescu_qp's; this scene's formulation is " +
+                                                     std::string(formulation_info(m.formulation).name));
+  if (!(kappa > 0) || !std::isfinite(kappa))
+    throw SceneError("model.log_barrier_weight", "must be a finite number > 0");
+  auto smoothed = std::make_shared<Model>(m);
+  formulation_params<AnitescuQpParams>(*smoothed).log_barrier_weight = kappa;
+  return smoothed;
 }
 
 void anitescu_qp_scene_gains(const Model& m, double&, std::vector<double>& joint_gain) {

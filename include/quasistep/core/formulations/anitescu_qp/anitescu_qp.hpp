@@ -230,6 +230,11 @@ class Node;
 /// Reads the "model" section of a scene whose formulation is anitescu_qp into m.params (an
 /// AnitescuQpParams; the world, bodies, joints and contacts are read); throws SceneError naming the field.
 void read_anitescu_qp_params(const json_input::Node& model, Model& m);
+/// A copy of anitescu_qp model m whose steps are smoothed with log-barrier weight kappa
+/// (model.log_barrier_weight, docs/anitescu.md): what `quasistep run --log-barrier-weight`
+/// and Python's load(..., log_barrier_weight=) step. Throws SceneError naming the field for
+/// another formulation or a kappa that is not a finite number > 0.
+std::shared_ptr<const Model> with_log_barrier_weight(const Model& m, double kappa);
 /// The scene's gains (the formulation table's scene_gains): K_a, one per velocity-controlled joint.
 void anitescu_qp_scene_gains(const Model& m, double& model_gain, std::vector<double>& joint_gain);
 
