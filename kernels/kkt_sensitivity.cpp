@@ -4,13 +4,14 @@
 #include <algorithm>
 #include <cmath>
 
+#include "quasistep/kernels/pivoted_qr.hpp"
+
 namespace qs {
 
 KktSensitivity::KktSensitivity(int max_vars, int max_rows)
     : X_(Eigen::MatrixXd::Zero(std::max(max_vars, 1), std::max(max_rows, 1))),
       beta_(Eigen::VectorXd::Zero(std::max(max_rows, 1))),
       perm_(Eigen::VectorXi::Zero(std::max(max_rows, 1))),
-      norms_(Eigen::VectorXd::Zero(std::max(max_rows, 1))),
       Q_(Eigen::MatrixXd::Zero(std::max(max_vars, 1), std::max(max_vars, 1))),
       HQ_(Q_),
       L_(Q_),
@@ -24,69 +25,20 @@ Status KktSensitivity::factor(const Eigen::Ref<const Eigen::MatrixXd>& H,
   n_ = n;
   s_ = s;
   inconsistency_ = 0;
-  // X = A_S' (n x s), then Householder QR with column pivoting in place (Golub & Van Loan,
-  // "Matrix Computations", 4th ed., alg. 5.4.1): column k of the factor is row perm_[k] of A_S.
+  // X = A_S' (n x s), then Householder QR with column pivoting in place
+  // (quasistep/kernels/pivoted_qr.hpp): column k of the factor is row perm_[k] of A_S.
+  double top = 0;
   for (int k = 0; k < s; ++k) {
-    perm_[k] = k;
     double sq = 0;
     for (int i = 0; i < n; ++i) {
       X_(i, k) = A_S(k, i);
       sq += X_(i, k) * X_(i, k);
     }
-    norms_[k] = std::sqrt(sq);
+    top = std::max(top, std::sqrt(sq));
   }
-  double top = 0;
-  for (int k = 0; k < s; ++k) top = std::max(top, norms_[k]);
-  rank_ = 0;
-  const int steps = std::min(n, s);
-  for (int k = 0; k < steps; ++k) {
-    // The remaining column of largest norm (recomputed: s and n are small, and it keeps the
-    // choice free of the downdating's cancellation).
-    int best = k;
-    double best_norm = -1;
-    for (int j = k; j < s; ++j) {
-      double sq = 0;
-      for (int i = k; i < n; ++i) sq += X_(i, j) * X_(i, j);
-      if (sq > best_norm) {
-        best_norm = sq;
-        best = j;
-      }
-    }
-    best_norm = std::sqrt(best_norm);
-    if (!(best_norm > kRankTolerance * top)) break;
-    if (best != k) {
-      for (int i = 0; i < n; ++i) std::swap(X_(i, k), X_(i, best));
-      std::swap(perm_[k], perm_[best]);
-    }
-    // Reflector I - beta u u' with u = x + sign(x_0) |x| e_0, stored below the diagonal
-    // (u_0 = 1 after scaling), mapping X(k:, k) to R_kk e_0.
-    const double x0 = X_(k, k);
-    const double alpha = x0 >= 0 ? -best_norm : best_norm;
-    const double u0 = x0 - alpha;
-    for (int i = k + 1; i < n; ++i) X_(i, k) /= u0;
-    beta_[k] = -u0 / alpha;
-    X_(k, k) = alpha;
-    for (int j = k + 1; j < s; ++j) {
-      double dot = X_(k, j);
-      for (int i = k + 1; i < n; ++i) dot += X_(i, k) * X_(i, j);
-      dot *= beta_[k];
-      X_(k, j) -= dot;
-      for (int i = k + 1; i < n; ++i) X_(i, j) -= dot * X_(i, k);
-    }
-    rank_ = k + 1;
-  }
-  // Q = H_0 ... H_{r-1} explicitly (columns: Y then Z), by applying the reflectors to I in
-  // reverse order.
+  rank_ = pivoted_qr::factor(X_, n, s, kRankTolerance * top, beta_, perm_);
   auto Q = Q_.topLeftCorner(n, n);
-  Q.setIdentity();
-  for (int k = rank_ - 1; k >= 0; --k)
-    for (int j = 0; j < n; ++j) {
-      double dot = Q(k, j);
-      for (int i = k + 1; i < n; ++i) dot += X_(i, k) * Q(i, j);
-      dot *= beta_[k];
-      Q(k, j) -= dot;
-      for (int i = k + 1; i < n; ++i) Q(i, j) -= dot * X_(i, k);
-    }
+  pivoted_qr::form_q(X_, n, rank_, beta_, Q_);
   // H Q, then Z'HZ and its Cholesky factor.
   auto HQ = HQ_.topLeftCorner(n, n);
   for (int j = 0; j < n; ++j)

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "quasistep/kernels/pivoted_qr.hpp"
+
 namespace qs {
 
 PartialKktSensitivity::PartialKktSensitivity(int max_vars, int max_rows)
@@ -30,60 +32,17 @@ Status PartialKktSensitivity::factor(const Eigen::Ref<const Eigen::VectorXd>& h,
   // X = A_S' with each column (a row of A_S) of unit length: rows in different units (an
   // impulse balance beside a gap) weigh alike in the rank decision.
   for (int k = 0; k < s; ++k) {
-    perm_[k] = k;
     double sq = 0;
     for (int i = 0; i < n; ++i) sq += A_S(k, i) * A_S(k, i);
     row_scale_[k] = sq > 0 ? 1.0 / std::sqrt(sq) : 1.0;
     for (int i = 0; i < n; ++i) X_(i, k) = A_S(k, i) * row_scale_[k];
   }
   for (int i = 0; i < n; ++i) h_[i] = h[i];
-  // Householder QR with column pivoting in place (Golub & Van Loan, "Matrix Computations",
-  // 4th ed., alg. 5.4.1), as KktSensitivity::factor.
-  rank_ = 0;
-  const int steps = std::min(n, s);
-  for (int k = 0; k < steps; ++k) {
-    int best = k;
-    double best_norm = -1;
-    for (int j = k; j < s; ++j) {
-      double sq = 0;
-      for (int i = k; i < n; ++i) sq += X_(i, j) * X_(i, j);
-      if (sq > best_norm) {
-        best_norm = sq;
-        best = j;
-      }
-    }
-    best_norm = std::sqrt(best_norm);
-    if (!(best_norm > kRankTolerance)) break;  // every column has length 1 or 0
-    if (best != k) {
-      for (int i = 0; i < n; ++i) std::swap(X_(i, k), X_(i, best));
-      std::swap(perm_[k], perm_[best]);
-    }
-    const double x0 = X_(k, k);
-    const double alpha = x0 >= 0 ? -best_norm : best_norm;
-    const double u0 = x0 - alpha;
-    for (int i = k + 1; i < n; ++i) X_(i, k) /= u0;
-    beta_[k] = -u0 / alpha;
-    X_(k, k) = alpha;
-    for (int j = k + 1; j < s; ++j) {
-      double dot = X_(k, j);
-      for (int i = k + 1; i < n; ++i) dot += X_(i, k) * X_(i, j);
-      dot *= beta_[k];
-      X_(k, j) -= dot;
-      for (int i = k + 1; i < n; ++i) X_(i, j) -= dot * X_(i, k);
-    }
-    rank_ = k + 1;
-  }
-  // Q = H_0 ... H_{r-1} explicitly: columns Y, then Z.
+  // Householder QR with column pivoting in place (quasistep/kernels/pivoted_qr.hpp, as
+  // KktSensitivity::factor); every column has length 1 or 0.
+  rank_ = pivoted_qr::factor(X_, n, s, kRankTolerance, beta_, perm_);
   auto Q = Q_.topLeftCorner(n, n);
-  Q.setIdentity();
-  for (int k = rank_ - 1; k >= 0; --k)
-    for (int j = 0; j < n; ++j) {
-      double dot = Q(k, j);
-      for (int i = k + 1; i < n; ++i) dot += X_(i, k) * Q(i, j);
-      dot *= beta_[k];
-      Q(k, j) -= dot;
-      for (int i = k + 1; i < n; ++i) Q(i, j) -= dot * X_(i, k);
-    }
+  pivoted_qr::form_q(X_, n, rank_, beta_, Q_);
   // G = Z'HZ and its Cholesky factorization with complete (diagonal) pivoting, stopped where
   // the largest remaining diagonal entry is negligible: G = Pi L L' Pi' of rank grank_.
   const int r = rank_, nz = n - r;

@@ -57,7 +57,6 @@ class KktSensitivity {
   Eigen::MatrixXd X_;      // (max_vars x max_rows) A_S' factorised in place: R above, reflectors below
   Eigen::VectorXd beta_;   // (max_rows) the reflectors' factors
   Eigen::VectorXi perm_;   // (max_rows) column k of the factor is row perm_[k] of A_S
-  Eigen::VectorXd norms_;  // (max_rows) remaining column norms
   Eigen::MatrixXd Q_;      // (max_vars x max_vars) Q explicitly: [Y Z]
   Eigen::MatrixXd HQ_;     // (max_vars x max_vars) H Q
   Eigen::MatrixXd L_;      // (max_vars x max_vars) Cholesky factor of Z'HZ
