@@ -16,16 +16,12 @@
 #include "quasistep/core/scene.hpp"
 #include "quasistep/core/stepper.hpp"
 
+#include "thread_stepper.hpp"
+
 namespace qs {
 
 struct BundledStep::Workers {
-  struct Worker {
-    Worker(const Model& m, const StepperOptions& o) : stepper(make_stepper(m, o)), params(m), state(initial_state(m)) {}
-    std::unique_ptr<Stepper> stepper;
-    WorldParams params;
-    State state;
-    StepDerivatives derivatives;
-  };
+  using Worker = ThreadStepper;
   Workers(std::shared_ptr<const Model> m, const BatchOptions& o)
       : arena(o.threads > 0 ? o.threads : tbb::task_arena::automatic),
         workers([m, so = StepperOptions{o.pgs}] { return std::make_unique<Worker>(*m, so); }),

@@ -15,18 +15,14 @@
 #include "quasistep/core/scene.hpp"
 #include "quasistep/core/stepper.hpp"
 
+#include "thread_stepper.hpp"
+
 namespace qs {
 
 /// One Stepper, its WorldParams and a State per thread (made at a thread's first pair), with
 /// the batch's PGS settings, as the batch engine's per-world path makes its steppers.
 struct Rollout::OneByOne {
-  struct Worker {
-    Worker(const Model& m, const StepperOptions& o) : stepper(make_stepper(m, o)), params(m), state(initial_state(m)) {}
-    std::unique_ptr<Stepper> stepper;
-    WorldParams params;
-    State state;
-    StepDerivatives derivatives;
-  };
+  using Worker = ThreadStepper;
   OneByOne(std::shared_ptr<const Model> m, const BatchOptions& o)
       : arena(o.threads > 0 ? o.threads : tbb::task_arena::automatic),
         workers([m, so = StepperOptions{o.pgs}] { return std::make_unique<Worker>(*m, so); }),

@@ -8,6 +8,7 @@
 #include "quasistep/core/formulations/anitescu_qp/anitescu_lanes.hpp"
 #include "quasistep/core/formulations/anitescu_qp/anitescu_qp.hpp"
 #include "quasistep/core/jet.hpp"
+#include "quasistep/core/number_text.hpp"
 #include "quasistep/kernels/kkt_sensitivity.hpp"
 
 namespace qs {
@@ -34,6 +35,28 @@ struct AnitescuQp::DerivativeWork {
   Eigen::MatrixXd G, L;            // the smoothed step: the barrier problem's Hessian, its Cholesky factor
   std::vector<int> active_rows;    // the compact rows (AnitescuQp::problem()) in A_S
 };
+
+/// The step's A and B from the velocity's derivative dv (n x (n + 2 n_a): along q, then q̄_a,
+/// then u), for q+ = q + h v and q̄_a+ = q̄_a + h u: A = [I + h dv/dq, h dv/dq̄_a; 0, I],
+/// B = [h dv/du; h I] (d.A enters as I, d.B with its h I). numerical_failure, with the
+/// reason, where dv is not finite.
+inline Status velocity_derivatives_to_step(const Eigen::Ref<const Eigen::MatrixXd>& dv, int n, int na, double h,
+                                           StepDerivatives& d) {
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n + 2 * na; ++j)
+      if (!std::isfinite(dv(i, j))) {
+        d.detail = "the derivative is not finite (" + three_digits(dv(i, j)) + ")";
+        return Status::numerical_failure;
+      }
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j) d.A(i, j) += h * dv(i, j);
+    for (int a = 0; a < na; ++a) {
+      d.A(i, n + a) = h * dv(i, n + a);
+      d.B(i, a) = h * dv(i, n + na + a);
+    }
+  }
+  return Status::solved;
+}
 
 /// The Cholesky factor L (lower triangle) of the symmetric G's leading n x n block, in place
 /// of L's; a pivot not above `tolerance` times its own diagonal entry G_kk (a ratio free of

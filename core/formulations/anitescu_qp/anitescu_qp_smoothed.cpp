@@ -308,20 +308,7 @@ Status AnitescuQp::differentiate_smoothed(const Model& m, const WorldParams& p, 
   for (int j = 0; j < cols; ++j) barrier_solve(w.L, n, dv.col(j));
   d.degenerate = false;
   d.margin = 1;
-  for (int i = 0; i < n; ++i) {
-    for (int j = 0; j < n; ++j) d.A(i, j) += h * dv(i, j);
-    for (int a = 0; a < na; ++a) {
-      d.A(i, n + a) = h * dv(i, n + a);
-      d.B(i, a) = h * dv(i, n + na + a);
-    }
-  }
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < cols; ++j)
-      if (!std::isfinite(dv(i, j))) {
-        d.detail = "the derivative is not finite (" + three_digits(dv(i, j)) + ")";
-        return Status::numerical_failure;
-      }
-  return Status::solved;
+  return velocity_derivatives_to_step(dv, n, na, h, d);
 }
 
 }  // namespace qs
