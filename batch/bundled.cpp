@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include <Eigen/Cholesky>
@@ -50,6 +51,10 @@ const BundledDerivatives& BundledStep::compute(const State& state, const WorldPa
   const auto fail = [&](Status st, std::string why) -> const BundledDerivatives& {
     r.status = st;
     r.detail = std::move(why);
+    // No estimate of this call, and none of an earlier one.
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    for (Eigen::MatrixXd* e : {&r.A1, &r.B1, &r.A1_error, &r.B1_error, &r.B0, &r.B0_error}) e->fill(nan);
+    r.next.fill(nan);
     return r;
   };
   if (na == 0) return fail(Status::bad_input, "bundled: the model has no velocity-controlled joint to perturb");

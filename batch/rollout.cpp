@@ -226,6 +226,13 @@ const RolloutResult& Rollout::propagate(std::span<const State> states, std::span
                        " or none; start from initial_state)");
   }
 
+  const bool with_derivatives = derivatives == RolloutDerivatives::every_step;
+  if (with_derivatives && record == RolloutRecord::final_state)
+    throw BatchError("rollout: derivatives are kept per step: they need RolloutRecord::every_step (or "
+                     "every_step_and_contacts)");
+  if (with_derivatives && !formulation_info(base.formulation).has_derivatives)
+    throw BatchError("rollout: " + std::string(to_string(base.formulation)) + " has no step derivatives");
+
   // A new batch only when the pair count or the parameter paths change (the only
   // allocations of a call); h is the batch's step size, the Model stays as it is.
   set_parameters(n, h, parameters);
@@ -238,12 +245,6 @@ const RolloutResult& Rollout::propagate(std::span<const State> states, std::span
   result_.n_q = nq;
   const bool contacts = record == RolloutRecord::every_step_and_contacts;
   const bool every_step = record == RolloutRecord::every_step || contacts;
-  const bool with_derivatives = derivatives == RolloutDerivatives::every_step;
-  if (with_derivatives && !every_step)
-    throw BatchError("rollout: derivatives are kept per step: they need RolloutRecord::every_step (or "
-                     "every_step_and_contacts)");
-  if (with_derivatives && !formulation_info(base.formulation).has_derivatives)
-    throw BatchError("rollout: " + std::string(to_string(base.formulation)) + " has no step derivatives");
   const bool one_by_one = contacts || with_derivatives;  // the single-world steppers' outputs
   result_.n_x = with_derivatives ? derivative_state_size(base) : 0;
   const std::size_t trajectory_size =

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 #include <string>
 
@@ -51,16 +52,23 @@ Status Stepper::step(const Model& m, const WorldParams& p, State& s, StepDerivat
   d.degenerate = false;
   d.margin = 1;
   d.detail.clear();
+  if (derivative_nx_ < 0) derivative_nx_ = derivative_state_size(m);  // once: it names the entries
+  const int nx = derivative_nx_;
+  // A step without a derivative leaves A and B NaN, never an earlier step's or a partial one.
+  const auto none = [&] {
+    d.A.setConstant(nx, nx, std::numeric_limits<double>::quiet_NaN());  // no allocation once sized
+    d.B.setConstant(nx, m.n_a, std::numeric_limits<double>::quiet_NaN());
+  };
   if (st != Status::solved) {
     d.status = st;
     d.detail = "the step did not solve: " + report_.detail;
+    none();
     return st;
   }
-  if (derivative_nx_ < 0) derivative_nx_ = derivative_state_size(m);  // once: it names the entries
-  const int nx = derivative_nx_;
-  d.A.setIdentity(nx, nx);  // no allocation once sized
+  d.A.setIdentity(nx, nx);
   d.B.setZero(nx, m.n_a);
   d.status = differentiate(m, p, d);
+  if (d.status != Status::solved) none();
   return st;
 }
 

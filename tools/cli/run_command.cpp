@@ -1,6 +1,7 @@
 #include "tools/cli/run_command.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <fstream>
 #include <iomanip>
 #include <limits>
@@ -157,10 +158,10 @@ int cmd_run(const RunOptions& opt, std::ostream& out, std::ostream& err) {
     } catch (const SceneError& e) {
       throw InputError(std::string("--log-barrier-weight: ") + e.what());
     }
-    std::ostringstream k;
-    k.precision(17);
-    k << " log_barrier_weight=" << *opt.log_barrier_weight;
-    smoothing = k.str();
+    // The shortest text that reads back as the same double (0.1, not 0.10000000000000001).
+    char text[32];
+    const auto end = std::to_chars(text, text + sizeof text, *opt.log_barrier_weight).ptr;
+    smoothing = " log_barrier_weight=" + std::string(text, end);
   }
   const Model& m = *scene.model;
   // A command file replaces the velocity schedules; its rows say how many steps to take.

@@ -180,11 +180,17 @@ Status HalmPosaLcp::differentiate(const Model& m, const WorldParams& p, StepDeri
       std::uint64_t chosen = 0;
       int size = 0;
       int deficiency = basis_deficiency(w, n_basis, n_weak, chosen, size);
-      for (int i = 0; i < n_weak && deficiency > 0; ++i) {
-        const int with = basis_deficiency(w, n_basis, n_weak, chosen | std::uint64_t{1} << i, size);
-        if (with < deficiency) {
-          chosen |= std::uint64_t{1} << i;
-          deficiency = with;
+      // Passes until one adds nothing: a row that does not help at first may once others are in.
+      for (bool added = true; added && deficiency > 0;) {
+        added = false;
+        for (int i = 0; i < n_weak && deficiency > 0; ++i) {
+          if (chosen >> i & 1u) continue;
+          const int with = basis_deficiency(w, n_basis, n_weak, chosen | std::uint64_t{1} << i, size);
+          if (with < deficiency) {
+            chosen |= std::uint64_t{1} << i;
+            deficiency = with;
+            added = true;
+          }
         }
       }
       if (deficiency > 0) {

@@ -38,7 +38,8 @@ struct BundledOptions {
 };
 
 struct BundledDerivatives {
-  /// solved, or why not (detail): too few samples solved, or bad options.
+  /// solved, or why not (detail): too few samples solved, or bad options; the estimates are
+  /// then NaN (or empty before any call solved).
   Status status = Status::not_run;
   std::string detail;
   int used = 0;     // samples whose step solved with a derivative (the estimates' N)

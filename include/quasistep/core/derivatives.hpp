@@ -13,8 +13,8 @@
 // derivatives, the contact geometry's second derivatives included, by forward-mode automatic
 // differentiation (quasistep/core/jet.hpp). Where the step sits at a switch (a contact row
 // with neither impulse nor slack, within kSwitchMargin) the derivative is one-sided: the row
-// is taken as inactive (the side on which the contact separates, or stops pushing) and
-// `degenerate` says so.
+// is taken as inactive (the side on which the contact separates, or stops pushing), or as
+// pressed where the motion without it would not be unique, and `degenerate` says so.
 #pragma once
 
 #include <string>
@@ -36,8 +36,8 @@ struct StepDerivatives {
   /// step did not solve (its own status), the formulation has no derivatives (bad_input),
   /// or its problem's solution is not unique, so has no derivative (numerical_failure).
   Status status = Status::not_run;
-  Eigen::MatrixXd A;  // (n_x x n_x) d x+ / d x
-  Eigen::MatrixXd B;  // (n_x x n_a) d x+ / d u
+  Eigen::MatrixXd A;  // (n_x x n_x) d x+ / d x; NaN unless solved
+  Eigen::MatrixXd B;  // (n_x x n_a) d x+ / d u; NaN unless solved
   /// Some complementarity pair was within kSwitchMargin of its switch: A and B are the
   /// one-sided derivative described in the header comment.
   bool degenerate = false;
