@@ -77,10 +77,8 @@ const BundledDerivatives& BundledStep::compute(const State& state, const WorldPa
   c.state = state;
   if (c.stepper->step(m, c.params, c.state) != Status::solved)
     return fail(c.stepper->report().status, "bundled: the unperturbed step did not solve: " + c.stepper->report().detail);
-  Eigen::VectorXd x0(nx);
-  const int memory = nx - m.n_q();
-  x0.head(m.n_q()) = c.state.q;
-  x0.tail(memory) = c.state.memory.head(memory);
+  Eigen::VectorXd x0;
+  derivative_state(m, c.state, x0);
 
   const auto sn = static_cast<std::size_t>(n);
   dx_.assign(sn * static_cast<std::size_t>(nx), 0.0);

@@ -49,8 +49,10 @@ namespace push_mpc_detail {
 inline std::array<double, 4> positions(const State& s) { return {s.q[0], s.q[1], s.q[3], s.q[4]}; }
 }  // namespace push_mpc_detail
 
-/// Runs the planner from the Model's initial state. Throws BatchError if the rollout does.
-inline PushMpcResult push_to_goal(const std::shared_ptr<const Model>& model, const PushMpcSettings& o) {
+/// Runs the planner from `start` (the Model's initial state when null). Throws BatchError if
+/// the rollout does.
+inline PushMpcResult push_to_goal(const std::shared_ptr<const Model>& model, const PushMpcSettings& o,
+                                  const State* start = nullptr) {
   using push_mpc_detail::positions;
   const Model& m = *model;
   const double h = m.step.h;
@@ -59,7 +61,7 @@ inline PushMpcResult push_to_goal(const std::shared_ptr<const Model>& model, con
   std::uniform_real_distribution<double> angle(-std::numbers::pi, std::numbers::pi);
   std::normal_distribution<double> jitter(0.0, 0.3);
 
-  State current = initial_state(m);
+  State current = start ? *start : initial_state(m);
   std::vector<State> starts(static_cast<std::size_t>(o.candidates), current);
   std::vector<double> actions(static_cast<std::size_t>(o.candidates) * o.horizon * 2);
   std::vector<std::array<double, 2>> velocity(static_cast<std::size_t>(o.candidates));

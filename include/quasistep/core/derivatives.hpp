@@ -53,6 +53,8 @@ struct StepDerivatives {
 int derivative_memory_size(const Model& m);
 /// n_x = n_q + derivative_memory_size(m).
 inline int derivative_state_size(const Model& m) { return m.n_q() + derivative_memory_size(m); }
+/// x = [q; the memory that is state] of state s, into x (sized n_x; no allocation when it is).
+void derivative_state(const Model& m, const State& s, Eigen::VectorXd& x);
 /// The names of x's entries: the DOF names, then the memory's (anitescu_qp: "<joint>.reference").
 std::vector<std::string> derivative_state_names(const Model& m);
 
