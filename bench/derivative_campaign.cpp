@@ -50,7 +50,7 @@ using Clock = std::chrono::steady_clock;
 /// sample), so it depends on (seed, k, i, j) alone, never on which thread steps the sample.
 class Stream {
  public:
-  static constexpr int kDraws = 1 << 12;  // draws a sample may take (box_72's state has ~150 entries)
+  static constexpr int kDraws = 1 << 12;  // draws a sample may take: more than any scene's x and u need
   Stream(std::uint64_t seed, int scene, long sample) : seed_(seed), first_(scene * kDraws), sample_(sample) {}
   /// Uniform in [low, high).
   double uniform(double low, double high) {
@@ -237,7 +237,11 @@ bool jammed(const Entry& e, long i) { return e.jam && i % 4 == 3; }
 
 struct Tally {
   long samples = 0, jammed = 0, steps = 0, derivatives = 0, refused = 0, nonfinite = 0, degenerate = 0, bad_state = 0;
-  std::map<std::string, long> reasons;
+  struct Refusals {
+    long count = 0;
+    long first = std::numeric_limits<long>::max();  // the first sample refused so
+  };
+  std::map<std::string, Refusals> reasons;  // by the refusal's reason
   std::map<Status, long> failed;
   /// The first sample's failure reason, of each status but infeasible (a jam's, expected).
   std::map<Status, std::pair<long, std::string>> example;
@@ -250,7 +254,10 @@ struct Tally {
   void add(const Tally& o) {
     samples += o.samples, jammed += o.jammed, steps += o.steps, derivatives += o.derivatives, refused += o.refused;
     nonfinite += o.nonfinite, degenerate += o.degenerate, bad_state += o.bad_state;
-    for (const auto& [k, v] : o.reasons) reasons[k] += v;
+    for (const auto& [k, v] : o.reasons) {
+      reasons[k].count += v.count;
+      reasons[k].first = std::min(reasons[k].first, v.first);
+    }
     for (const auto& [k, v] : o.failed) failed[k] += v;
     for (const auto& [k, v] : o.example) note(k, v.first, v.second);
     first_bad = std::min(first_bad, o.first_bad);
@@ -308,7 +315,9 @@ Tally run_scene(const Entry& e, int k, long samples, std::uint64_t seed, tbb::ta
         }
         if (w.d.status != Status::solved) {
           ++t.refused;
-          ++t.reasons[w.d.detail];
+          Tally::Refusals& r = t.reasons[w.d.detail];
+          ++r.count;
+          r.first = std::min(r.first, i);
           continue;
         }
         ++t.derivatives;
@@ -374,7 +383,8 @@ int campaign(long samples, std::uint64_t seed, int threads, const std::string& o
     for (const auto& [status, first] : t.example)
       std::printf("    %s, first (sample %ld): %.200s\n", std::string(to_string(status)).c_str(), first.first,
                   first.second.c_str());
-    for (const auto& [reason, count] : t.reasons) std::printf("    refused %ld: %s\n", count, reason.c_str());
+    for (const auto& [reason, r] : t.reasons)
+      std::printf("    refused %ld (first: sample %ld): %s\n", r.count, r.first, reason.c_str());
     if (t.bad_state) std::printf("    %ld solved steps with a non-finite configuration\n", t.bad_state);
     std::fflush(stdout);
     all.add(t);
