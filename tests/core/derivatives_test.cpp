@@ -24,7 +24,6 @@
 #include "quasistep/core/scene.hpp"
 #include "quasistep/core/stepper.hpp"
 #include "tests/support/derivative_checks.hpp"
-#include "tests/support/example_json.hpp"
 #include "tests/support/instrumented.hpp"
 
 namespace qs::derivatives_test {
@@ -32,10 +31,15 @@ namespace {
 
 using nlohmann::json;
 
+using test::box_push_quasi_dynamic;
 using test::Campaign;
-using test::commanded_params;
 using test::Differences;
+using test::example;
+using test::in_mode;
+using test::pivot_push;
+using test::push_perfect_velocity;
 using test::trajectory;
+using test::with_model;
 
 /// The Anitescu QP's answer polished on its active set: the equality-constrained QP
 ///   [H  -A_S'; A_S  0] [v; beta_S] = [-c; b_S]
@@ -91,8 +95,6 @@ Campaign check_against_differences(const json& scene_json, int samples, unsigned
   return test::check_against_differences(scene_json, samples, seed, exact_step, 1e-3, differences);
 }
 
-json example(const std::string& name) { return test::example_json(name + ".json"); }
-
 /// Samples per example: 1,000; a tenth under the sanitizers (instrumented code is ten times
 /// slower), which still run every path.
 constexpr int kSamples = test::kAddressSanitizer ? 100 : 1000;
@@ -101,26 +103,6 @@ void report(const char* name, const Campaign& c) {
   std::printf("%s: %d samples, %d kept, %d at a switch, %d across a kink, %d not solved; worst relative error A "
               "%.2e, B %.2e\n",
               name, c.samples, c.kept, c.degenerate, c.kinked, c.failed, c.worst_A, c.worst_B);
-}
-
-/// plan_pivot has no commands (its planner chooses them): here its finger starts at 0.085 m,
-/// near the box's top, and pushes at 0.1 m/s in x, which tips the box (mu = 0.8 holds its
-/// corner: pushed above 0.05 m / mu = 0.0625 m it tips before it slides).
-json pivot_push() {
-  json scene = example("plan_pivot");
-  scene["joints"][0]["position"] = 0.085;
-  scene["commands"] = {{"finger_x", {{"velocity", 0.1}}}, {"finger_y", {{"velocity", 0.0}}}};
-  return scene;
-}
-json in_mode(json scene, const char* mode) {
-  scene["model"]["mode"] = mode;
-  return scene;
-}
-/// The box push quasi-dynamic: the 0.5 kg box of 0.1 m x 0.1 m gets its inertia m (a^2 + b^2) / 12.
-json box_push_quasi_dynamic() {
-  json scene = in_mode(example("anitescu_box_push"), "quasi_dynamic");
-  scene["bodies"][1]["inertia"] = 0.5 * (0.01 + 0.01) / 12;
-  return scene;
 }
 
 // ---- the problem data's derivatives --------------------------------------------------
@@ -287,22 +269,6 @@ TEST(Derivatives, AnitescuMatchesCentralDifferencesOnEveryExampleInBothModes) {
 
 // ---- Halm & Posa's LCP and its perfect-velocity case ---------------------------------------
 
-/// A Halm-Posa example with model.<key> set.
-json with_model(json scene, const char* key, const json& value) {
-  scene["model"][key] = value;
-  return scene;
-}
-/// The push under perfect velocity (Halm & Posa 2018, eqs. (13)-(14)): the same scene without the
-/// feedback gain (c and B), which that formulation does not read.
-json push_perfect_velocity() {
-  json scene = example("halm_posa_push");
-  json model = {{"formulation", "perfect_velocity_lcp"}};
-  for (const auto& [key, value] : scene["model"].items())
-    if (key != "formulation" && key != "c" && key != "B" && key != "note") model[key] = value;
-  scene["model"] = model;
-  return scene;
-}
-
 TEST(Derivatives, HalmPosaMatchesCentralDifferencesOnEveryExample) {
   // The peg's answers carry errors of about 1e-12 (its LCPs are the largest, and Lemke stops
   // at a residual of 1e-12), which a difference of 1e-6 turns into 1e-6, and so do the
@@ -414,11 +380,7 @@ TEST(Derivatives, NoNanOrInfOverRandomStatesTouchingPenetratingAndApart) {
     std::uniform_int_distribution<size_t> row(0, rows.size() - 1);
     StepDerivatives d;
     for (int k = 0; k < kSamples; ++k) {
-      State s = rows[row(rng)];
-      for (int e = 0; e < m.n_q(); ++e) s.q[e] += (m.dofs[e].name.ends_with(".theta") ? 0.2 : 0.02) * unit(rng);
-      for (int a = 0; a < derivative_memory_size(m); ++a) s.memory[a] += 0.02 * unit(rng);
-      WorldParams p = commanded_params(m, s);
-      for (double& u : p.command) u = 0.5 * unit(rng);
+      auto [s, p] = test::random_state(m, rows, [&](size_t) { return row(rng); }, [&] { return unit(rng); });
       if (stepper->step(m, p, s, d) != Status::solved) {
         ++steps_failed;
         EXPECT_NE(d.status, Status::solved);

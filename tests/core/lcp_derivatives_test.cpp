@@ -21,7 +21,6 @@
 #include "quasistep/core/scene.hpp"
 #include "quasistep/core/stepper.hpp"
 #include "tests/support/derivative_checks.hpp"
-#include "tests/support/example_json.hpp"
 #include "tests/support/instrumented.hpp"
 
 namespace qs::lcp_derivatives_test {
@@ -34,9 +33,8 @@ constexpr int scaled(int n) { return test::kAddressSanitizer ? std::max(n / 10, 
 using nlohmann::json;
 using test::Campaign;
 using test::commanded_params;
+using test::example;
 using test::trajectory;
-
-json example(const std::string& name) { return test::example_json(name + ".json"); }
 
 /// Trinkle's step as the stepper takes it: Lemke's answer is a basis solve, exact to rounding.
 bool trinkle_step(Stepper& stepper, const Model& m, const WorldParams& p, State& s) {
@@ -225,11 +223,7 @@ int finite_over_random_states(const json& scene_json, int samples, unsigned seed
   StepDerivatives d;
   int solved = 0, refused = 0, steps_failed = 0;
   for (int k = 0; k < samples; ++k) {
-    State s = rows[row(rng)];
-    for (int e = 0; e < m.n_q(); ++e) s.q[e] += (m.dofs[e].name.ends_with(".theta") ? 0.2 : 0.02) * unit(rng);
-    for (int a = 0; a < derivative_memory_size(m); ++a) s.memory[a] += 0.02 * unit(rng);
-    WorldParams p = commanded_params(m, s);
-    for (double& u : p.command) u = 0.5 * unit(rng);
+    auto [s, p] = test::random_state(m, rows, [&](size_t) { return row(rng); }, [&] { return unit(rng); });
     if (stepper->step(m, p, s, d) != Status::solved) {
       ++steps_failed;
       EXPECT_NE(d.status, Status::solved);

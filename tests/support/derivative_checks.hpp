@@ -17,6 +17,7 @@
 #include "quasistep/core/derivatives.hpp"
 #include "quasistep/core/scene.hpp"
 #include "quasistep/core/stepper.hpp"
+#include "tests/support/derivative_samples.hpp"
 
 namespace qs::test {
 
@@ -32,16 +33,6 @@ inline void set_x(const Model& m, State& s, const Eigen::VectorXd& x) {
   const int nq = m.n_q(), nm = derivative_memory_size(m);
   s.q = x.head(nq);
   s.memory.head(nm) = x.tail(nm);
-}
-
-/// The step's p with u held (commanded) at the scene's schedule at the middle of the step.
-inline WorldParams commanded_params(const Model& m, const State& s) {
-  WorldParams p(m);
-  p.command.assign(static_cast<size_t>(m.n_a), 0.0);
-  for (const Joint& j : m.joints)
-    if (j.control == Control::velocity) p.command[static_cast<size_t>(j.dof - m.n_u)] = j.command(s.t + 0.5 * m.step.h);
-  p.commanded = true;
-  return p;
 }
 
 /// One step of (s, p) solved exactly (to rounding, so that a difference of 1e-6 resolves the
@@ -132,15 +123,6 @@ inline FiniteDifferences extrapolated_differences(Stepper& stepper, const Model&
 inline double relative_frobenius(const Eigen::MatrixXd& got, const Eigen::MatrixXd& want) {
   const double scale = want.norm();
   return scale > 0 ? (got - want).norm() / scale : got.norm();
-}
-
-/// The example's trajectory (every row), stepped by the stepper's own path.
-inline std::vector<State> trajectory(const Model& m) {
-  auto stepper = make_stepper(m);
-  std::vector<State> rows{initial_state(m)};
-  State s = rows.back();
-  for (int l = 0; l < m.step.steps && stepper->step(m, s) == Status::solved; ++l) rows.push_back(s);
-  return rows;
 }
 
 struct Campaign {
