@@ -1,8 +1,10 @@
 // Gradient-based MPC pushing a puck to a goal (examples/push_ilqr.hpp), and its comparison
 // with the sampling MPC of examples/push_mpc.hpp.
 //   build/examples/push_ilqr [SCENE.json] [--derivatives exact|bundled|smoothed] [--kappa K]
-//   build/examples/push_ilqr --compare N [--seed S]
-// One run prints one line per replan and the result; exit 0 when the puck reached the goal,
+//                            [--start K [--seed S]]
+//   build/examples/push_ilqr --compare N [--seed S] [--kappa K]
+// One run (from the scene's start, or from the comparison's start K) prints one line per
+// replan and the result; exit 0 when the puck reached the goal,
 // 2 when the controller gave up, 1 on bad input. --compare runs every controller on both
 // worlds (examples/mpc_push.json, examples/anitescu_planar_push.json) from the same N random
 // starts and prints a Markdown table (docs/derivatives.md, "Trajectory optimisation").
@@ -32,11 +34,6 @@ namespace {
 
 using qs::examples::PushIlqrSettings;
 
-// The smoothed derivatives' barrier weight (1/J): kappa = 2 / (F_0 g_0) makes a row push
-// with F_0 = 0.2 N (a tenth of the force that moves the puck at 0.1 m/s) across a gap of
-// g_0 = 1 cm (docs/scene-format.md, model.log_barrier_weight).
-constexpr double kKappa = 1000.0;
-
 qs::State random_start(const qs::Model& m, double contact_distance, std::uint64_t seed, int k) {
   std::mt19937_64 rng(seed * 1000003 + static_cast<std::uint64_t>(k));
   std::uniform_real_distribution<double> angle(-std::numbers::pi, std::numbers::pi), gap(0.01, 0.06);
@@ -63,7 +60,7 @@ void print(const Row& r) {
   std::fflush(stdout);
 }
 
-int compare(int n, std::uint64_t seed) {
+int compare(int n, std::uint64_t seed, double kappa) {
   std::printf("| world | controller | reached | cost (m s) | time to goal (s) | wall time per run (ms) | per replan (ms) |\n");
   std::printf("|---|---|---|---|---|---|---|\n");
   for (const char* name : {"mpc_push", "anitescu_planar_push"}) {
@@ -80,7 +77,8 @@ int compare(int n, std::uint64_t seed) {
     std::vector<Variant> variants{{"sampling MPC (128 x 12 steps)", true, qs::IlqrDerivatives::exact},
                                   {"iLQR, exact derivatives", false, qs::IlqrDerivatives::exact}};
     if (anitescu)
-      variants.push_back({"iLQR, smoothed (kappa 1000)", false, qs::IlqrDerivatives::smoothed});
+      variants.push_back({"iLQR, smoothed (kappa " + std::to_string(static_cast<long long>(kappa)) + ")", false,
+                          qs::IlqrDerivatives::smoothed});
     else
       variants.push_back({"iLQR, bundled (N 32, sigma 0.02)", false, qs::IlqrDerivatives::bundled});
     for (const Variant& v : variants) {
@@ -103,7 +101,7 @@ int compare(int n, std::uint64_t seed) {
         } else {
           PushIlqrSettings s = base;
           s.derivatives = v.derivatives;
-          s.log_barrier_weight = kKappa;
+          s.log_barrier_weight = kappa;
           const auto out = qs::examples::push_to_goal_ilqr(scene.model, s, &start);
           reached = out.reached;
           replans = out.replans;
@@ -132,6 +130,14 @@ int main(int argc, char** argv) {
   int runs = 0, start_index = -1;
   std::uint64_t seed = 1;
   try {
+    // A whole argument as a number, or a one-line error naming the option.
+    const auto number = [](const char* option, const char* text) {
+      char* end = nullptr;
+      const double v = std::strtod(text, &end);
+      if (end == text || *end != '\0' || !std::isfinite(v))
+        throw std::invalid_argument(std::string(option) + " needs a number (got '" + text + "')");
+      return v;
+    };
     for (int i = 1; i < argc; ++i) {
       const bool has_value = i + 1 < argc;
       if (std::strcmp(argv[i], "--derivatives") == 0 && has_value) {
@@ -141,33 +147,25 @@ int main(int argc, char** argv) {
         else if (d == "smoothed") settings.derivatives = qs::IlqrDerivatives::smoothed;
         else throw std::invalid_argument("--derivatives must be exact, bundled or smoothed (got " + d + ")");
       } else if (std::strcmp(argv[i], "--kappa") == 0 && has_value) {
-        settings.log_barrier_weight = std::stod(argv[++i]);
-      } else if (std::strcmp(argv[i], "--iterations") == 0 && has_value) {
-        settings.iterations = std::stoi(argv[++i]);
-      } else if (std::strcmp(argv[i], "--horizon") == 0 && has_value) {
-        settings.horizon = std::stoi(argv[++i]);
+        settings.log_barrier_weight = number("--kappa", argv[++i]);
+        if (!(settings.log_barrier_weight > 0)) throw std::invalid_argument("--kappa must be > 0");
       } else if (std::strcmp(argv[i], "--compare") == 0 && has_value) {
-        runs = std::stoi(argv[++i]);
+        runs = static_cast<int>(number("--compare", argv[++i]));
         if (runs < 1) throw std::invalid_argument("--compare needs a number of starts >= 1");
-      } else if (std::strcmp(argv[i], "--w-clear") == 0 && has_value) {
-        settings.w_clear = std::stod(argv[++i]);
-      } else if (std::strcmp(argv[i], "--clearance") == 0 && has_value) {
-        settings.clearance = std::stod(argv[++i]);
       } else if (std::strcmp(argv[i], "--start") == 0 && has_value) {
-        start_index = std::stoi(argv[++i]);
+        start_index = static_cast<int>(number("--start", argv[++i]));
+        if (start_index < 0) throw std::invalid_argument("--start needs a start index >= 0");
       } else if (std::strcmp(argv[i], "--seed") == 0 && has_value) {
-        seed = std::stoull(argv[++i]);
+        seed = static_cast<std::uint64_t>(number("--seed", argv[++i]));
       } else if (argv[i][0] == '-') {
         throw std::invalid_argument(std::string("unknown option or missing value: ") + argv[i]);
       } else {
         path = argv[i];
       }
     }
-    if (runs > 0) return compare(runs, seed);
+    if (runs > 0) return compare(runs, seed, settings.log_barrier_weight);
     const qs::Scene scene = qs::load_scene_file(path);
     if (scene.model->formulation == qs::Formulation::anitescu_qp) settings.contact_distance = 0.06;
-    if (settings.derivatives == qs::IlqrDerivatives::smoothed && settings.log_barrier_weight == 0)
-      settings.log_barrier_weight = kKappa;
     qs::State start = qs::initial_state(*scene.model);
     if (start_index >= 0) start = random_start(*scene.model, settings.contact_distance, seed, start_index);
     const auto r = qs::examples::push_to_goal_ilqr(scene.model, settings, &start);

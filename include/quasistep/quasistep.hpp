@@ -23,6 +23,7 @@
 
 #include "quasistep/batch/batch_stepper.hpp"
 #include "quasistep/batch/bundled.hpp"
+#include "quasistep/batch/ilqr.hpp"
 #include "quasistep/batch/mc_csv.hpp"
 #include "quasistep/batch/mc_summary.hpp"
 #include "quasistep/batch/monte_carlo.hpp"

@@ -270,7 +270,6 @@ TEST(Ilqr, ThePushExampleReachesItsGoalWithExactAndSmoothedDerivatives) {
     examples::PushIlqrSettings settings;
     settings.contact_distance = s.model->formulation == Formulation::anitescu_qp ? 0.06 : 0.05;
     settings.derivatives = c.derivatives;
-    settings.log_barrier_weight = 1000;
     const examples::PushIlqrResult r = examples::push_to_goal_ilqr(s.model, settings);
     EXPECT_TRUE(r.reached) << c.scene << ": " << r.final_error << " m from the goal; " << r.failure;
     EXPECT_LT(r.replans, 150) << c.scene;

@@ -22,6 +22,7 @@
 #include "quasistep/core/lane_step.hpp"
 #include "quasistep/core/scene.hpp"
 #include "quasistep/core/stepper.hpp"
+#include "tests/support/derivative_samples.hpp"
 #include "tests/support/example_json.hpp"
 #include "tests/support/instrumented.hpp"
 
@@ -38,10 +39,8 @@ json with_kappa(json scene, double kappa) {
 
 /// x = [q; the reference q̄_a] of s.
 Eigen::VectorXd state_x(const Model& m, const State& s) {
-  const int nq = m.n_q(), nm = derivative_memory_size(m);
-  Eigen::VectorXd x(nq + nm);
-  x.head(nq) = s.q;
-  x.tail(nm) = s.memory.head(nm);
+  Eigen::VectorXd x;
+  derivative_state(m, s, x);
   return x;
 }
 void set_x(const Model& m, State& s, const Eigen::VectorXd& x) {
@@ -50,24 +49,8 @@ void set_x(const Model& m, State& s, const Eigen::VectorXd& x) {
   s.memory.head(nm) = x.tail(nm);
 }
 
-/// The step's p with u held (commanded) at the scene's schedule at the middle of the step.
-WorldParams commanded_params(const Model& m, const State& s) {
-  WorldParams p(m);
-  p.command.assign(static_cast<size_t>(m.n_a), 0.0);
-  for (const Joint& j : m.joints)
-    if (j.control == Control::velocity) p.command[static_cast<size_t>(j.dof - m.n_u)] = j.command(s.t + 0.5 * m.step.h);
-  p.commanded = true;
-  return p;
-}
-
-/// The unsmoothed example's trajectory (every row).
-std::vector<State> trajectory(const Model& m) {
-  auto stepper = make_stepper(m);
-  std::vector<State> rows{initial_state(m)};
-  State s = rows.back();
-  for (int l = 0; l < m.step.steps && stepper->step(m, s) == Status::solved; ++l) rows.push_back(s);
-  return rows;
-}
+using test::commanded_params;
+using test::trajectory;
 
 double relative_frobenius(const Eigen::MatrixXd& got, const Eigen::MatrixXd& want) {
   const double scale = want.norm();
