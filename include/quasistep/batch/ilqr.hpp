@@ -84,6 +84,8 @@ struct IlqrResult {
   long long linearised = 0;        // steps differentiated (bundled: each is `samples` steps)
 };
 
+/// One solve at a time: the optimiser keeps its steppers and buffers between calls (each
+/// call already spreads the linearisation over the threads); give each planner thread its own.
 class Ilqr {
  public:
   /// Throws BatchError for a formulation without step derivatives, `smoothed` on another
