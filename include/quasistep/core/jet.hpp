@@ -15,6 +15,7 @@
 #include <array>
 #include <cmath>
 
+#include "quasistep/core/vec2.hpp"
 #include "quasistep/kernels/lane.hpp"
 
 namespace qs {
@@ -37,6 +38,9 @@ struct Jet {
     return j;
   }
 };
+
+template <>
+inline constexpr bool carries_derivatives<Jet> = true;
 
 inline Jet operator+(const Jet& a, const Jet& b) {
   Jet r(a.v + b.v);
