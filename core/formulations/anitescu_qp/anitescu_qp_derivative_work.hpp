@@ -19,10 +19,10 @@ struct AnitescuQp::DerivativeWork {
         q(static_cast<std::size_t>(m.n_q())),
         reference(static_cast<std::size_t>(std::max(m.n_a, 1))),
         mu(std::max<std::size_t>(m.pairs.size(), 1)),
-        kkt(std::max(m.n_q(), 1), 2 * kMaxContacts),
+        kkt(std::max(m.n_q(), 1), 2 * kMaxContacts, m.n_q() + m.n_a),
         A_S(Eigen::MatrixXd::Zero(2 * kMaxContacts, std::max(m.n_q(), 1))),
-        R1(Eigen::MatrixXd::Zero(std::max(m.n_q(), 1), m.n_q() + 2 * m.n_a)),
-        R2(Eigen::MatrixXd::Zero(2 * kMaxContacts, m.n_q() + 2 * m.n_a)),
+        R1(Eigen::MatrixXd::Zero(std::max(m.n_q(), 1), m.n_q() + m.n_a)),
+        R2(Eigen::MatrixXd::Zero(2 * kMaxContacts, m.n_q() + m.n_a)),
         dv(R1),
         G(Eigen::MatrixXd::Zero(std::max(m.n_q(), 1), std::max(m.n_q(), 1))),
         L(G),
@@ -31,19 +31,20 @@ struct AnitescuQp::DerivativeWork {
   std::vector<Jet> q, reference, mu;
   KktSensitivity kkt;
   Eigen::MatrixXd A_S;             // (active rows x n_q)
-  Eigen::MatrixXd R1, R2, dv;      // (n_q x k), (active rows x k), (n_q x k); k = n_q + 2 n_a
+  Eigen::MatrixXd R1, R2, dv;      // (n_q x k), (active rows x k), (n_q x k); k = n_q + n_a
   Eigen::MatrixXd G, L;            // the smoothed step: the barrier problem's Hessian, its Cholesky factor
   std::vector<int> active_rows;    // the compact rows (AnitescuQp::problem()) in A_S
 };
 
-/// The step's A and B from the velocity's derivative dv (n x (n + 2 n_a): along q, then q̄_a,
-/// then u), for q+ = q + h v and q̄_a+ = q̄_a + h u: A = [I + h dv/dq, h dv/dq̄_a; 0, I],
-/// B = [h dv/du; h I] (d.A enters as I, d.B with its h I). numerical_failure, with the
-/// reason, where dv is not finite.
+/// The step's A and B from the velocity's derivative dv (n x (n + n_a): along q, then q̄_a),
+/// for q+ = q + h v and q̄_a+ = q̄_a + h u: A = [I + h dv/dq, h dv/dq̄_a; 0, I],
+/// B = [h dv/du; h I] (d.A enters as I, d.B with its h I). The commands need no columns of
+/// their own: u enters the problem only through q̄_a' = q̄_a + h u (c's reference term), so
+/// dv/du = h dv/dq̄_a. numerical_failure, with the reason, where dv is not finite.
 inline Status velocity_derivatives_to_step(const Eigen::Ref<const Eigen::MatrixXd>& dv, int n, int na, double h,
                                            StepDerivatives& d) {
   for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n + 2 * na; ++j)
+    for (int j = 0; j < n + na; ++j)
       if (!std::isfinite(dv(i, j))) {
         d.detail = "the derivative is not finite (" + three_digits(dv(i, j)) + ")";
         return Status::numerical_failure;
@@ -52,7 +53,7 @@ inline Status velocity_derivatives_to_step(const Eigen::Ref<const Eigen::MatrixX
     for (int j = 0; j < n; ++j) d.A(i, j) += h * dv(i, j);
     for (int a = 0; a < na; ++a) {
       d.A(i, n + a) = h * dv(i, n + a);
-      d.B(i, a) = h * dv(i, n + na + a);
+      d.B(i, a) = h * (h * dv(i, n + a));
     }
   }
   return Status::solved;

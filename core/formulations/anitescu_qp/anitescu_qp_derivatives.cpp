@@ -4,7 +4,8 @@
 // the same quasi-dynamic step. The data depend on the state and the commands as
 //   H = diag(M_u(q) or 0, h^2 K_a),   c = -h [tau_u(q); K_a (q̄_a + h u - q_a) + tau_a(q) - tau_g,a(q)],
 //   A_i1,2 = J_n,i(q) ± mu_i J_t,i(q),   b_i = -phi_i(q) / h,
-// so dq̄_a and du enter through c alone (dc_a = -h K_a dq̄_a, -h^2 K_a du), and every q
+// so dq̄_a and du enter through c alone (dc_a = -h K_a dq̄_a, -h^2 K_a du: dv/du = h dv/dq̄_a,
+// one column each for q̄_a and u), and every q
 // derivative comes from anitescu_pose_problem at T = Jet: the exact derivatives of the masses'
 // Jacobians, the loads and the contact frames (second derivatives of the geometry included).
 // Then q+ = q + h v, q̄_a+ = q̄_a + h u:
@@ -34,7 +35,7 @@ void AnitescuQp::data_derivatives(const Model& m, const WorldParams& p, int rows
   const double h = p.h;
   const bool quasi_dynamic = formulation_params_or_default<AnitescuQpParams>(m).quasi_dynamic;
   DerivativeWork& w = *derivative_;
-  const int cols = n + 2 * na;
+  const int cols = n + na;
   auto R1 = w.R1.leftCols(cols);
   auto R2 = w.R2.topLeftCorner(rows, cols);
   R1.setZero();
@@ -43,6 +44,9 @@ void AnitescuQp::data_derivatives(const Model& m, const WorldParams& p, int rows
   const double* memory0 = step_start_memory().data();
   for (int a = 0; a < na; ++a) w.reference[a] = Jet(memory0[kMemoryReference + a]);
   for (size_t pair = 0; pair < m.pairs.size(); ++pair) w.mu[pair] = Jet(p.pair_friction[pair]);
+  // The slots of the rows read below: the only ones the Jets pose (anitescu_pose_problem).
+  for (int i = 0; i < w.problem.ns; ++i) w.problem.unposed[i] = 1;
+  for (int r = 0; r < rows; ++r) w.problem.unposed[slot_[w.active_rows[r] / 2]] = 0;
   for (int first = 0; first < n; first += kJetWidth) {
     const int width = std::min(kJetWidth, n - first);
     for (int e = 0; e < n; ++e) w.q[e] = e >= first && e < first + width ? Jet::variable(q0[e], e - first) : Jet(q0[e]);
@@ -70,8 +74,7 @@ void AnitescuQp::data_derivatives(const Model& m, const WorldParams& p, int rows
   }
   for (int a = 0; a < na; ++a) {
     const double K = p.joint_gain[a];
-    R1(nu + a, n + a) = -h * K;            // dc_a / dq̄_a
-    R1(nu + a, n + na + a) = -h * h * K;   // dc_a / du_a
+    R1(nu + a, n + a) = -h * K;  // dc_a / dq̄_a (and h times it, dc_a / du_a)
   }
 }
 
@@ -149,9 +152,9 @@ Status AnitescuQp::differentiate(const Model& m, const WorldParams& p, StepDeriv
     return Status::numerical_failure;
   }
 
-  // 3. Right-hand sides, one column per direction: q (by Jets), then q̄_a, then u.
+  // 3. Right-hand sides, one column per direction: q (by Jets), then q̄_a (and u with it).
   data_derivatives(m, p, s + weak);
-  const int cols = n + 2 * na;
+  const int cols = n + na;
   auto R1 = w.R1.leftCols(cols);
   auto R2 = w.R2.topLeftCorner(s + weak, cols);
 
