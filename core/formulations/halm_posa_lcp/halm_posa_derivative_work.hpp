@@ -2,6 +2,7 @@
 // Model; private to the stepper (halm_posa_lcp.cpp destroys it).
 #pragma once
 
+#include <array>
 #include <vector>
 
 #include "quasistep/core/formulations/halm_posa_lcp/halm_posa_lanes.hpp"
@@ -23,6 +24,7 @@ struct HalmPosaLcp::DerivativeWork {
         lu(static_cast<size_t>(16 * m.n_slots() * m.n_slots())),
         z(static_cast<size_t>(4 * m.n_slots())),
         dz(static_cast<size_t>(4 * m.n_slots())),
+        lane_rhs(static_cast<size_t>(4 * m.n_slots())),
         q_end(static_cast<size_t>(m.n_q())),
         dq_end(Eigen::MatrixXd::Zero(m.n_q(), m.n_q() + m.n_a)),
         dq_other(dq_end) {}
@@ -34,6 +36,7 @@ struct HalmPosaLcp::DerivativeWork {
   std::vector<double> values;    // the basis matrix' values (is it singular?)
   std::vector<double> lu;        // its LU factors
   std::vector<double> z, dz;     // z_b, and its change along one direction
+  std::vector<std::array<double, kJetWidth>> lane_rhs;  // dM_bb z_b + dq_b along each Jet lane
   std::vector<double> q_end;     // the linearisation's end state (values)
   Eigen::MatrixXd dq_end;        // (n_q x (n_q + n_a)) its derivative along q, then u
   Eigen::MatrixXd dq_other;      // the same at another basis (a weak row's other side)

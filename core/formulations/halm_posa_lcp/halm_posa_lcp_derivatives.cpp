@@ -23,6 +23,7 @@
 // slip pair with w = 0 that fixes gamma; its other side leaves gamma undetermined) that one
 // is the step's only local basis, and the derivative is two-sided.
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cmath>
 #include <string>
@@ -132,6 +133,16 @@ void end_state_at_basis(HalmPosaLcp::DerivativeWork& w, int size, int first, int
   }
   lu_factor_in_place(k, w.lu.data(), k, w.pivot.data());
   lu_solve(k, w.lu.data(), k, w.pivot.data(), w.z.data());
+  // dM_bb z_b + dq_b along every lane at once (the lanes of a Jet are contiguous).
+  for (int i = 0; i < k; ++i) {
+    const int row = w.basis[i];
+    std::array<double, kJetWidth>& v = w.lane_rhs[static_cast<size_t>(i)];
+    v = P.q_lcp[row].d;
+    for (int j = 0; j < k; ++j) {
+      const std::array<double, kJetWidth>& dM = P.M[row * n + w.basis[j]].d;
+      for (int l = 0; l < kJetWidth; ++l) v[l] += dM[l] * w.z[j];
+    }
+  }
   // The end state with z held: its values, and along the lanes dq0 + dE z.
   for (int row = 0; row < n; ++row) P.z[row] = P.w[row] = Jet(0.0);
   for (int i = 0; i < k; ++i) P.z[w.basis[i]] = Jet(w.z[i]);
@@ -147,11 +158,7 @@ void end_state_at_basis(HalmPosaLcp::DerivativeWork& w, int size, int first, int
     // J_n,m h u and J_t,m h u.
     for (int i = 0; i < k; ++i) {
       const int row = w.basis[i], slot = row % ns, block = row / ns;
-      double v = 0;
-      if (lane >= 0) {
-        v = P.q_lcp[row].d[lane];
-        for (int j = 0; j < k; ++j) v += P.M[row * n + w.basis[j]].d[lane] * w.z[j];
-      }
+      double v = lane >= 0 ? w.lane_rhs[static_cast<size_t>(i)][static_cast<size_t>(lane)] : 0.0;
       if (a >= 0 && block < 3) {
         const double J = block == 0 ? P.jn[slot * nq + nu + a].v : P.jt[slot * nq + nu + a].v;
         v += block == 2 ? -h * J : h * J;

@@ -240,9 +240,9 @@ void fill_lcp(const Model& m, HalmPosaProblem<T>& ws, const T* mu_pair) {
   // At T = Jet the rows and columns of the slots out of the LCP are neither reset nor
   // filled (here and in M below; finish_about skips them too): a large model's derivatives
   // then cost its contacts', not its slots' square.
-  const auto skipped = [&](int row) {
+  const auto skipped = [&](int j) {  // j < 2 ns: a normal or tangent row of slot j or j - ns
     if constexpr (carries_derivatives<T>) {
-      const int k = row % ns;  // any block's row of slot k
+      const int k = j < ns ? j : j - ns;
       return !(ws.active[k] && !ws.unreached[k]);
     } else {
       return false;
@@ -273,9 +273,15 @@ void fill_lcp(const Model& m, HalmPosaProblem<T>& ws, const T* mu_pair) {
 
   // The LCP, layout [Lambda_N | Lambda_T+ | Lambda_T- | gamma] (ns rows each).
   T* M = ws.M.data();
-  for (int row = 0; row < n; ++row)
-    if (!skipped(row))
-      for (int col = 0; col < n; ++col) M[row * n + col] = zero;
+  if constexpr (carries_derivatives<T>) {
+    for (int a = 0; a < ns; ++a)
+      for (int b = 0; b < ns && !skipped(a); ++b)
+        if (!skipped(b))
+          for (int row = a; row < n; row += ns)
+            for (int col = b; col < n; col += ns) M[row * n + col] = zero;
+  } else {
+    for (int k = 0; k < n * n; ++k) M[k] = zero;
+  }
   const int pn = 0, pp = ns, pm = 2 * ns, pg = 3 * ns;
   auto lcp_index = [&](int j) { return j < ns ? pn + j : pp + (j - ns); };
   for (int i = 0; i < r; ++i) {
