@@ -78,16 +78,24 @@ double classify(const HalmPosaProblem<Jet>& P, const std::vector<double>& z, con
   return smallest;
 }
 
+using Choice = HalmPosaLcp::DerivativeWork::Choice;
+
 /// The basis of the answer with the weak rows of `mask` (bit i: weak row i) basic too, in
-/// w.basis[0..size): how many short of full rank its matrix is (judged on the values, by
-/// Gaussian elimination with complete pivoting; 0: nonsingular). Writes its size.
-int basis_deficiency(HalmPosaLcp::DerivativeWork& w, int n_basis, int n_weak, std::uint64_t mask, int& size) {
+/// w.basis[0..size): returns its size.
+int set_basis(HalmPosaLcp::DerivativeWork& w, const Choice& c, std::uint64_t mask) {
+  int k = 0;
+  for (int i = 0; i < c.n_basis; ++i) w.basis[k++] = c.basis[i];
+  for (int i = 0; i < c.n_weak; ++i)
+    if (mask >> i & 1u) w.basis[k++] = c.weak[i];
+  return k;
+}
+
+/// That basis (set_basis), and how many short of full rank its matrix is (judged on the
+/// values, by Gaussian elimination with complete pivoting; 0: nonsingular).
+int basis_deficiency(HalmPosaLcp::DerivativeWork& w, const Choice& c, std::uint64_t mask) {
   const HalmPosaProblem<Jet>& P = w.problem;
   const int n = P.n;
-  int k = n_basis;
-  for (int i = 0; i < n_weak; ++i)
-    if (mask >> i & 1u) w.basis[k++] = w.weak_rows[i];
-  size = k;
+  const int k = set_basis(w, c, mask);
   double* a = w.values.data();
   double top = 0;
   for (int i = 0; i < k; ++i)
@@ -143,37 +151,46 @@ void end_state_at_basis(HalmPosaLcp::DerivativeWork& w, int size, int first, int
       for (int l = 0; l < kJetWidth; ++l) v[l] += dM[l] * w.z[j];
     }
   }
-  // The end state with z held: its values, and along the lanes dq0 + dE z.
-  for (int row = 0; row < n; ++row) P.z[row] = P.w[row] = Jet(0.0);
+  // The end state with z held: its values, and along the lanes dq0 + dE z (finish_about at
+  // T = Jet reads the rows of the slots in the LCP alone).
+  for (int slot = 0; slot < ns; ++slot)
+    if (P.active[slot] && !P.unreached[slot])
+      for (int row = slot; row < n; row += ns) P.z[row] = P.w[row] = Jet(0.0);
   for (int i = 0; i < k; ++i) P.z[w.basis[i]] = Jet(w.z[i]);
   halm_posa_detail::finish_about(P, w.q0.data());
   for (int e = 0; e < nq; ++e) w.q_end[e] = P.q_end[e].v;
-  const int cols = nq + na;
-  for (int c = first; c < cols; ++c) {
+  // This pass's columns.
+  int nc = 0;
+  for (int c = first; c < nq + na; ++c) {
     const int lane = c < lanes ? c - first : -1;
-    if (lane >= width || (lane < 0 && first > 0)) continue;  // another pass's column
-    const int a = c - nq;                                   // u's index, or < 0
-    // dz_b = -M_bb^-1 (dM_bb z_b + dq_b): dM and dq along the lane, and u's direct part,
-    // the LCP's rows [gap | slide | -slide | 0] of slot `slot` (fill_lcp): d/du_a of
-    // J_n,m h u and J_t,m h u.
-    for (int i = 0; i < k; ++i) {
-      const int row = w.basis[i], slot = row % ns, block = row / ns;
+    if (lane < width && (lane >= 0 || first == 0)) w.columns[nc++] = c;
+  }
+  // dz_b = -M_bb^-1 (dM_bb z_b + dq_b), a column each (w.dz: k x nc, row-major): dM and dq
+  // along the column's lane, and u's direct part, the LCP's rows [gap | slide | -slide | 0]
+  // of slot `slot` (fill_lcp): d/du_a of J_n,m h u and J_t,m h u.
+  for (int i = 0; i < k; ++i) {
+    const int row = w.basis[i], slot = row % ns, block = row / ns;
+    for (int j = 0; j < nc; ++j) {
+      const int c = w.columns[j], lane = c < lanes ? c - first : -1, a = c - nq;
       double v = lane >= 0 ? w.lane_rhs[static_cast<size_t>(i)][static_cast<size_t>(lane)] : 0.0;
       if (a >= 0 && block < 3) {
         const double J = block == 0 ? P.jn[slot * nq + nu + a].v : P.jt[slot * nq + nu + a].v;
         v += block == 2 ? -h * J : h * J;
       }
-      w.dz[i] = -v;
+      w.dz[i * nc + j] = -v;
     }
-    lu_solve(k, w.lu.data(), k, w.pivot.data(), w.dz.data());
-    // dq+ = (dq0 + dE z along the lane) + E dz + h du (finish_about's products).
+  }
+  lu_solve(k, w.lu.data(), k, w.pivot.data(), w.dz.data(), nc, nc);
+  // dq+ = (dq0 + dE z along the lane) + E dz + h du (finish_about's products).
+  for (int j = 0; j < nc; ++j) {
+    const int c = w.columns[j], lane = c < lanes ? c - first : -1, a = c - nq;
     for (int e = 0; e < nq; ++e) dq(e, c) = lane >= 0 ? P.q_end[e].d[lane] : 0.0;
     if (a >= 0) dq(nu + a, c) += h;
     for (int i = 0; i < k; ++i) {
       const int row = w.basis[i], slot = row % ns, block = row / ns;
       if (block == 3) continue;  // gamma moves nothing
       const int col = block == 0 ? slot : ns + slot;
-      const double sign = block == 2 ? -1.0 : 1.0, dzi = sign * w.dz[i];
+      const double sign = block == 2 ? -1.0 : 1.0, dzi = sign * w.dz[i * nc + j];
       for (int e = 0; e < 3; ++e) dq(P.dof_o[e], c) += P.AJo[e * r + col].v * dzi;
       for (int b = 0; b < na; ++b) dq(nu + b, c) += P.BJm[b * r + col].v * dzi;
     }
@@ -214,50 +231,57 @@ Status HalmPosaLcp::differentiate(const Model& m, const WorldParams& p, StepDeri
         P.unreached[i] = false;
       }
       halm_posa_detail::fill_lcp(m, P, w.mu.data());
-      int n_basis = 0, n_weak = 0;
-      d.margin = std::min(d.margin, classify(P, rec.z, rec.w, w.basis, n_basis, w.weak_rows, n_weak));
-      // The weak rows' sides. First the fewest weak rows basic that make the basis
-      // nonsingular (each kept where it lowers the basis' rank deficiency): a sticking
-      // contact's idle slip row or an unpressed contact's slip row that fixes gamma is needed
-      // there, and is no switch. Then each other weak row taken basic too: where that is a
-      // basis with another derivative, the step is at a switch (the first one is returned:
-      // those rows' impulses stay zero, the separating side).
-      if (n_weak > kMaxWeak) {
-        d.detail = "the step's LCP has " + std::to_string(n_weak) + " complementarity pairs at zero on both sides, "
-                   "more than the derivative resolves (" + std::to_string(kMaxWeak) + ")";
-        return Status::numerical_failure;
-      }
-      std::uint64_t chosen = 0;
-      int size = 0;
-      int deficiency = basis_deficiency(w, n_basis, n_weak, chosen, size);
-      // Passes until one adds nothing: a row that does not help at first may once others are in.
-      for (bool added = true; added && deficiency > 0;) {
-        added = false;
-        for (int i = 0; i < n_weak && deficiency > 0; ++i) {
-          if (chosen >> i & 1u) continue;
-          const int with = basis_deficiency(w, n_basis, n_weak, chosen | std::uint64_t{1} << i, size);
-          if (with < deficiency) {
-            chosen |= std::uint64_t{1} << i;
-            deficiency = with;
-            added = true;
+      // The weak rows' sides, judged on the values (the same in every pass: once, in the
+      // first). First the fewest weak rows basic that make the basis nonsingular (each kept
+      // where it lowers the basis' rank deficiency): a sticking contact's idle slip row or an
+      // unpressed contact's slip row that fixes gamma is needed there, and is no switch. Then
+      // each other weak row taken basic too: where that is a basis with another derivative,
+      // the step is at a switch (the first one is returned: those rows' impulses stay zero,
+      // the separating side).
+      Choice& choice = w.choices[static_cast<size_t>(it)];
+      if (first == 0) {
+        d.margin = std::min(d.margin, classify(P, rec.z, rec.w, choice.basis, choice.n_basis, choice.weak, choice.n_weak));
+        const int n_weak = choice.n_weak;
+        if (n_weak > kMaxWeak) {
+          d.detail = "the step's LCP has " + std::to_string(n_weak) + " complementarity pairs at zero on both sides, "
+                     "more than the derivative resolves (" + std::to_string(kMaxWeak) + ")";
+          return Status::numerical_failure;
+        }
+        std::uint64_t chosen = 0;
+        int deficiency = basis_deficiency(w, choice, chosen);
+        // Passes until one adds nothing: a row that does not help at first may once others are in.
+        for (bool added = true; added && deficiency > 0;) {
+          added = false;
+          for (int i = 0; i < n_weak && deficiency > 0; ++i) {
+            if (chosen >> i & 1u) continue;
+            const int with = basis_deficiency(w, choice, chosen | std::uint64_t{1} << i);
+            if (with < deficiency) {
+              chosen |= std::uint64_t{1} << i;
+              deficiency = with;
+              added = true;
+            }
           }
         }
+        if (deficiency > 0) {
+          d.detail = "the step's LCP is singular at the basis of its answer, so the step has no derivative";
+          return Status::numerical_failure;
+        }
+        choice.chosen = chosen;
+        choice.others = 0;
+        for (int i = 0; i < n_weak; ++i)
+          if (!(chosen >> i & 1u) && basis_deficiency(w, choice, chosen | std::uint64_t{1} << i) == 0)
+            choice.others |= std::uint64_t{1} << i;
       }
-      if (deficiency > 0) {
-        d.detail = "the step's LCP is singular at the basis of its answer, so the step has no derivative";
-        return Status::numerical_failure;
-      }
-      basis_deficiency(w, n_basis, n_weak, chosen, size);
-      end_state_at_basis(w, size, first, width, lanes, h, w.dq_end);
+      end_state_at_basis(w, set_basis(w, choice, choice.chosen), first, width, lanes, h, w.dq_end);
       // The next linearisation's point: this one's end state, with its derivative along the lanes.
       for (int e = 0; e < nq; ++e) {
         P.q_lin[e] = Jet(w.q_end[e]);
         for (int k = 0; k < width; ++k) P.q_lin[e].d[k] = w.dq_end(e, first + k);
       }
-      for (int i = 0; i < n_weak && !d.degenerate; ++i) {
-        if (chosen >> i & 1u) continue;
-        if (basis_deficiency(w, n_basis, n_weak, chosen | std::uint64_t{1} << i, size) > 0) continue;
-        end_state_at_basis(w, size, first, width, lanes, h, w.dq_other);
+      for (int i = 0; i < choice.n_weak && !d.degenerate; ++i) {
+        if (!(choice.others >> i & 1u)) continue;
+        end_state_at_basis(w, set_basis(w, choice, choice.chosen | std::uint64_t{1} << i), first, width, lanes, h,
+                           w.dq_other);
         for (int col = first; col < cols; ++col) {
           if (col >= first + width && (col < lanes || first > 0)) continue;  // another pass's column
           for (int e = 0; e < nq; ++e)

@@ -41,19 +41,26 @@ inline bool lu_factor_in_place(int n, double* A, int lda, int* pivot, double tol
   return true;
 }
 
-/// b := A^-1 b for lu_factor_in_place's factors (b: n entries with stride `stride`). The
-/// operations on b are those elimination with the same pivots would do on it.
-inline void lu_solve(int n, const double* A, int lda, const int* pivot, double* b, int stride = 1) {
+/// B := A^-1 B for lu_factor_in_place's factors: B is n x cols, row-major with row stride
+/// ldb (one column: a vector). Each column sees the operations elimination with the same
+/// pivots would do on it, in the same order; the columns are interleaved (column innermost)
+/// so that their chains of divisions overlap.
+inline void lu_solve(int n, const double* A, int lda, const int* pivot, double* B, int cols = 1, int ldb = 1) {
   // The swaps first (the factors' rows are in their final order), then L and U.
   for (int k = 0; k < n; ++k)
-    if (pivot[k] != k) std::swap(b[k * stride], b[pivot[k] * stride]);
+    if (pivot[k] != k)
+      for (int c = 0; c < cols; ++c) std::swap(B[k * ldb + c], B[pivot[k] * ldb + c]);
   for (int k = 0; k < n; ++k)
-    for (int i = k + 1; i < n; ++i) b[i * stride] = b[i * stride] - A[i * lda + k] * b[k * stride];
-  for (int i = n - 1; i >= 0; --i) {
-    double s = b[i * stride];
-    for (int j = i + 1; j < n; ++j) s = s - A[i * lda + j] * b[j * stride];
-    b[i * stride] = s / A[i * lda + i];
-  }
+    for (int i = k + 1; i < n; ++i) {
+      const double f = A[i * lda + k];
+      for (int c = 0; c < cols; ++c) B[i * ldb + c] = B[i * ldb + c] - f * B[k * ldb + c];
+    }
+  for (int i = n - 1; i >= 0; --i)
+    for (int c = 0; c < cols; ++c) {
+      double s = B[i * ldb + c];
+      for (int j = i + 1; j < n; ++j) s = s - A[i * lda + j] * B[j * ldb + c];
+      B[i * ldb + c] = s / A[i * lda + i];
+    }
 }
 
 }  // namespace qs

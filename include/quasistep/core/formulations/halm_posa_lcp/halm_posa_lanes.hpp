@@ -177,7 +177,9 @@ void pose_about(const Model& m, const WorldParams& p, HalmPosaProblem<T>& ws, co
       return false;
     }
   };
-  forward_kinematics(m, p, ws.q_lin.data(), ws.body_pose.data(), ws.joint_frame.data());
+  bool any = !carries_derivatives<T>;  // a slot to pose (at T = Jet the kinematics serve nothing else)
+  for (int i = 0; i < ns && !any; ++i) any = !skipped(i);
+  if (any) forward_kinematics(m, p, ws.q_lin.data(), ws.body_pose.data(), ws.joint_frame.data());
   const T margin(m.contact_margin);
   T n_active = zero;
   for (int i = 0; i < ns; ++i) {
