@@ -225,17 +225,26 @@ void fill_lcp(const Model& m, HalmPosaProblem<T>& ws, const T* mu_pair) {
   const T zero(0.0), one(1.0);
 
   // A = R(theta) Ã R(theta)' at the linearisation point (Halm & Posa 2018, eq. (12)); R from the
-  // object's pose (cos and sin of its theta, quasistep/core/kinematics.hpp).
-  const Pose2<T>& pose = ws.body_pose[ws.object];
-  const T R[3][3] = {{pose.c, -pose.s, zero}, {pose.s, pose.c, zero}, {zero, zero, one}};
-  // Ã in the LCP's unit (halm_posa_lcp_unit; divided once, in the workspace).
-  const Eigen::Matrix3d& Ab = ws.A_body;
-  T RA[3][3], A[3][3];
-  for (int e = 0; e < 3; ++e)
-    for (int f = 0; f < 3; ++f)
-      RA[e][f] = R[e][0] * T(Ab(0, f)) + R[e][1] * T(Ab(1, f)) + R[e][2] * T(Ab(2, f));
-  for (int e = 0; e < 3; ++e)
-    for (int f = 0; f < 3; ++f) A[e][f] = RA[e][0] * R[f][0] + RA[e][1] * R[f][1] + RA[e][2] * R[f][2];
+  // object's pose (cos and sin of its theta, quasistep/core/kinematics.hpp). At T = Jet only
+  // where a slot is in the LCP (it multiplies nothing else).
+  bool any = true;
+  if constexpr (carries_derivatives<T>) {
+    any = false;
+    for (int k = 0; k < ns && !any; ++k) any = ws.active[k] && !ws.unreached[k];
+  }
+  T A[3][3];
+  if (any) {
+    const Pose2<T>& pose = ws.body_pose[ws.object];
+    const T R[3][3] = {{pose.c, -pose.s, zero}, {pose.s, pose.c, zero}, {zero, zero, one}};
+    // Ã in the LCP's unit (halm_posa_lcp_unit; divided once, in the workspace).
+    const Eigen::Matrix3d& Ab = ws.A_body;
+    T RA[3][3];
+    for (int e = 0; e < 3; ++e)
+      for (int f = 0; f < 3; ++f)
+        RA[e][f] = R[e][0] * T(Ab(0, f)) + R[e][1] * T(Ab(1, f)) + R[e][2] * T(Ab(2, f));
+    for (int e = 0; e < 3; ++e)
+      for (int f = 0; f < 3; ++f) A[e][f] = RA[e][0] * R[f][0] + RA[e][1] * R[f][1] + RA[e][2] * R[f][2];
+  }
 
   // Rows of J split into object and manipulator columns, zero where the slot is inactive or
   // out of reach.
