@@ -26,7 +26,14 @@ struct AnitescuQp::DerivativeWork {
         dv(R1),
         G(Eigen::MatrixXd::Zero(std::max(m.n_q(), 1), std::max(m.n_q(), 1))),
         L(G),
-        active_rows(2 * kMaxContacts) {}
+        active_rows(2 * kMaxContacts),
+        dc(Eigen::MatrixXd::Zero(std::max(m.n_q(), 1), std::max(m.n_q(), 1))),
+        dMu(Eigen::MatrixXd::Zero(std::max(m.n_u * m.n_u, 1), std::max(m.n_q(), 1))),
+        djn(Eigen::MatrixXd::Zero(std::max(m.n_slots() * m.n_q(), 1), std::max(m.n_q(), 1))),
+        djt(djn),
+        db(Eigen::MatrixXd::Zero(std::max(m.n_slots(), 1), std::max(m.n_q(), 1))),
+        posed(static_cast<std::size_t>(std::max(m.n_slots(), 1)), 0),
+        q_key(static_cast<std::size_t>(m.n_q())) {}
   AnitescuProblem<Jet> problem;    // the step's problem with derivatives along q
   std::vector<Jet> q, reference, mu;
   KktSensitivity kkt;
@@ -34,6 +41,27 @@ struct AnitescuQp::DerivativeWork {
   Eigen::MatrixXd R1, R2, dv;      // (n_q x k), (active rows x k), (n_q x k); k = n_q + n_a
   Eigen::MatrixXd G, L;            // the smoothed step: the barrier problem's Hessian, its Cholesky factor
   std::vector<int> active_rows;    // the compact rows (AnitescuQp::problem()) in A_S
+  // The problem's derivatives along q (columns: q's directions), kept for a step from the
+  // same state and parameters (AnitescuQp::data_derivatives): dc, dM_u (row-major entries),
+  // dJ_n and dJ_t (slot-major rows of n_q), db of each slot's rows, for the slots posed.
+  Eigen::MatrixXd dc, dMu, djn, djt, db;
+  std::vector<char> posed;
+  bool cached = false;             // the above hold for model, q_key, t and params
+  const Model* model = nullptr;
+  std::vector<double> q_key;
+  double t = 0;
+  WorldParams params;              // h, scaled, body_mass, body_pose, body_scale, joint_gain
+
+  /// The inputs of those derivatives but the slots posed are the step's: the model, q, the
+  /// time and every parameter the problem reads but the commands (and the friction, which
+  /// they do not contain: dA is formed from dJ_n and dJ_t).
+  bool same_problem(const Model& m, const double* q, double t_start, const WorldParams& p) const {
+    if (!cached || model != &m || t != t_start || params.h != p.h || params.scaled != p.scaled) return false;
+    for (int e = 0; e < m.n_q(); ++e)
+      if (q_key[static_cast<std::size_t>(e)] != q[e]) return false;
+    return params.body_mass == p.body_mass && params.body_pose == p.body_pose && params.body_scale == p.body_scale &&
+           params.joint_gain == p.joint_gain;
+  }
 };
 
 /// The step's A and B from the velocity's derivative dv (n x (n + n_a): along q, then q̄_a),
