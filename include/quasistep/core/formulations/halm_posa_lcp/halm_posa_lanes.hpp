@@ -311,6 +311,13 @@ void fill_lcp(const Model& m, HalmPosaProblem<T>& ws, const T* mu_pair) {
     }
   }
   for (int k = 0; k < ns; ++k) {
+    if (skipped(k)) {  // at T = Jet: out of the LCP, its rows excluded (M's never read)
+      for (int b : {pn, pp, pm, pg}) {
+        ws.q_lcp[b + k] = one;
+        ws.excluded[b + k] = true;
+      }
+      continue;
+    }
     const MaskT act = ws.active[k] && !ws.unreached[k];
     ws.q_lcp[pn + k] = select(act, ws.gap[k], one);
     ws.q_lcp[pp + k] = select(act, ws.slide[k], one);
