@@ -22,6 +22,8 @@ struct HalmPosaLcp::DerivativeWork {
                 Choice(4 * m.n_slots())),
         basis(static_cast<size_t>(4 * m.n_slots())),
         pivot(static_cast<size_t>(4 * m.n_slots())),
+        slot_of(static_cast<size_t>(4 * m.n_slots())),
+        block_of(static_cast<size_t>(4 * m.n_slots())),
         values(static_cast<size_t>(16 * m.n_slots() * m.n_slots())),
         lu(static_cast<size_t>(16 * m.n_slots() * m.n_slots())),
         z(static_cast<size_t>(4 * m.n_slots())),
@@ -45,6 +47,7 @@ struct HalmPosaLcp::DerivativeWork {
   std::vector<Choice> choices;   // (relinearize_iterations + 1), from a step's first pass
   std::vector<int> basis;        // a basis' rows (fixed layout)
   std::vector<int> pivot;        // the basis matrix' row swaps (linear_solve.hpp)
+  std::vector<int> slot_of, block_of;  // each basic row's slot and block (row = block ns + slot)
   std::vector<double> values;    // the basis matrix' values (is it singular?)
   std::vector<double> lu;        // its LU factors
   std::vector<double> z, dz;     // z_b, and its change along each of a pass' directions

@@ -141,15 +141,12 @@ void end_state_at_basis(HalmPosaLcp::DerivativeWork& w, int size, int first, int
   }
   lu_factor_in_place(k, w.lu.data(), k, w.pivot.data());
   lu_solve(k, w.lu.data(), k, w.pivot.data(), w.z.data());
-  // dM_bb z_b + dq_b along every lane at once (the lanes of a Jet are contiguous).
+  // dM_bb z_b + dq_b along every lane at once (Jet's lanes as one vector, jet.hpp).
   for (int i = 0; i < k; ++i) {
     const int row = w.basis[i];
-    std::array<double, kJetWidth>& v = w.lane_rhs[static_cast<size_t>(i)];
-    v = P.q_lcp[row].d;
-    for (int j = 0; j < k; ++j) {
-      const std::array<double, kJetWidth>& dM = P.M[row * n + w.basis[j]].d;
-      for (int l = 0; l < kJetWidth; ++l) v[l] += dM[l] * w.z[j];
-    }
+    jet_detail::Lanes v = jet_detail::load(P.q_lcp[row]);
+    for (int j = 0; j < k; ++j) v = v + jet_detail::load(P.M[row * n + w.basis[j]]) * jet_detail::Lanes(w.z[j]);
+    v.copy_to(w.lane_rhs[static_cast<size_t>(i)].data(), stdx::element_aligned);
   }
   // The end state with z held: its values, and along the lanes dq0 + dE z (finish_about at
   // T = Jet reads the rows of the slots in the LCP alone).
@@ -159,6 +156,12 @@ void end_state_at_basis(HalmPosaLcp::DerivativeWork& w, int size, int first, int
   for (int i = 0; i < k; ++i) P.z[w.basis[i]] = Jet(w.z[i]);
   halm_posa_detail::finish_about(P, w.q0.data());
   for (int e = 0; e < nq; ++e) w.q_end[e] = P.q_end[e].v;
+  // Each basic row's slot and block of the layout [Lambda_N | Lambda_T+ | Lambda_T- | gamma]
+  // (once: the loops below would divide for every entry).
+  for (int i = 0; i < k; ++i) {
+    w.slot_of[i] = w.basis[i] % ns;
+    w.block_of[i] = w.basis[i] / ns;
+  }
   // This pass's columns.
   int nc = 0;
   for (int c = first; c < nq + na; ++c) {
@@ -169,7 +172,7 @@ void end_state_at_basis(HalmPosaLcp::DerivativeWork& w, int size, int first, int
   // along the column's lane, and u's direct part, the LCP's rows [gap | slide | -slide | 0]
   // of slot `slot` (fill_lcp): d/du_a of J_n,m h u and J_t,m h u.
   for (int i = 0; i < k; ++i) {
-    const int row = w.basis[i], slot = row % ns, block = row / ns;
+    const int slot = w.slot_of[i], block = w.block_of[i];
     for (int j = 0; j < nc; ++j) {
       const int c = w.columns[j], lane = c < lanes ? c - first : -1, a = c - nq;
       double v = lane >= 0 ? w.lane_rhs[static_cast<size_t>(i)][static_cast<size_t>(lane)] : 0.0;
@@ -187,7 +190,7 @@ void end_state_at_basis(HalmPosaLcp::DerivativeWork& w, int size, int first, int
     for (int e = 0; e < nq; ++e) dq(e, c) = lane >= 0 ? P.q_end[e].d[lane] : 0.0;
     if (a >= 0) dq(nu + a, c) += h;
     for (int i = 0; i < k; ++i) {
-      const int row = w.basis[i], slot = row % ns, block = row / ns;
+      const int slot = w.slot_of[i], block = w.block_of[i];
       if (block == 3) continue;  // gamma moves nothing
       const int col = block == 0 ? slot : ns + slot;
       const double sign = block == 2 ? -1.0 : 1.0, dzi = sign * w.dz[i * nc + j];
