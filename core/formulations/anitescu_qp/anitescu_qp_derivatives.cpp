@@ -46,10 +46,11 @@ void AnitescuQp::data_derivatives(const Model& m, const WorldParams& p, int rows
   // rows read below (the others are not posed). They depend on the state and the parameters
   // but not on the commands (u moves only c's value, through q̄_a'), so a step from the same
   // state under the same parameters reuses them: BundledStep's samples differ only in u.
-  bool posed = w.same_problem(m, q0, step_start_t(), p);
+  const bool same = w.same_problem(m, q0, step_start_t(), p);
+  bool posed = same;
   for (int r = 0; r < rows && posed; ++r) posed = w.posed[static_cast<size_t>(slot_[w.active_rows[r] / 2])] != 0;
   if (!posed) {
-    if (!w.same_problem(m, q0, step_start_t(), p)) std::fill(w.posed.begin(), w.posed.end(), 0);
+    if (!same) std::fill(w.posed.begin(), w.posed.end(), 0);
     for (int r = 0; r < rows; ++r) w.posed[static_cast<size_t>(slot_[w.active_rows[r] / 2])] = 1;
     const double* memory0 = step_start_memory().data();
     for (int a = 0; a < na; ++a) w.reference[a] = Jet(memory0[kMemoryReference + a]);
