@@ -129,17 +129,23 @@ const BundledDerivatives& BundledStep::compute(const State& state, const WorldPa
     mean.setZero(rows, cols);
     error.setZero(rows, cols);
     const int size = rows * cols;
+    // Sample i's entry (r, c) at samples[i * size + r * cols + c]; each entry summed in
+    // sample order.
     for (int i = 0; i < n; ++i) {
       if (!ok_[static_cast<std::size_t>(i)]) continue;
-      for (int k = 0; k < size; ++k) mean(k / cols, k % cols) += samples[static_cast<std::size_t>(i) * size + k];
+      const double* x = &samples[static_cast<std::size_t>(i) * size];
+      for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c) mean(r, c) += x[r * cols + c];
     }
     mean /= N;
     for (int i = 0; i < n; ++i) {
       if (!ok_[static_cast<std::size_t>(i)]) continue;
-      for (int k = 0; k < size; ++k) {
-        const double d = samples[static_cast<std::size_t>(i) * size + k] - mean(k / cols, k % cols);
-        error(k / cols, k % cols) += d * d;
-      }
+      const double* x = &samples[static_cast<std::size_t>(i) * size];
+      for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c) {
+          const double d = x[r * cols + c] - mean(r, c);
+          error(r, c) += d * d;
+        }
     }
     error = (error / ((N - 1) * N)).cwiseSqrt();
   };

@@ -8,15 +8,16 @@
 
 namespace qs {
 
-KktSensitivity::KktSensitivity(int max_vars, int max_rows)
+KktSensitivity::KktSensitivity(int max_vars, int max_rows, int max_cols)
     : X_(Eigen::MatrixXd::Zero(std::max(max_vars, 1), std::max(max_rows, 1))),
       beta_(Eigen::VectorXd::Zero(std::max(max_rows, 1))),
       perm_(Eigen::VectorXi::Zero(std::max(max_rows, 1))),
       Q_(Eigen::MatrixXd::Zero(std::max(max_vars, 1), std::max(max_vars, 1))),
       HQ_(Q_),
       L_(Q_),
-      w_(Eigen::VectorXd::Zero(std::max(max_vars, 1))),
-      r_(w_) {}
+      W_(RowMatrix::Zero(std::max(max_vars, 1), std::max(max_cols, 1))),
+      T_(W_),
+      Y_(W_) {}
 
 Status KktSensitivity::factor(const Eigen::Ref<const Eigen::MatrixXd>& H,
                               const Eigen::Ref<const Eigen::MatrixXd>& A_S) {
@@ -76,54 +77,64 @@ Status KktSensitivity::factor(const Eigen::Ref<const Eigen::MatrixXd>& H,
 
 void KktSensitivity::solve(const Eigen::Ref<const Eigen::MatrixXd>& R1, const Eigen::Ref<const Eigen::MatrixXd>& R2,
                            Eigen::Ref<Eigen::MatrixXd> dv) {
-  const int n = n_, s = s_, r = rank_, nz = n - r;
+  const int n = n_, s = s_, r = rank_, nz = n - r, cols = static_cast<int>(R1.cols());
   const auto Q = Q_.topLeftCorner(n, n);
   const auto HQ = HQ_.topLeftCorner(n, n);
   const auto L = L_.topLeftCorner(nz, nz);
-  for (Eigen::Index col = 0; col < R1.cols(); ++col) {
-    // w = Y' dv from R11' w = (P' R2)_{1..r} (forward substitution: R11' is lower triangular).
-    for (int i = 0; i < r; ++i) {
+  // Every column at once, the column innermost: each column's substitutions are a chain of
+  // divisions, and the columns' chains are independent, so they overlap (one column at a
+  // time waits on each division). Per column the operations are the same, in the same order.
+  // w = Y' dv from R11' w = (P' R2)_{1..r} (forward substitution: R11' is lower triangular).
+  for (int i = 0; i < r; ++i)
+    for (int col = 0; col < cols; ++col) {
       double v = R2(perm_[i], col);
-      for (int k = 0; k < i; ++k) v -= X_(k, i) * w_[k];
-      w_[i] = v / X_(i, i);
+      for (int k = 0; k < i; ++k) v -= X_(k, i) * W_(k, col);
+      W_(i, col) = v / X_(i, i);
     }
-    // The dependent rows: R12' w against their own R2.
+  // The dependent rows: R12' w against their own R2.
+  for (int col = 0; col < cols; ++col) {
     double rhs_top = 0, worst = 0;
     for (int i = 0; i < s; ++i) rhs_top = std::max(rhs_top, std::abs(R2(i, col)));
     for (int i = r; i < s; ++i) {
       double v = R2(perm_[i], col);
-      for (int k = 0; k < r; ++k) v -= X_(k, i) * w_[k];
+      for (int k = 0; k < r; ++k) v -= X_(k, i) * W_(k, col);
       worst = std::max(worst, std::abs(v));
     }
     if (rhs_top > 0) inconsistency_ = std::max(inconsistency_, worst / rhs_top);
-    // y from (Z'HZ) y = -Z'(R1 + H Y w): r_ holds the right-hand side, then y.
-    for (int i = 0; i < nz; ++i) {
+  }
+  // y from (Z'HZ) y = -Z'(R1 + H Y w): T_ holds R1 + H Y w, Y_ the right-hand side, then y.
+  for (int k = 0; k < n; ++k)
+    for (int col = 0; col < cols; ++col) {
+      double hyw = 0;
+      for (int p = 0; p < r; ++p) hyw += HQ(k, p) * W_(p, col);
+      T_(k, col) = R1(k, col) + hyw;
+    }
+  for (int i = 0; i < nz; ++i)
+    for (int col = 0; col < cols; ++col) {
       double v = 0;
-      for (int k = 0; k < n; ++k) {
-        double hyw = 0;
-        for (int p = 0; p < r; ++p) hyw += HQ(k, p) * w_[p];
-        v -= Q(k, r + i) * (R1(k, col) + hyw);
-      }
-      r_[i] = v;
+      for (int k = 0; k < n; ++k) v -= Q(k, r + i) * T_(k, col);
+      Y_(i, col) = v;
     }
-    for (int i = 0; i < nz; ++i) {
-      double v = r_[i];
-      for (int k = 0; k < i; ++k) v -= L(i, k) * r_[k];
-      r_[i] = v / L(i, i);
+  for (int i = 0; i < nz; ++i)
+    for (int col = 0; col < cols; ++col) {
+      double v = Y_(i, col);
+      for (int k = 0; k < i; ++k) v -= L(i, k) * Y_(k, col);
+      Y_(i, col) = v / L(i, i);
     }
-    for (int i = nz - 1; i >= 0; --i) {
-      double v = r_[i];
-      for (int k = i + 1; k < nz; ++k) v -= L(k, i) * r_[k];
-      r_[i] = v / L(i, i);
+  for (int i = nz - 1; i >= 0; --i)
+    for (int col = 0; col < cols; ++col) {
+      double v = Y_(i, col);
+      for (int k = i + 1; k < nz; ++k) v -= L(k, i) * Y_(k, col);
+      Y_(i, col) = v / L(i, i);
     }
-    // dv = Y w + Z y.
-    for (int i = 0; i < n; ++i) {
+  // dv = Y w + Z y.
+  for (int i = 0; i < n; ++i)
+    for (int col = 0; col < cols; ++col) {
       double v = 0;
-      for (int p = 0; p < r; ++p) v += Q(i, p) * w_[p];
-      for (int p = 0; p < nz; ++p) v += Q(i, r + p) * r_[p];
+      for (int p = 0; p < r; ++p) v += Q(i, p) * W_(p, col);
+      for (int p = 0; p < nz; ++p) v += Q(i, r + p) * Y_(p, col);
       dv(i, col) = v;
     }
-  }
 }
 
 }  // namespace qs

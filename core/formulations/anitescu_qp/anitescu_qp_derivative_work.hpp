@@ -19,31 +19,60 @@ struct AnitescuQp::DerivativeWork {
         q(static_cast<std::size_t>(m.n_q())),
         reference(static_cast<std::size_t>(std::max(m.n_a, 1))),
         mu(std::max<std::size_t>(m.pairs.size(), 1)),
-        kkt(std::max(m.n_q(), 1), 2 * kMaxContacts),
+        kkt(std::max(m.n_q(), 1), 2 * kMaxContacts, m.n_q() + m.n_a),
         A_S(Eigen::MatrixXd::Zero(2 * kMaxContacts, std::max(m.n_q(), 1))),
-        R1(Eigen::MatrixXd::Zero(std::max(m.n_q(), 1), m.n_q() + 2 * m.n_a)),
-        R2(Eigen::MatrixXd::Zero(2 * kMaxContacts, m.n_q() + 2 * m.n_a)),
+        R1(Eigen::MatrixXd::Zero(std::max(m.n_q(), 1), m.n_q() + m.n_a)),
+        R2(Eigen::MatrixXd::Zero(2 * kMaxContacts, m.n_q() + m.n_a)),
         dv(R1),
         G(Eigen::MatrixXd::Zero(std::max(m.n_q(), 1), std::max(m.n_q(), 1))),
         L(G),
-        active_rows(2 * kMaxContacts) {}
+        active_rows(2 * kMaxContacts),
+        dc(Eigen::MatrixXd::Zero(std::max(m.n_q(), 1), std::max(m.n_q(), 1))),
+        dMu(Eigen::MatrixXd::Zero(std::max(m.n_u * m.n_u, 1), std::max(m.n_q(), 1))),
+        djn(Eigen::MatrixXd::Zero(std::max(m.n_slots() * m.n_q(), 1), std::max(m.n_q(), 1))),
+        djt(djn),
+        db(Eigen::MatrixXd::Zero(std::max(m.n_slots(), 1), std::max(m.n_q(), 1))),
+        posed(static_cast<std::size_t>(std::max(m.n_slots(), 1)), 0),
+        q_key(static_cast<std::size_t>(m.n_q())) {}
   AnitescuProblem<Jet> problem;    // the step's problem with derivatives along q
   std::vector<Jet> q, reference, mu;
   KktSensitivity kkt;
   Eigen::MatrixXd A_S;             // (active rows x n_q)
-  Eigen::MatrixXd R1, R2, dv;      // (n_q x k), (active rows x k), (n_q x k); k = n_q + 2 n_a
+  Eigen::MatrixXd R1, R2, dv;      // (n_q x k), (active rows x k), (n_q x k); k = n_q + n_a
   Eigen::MatrixXd G, L;            // the smoothed step: the barrier problem's Hessian, its Cholesky factor
   std::vector<int> active_rows;    // the compact rows (AnitescuQp::problem()) in A_S
+  // The problem's derivatives along q (columns: q's directions), kept for a step from the
+  // same state and parameters (AnitescuQp::data_derivatives): dc, dM_u (row-major entries),
+  // dJ_n and dJ_t (slot-major rows of n_q), db of each slot's rows, for the slots posed.
+  Eigen::MatrixXd dc, dMu, djn, djt, db;
+  std::vector<char> posed;
+  bool cached = false;             // the above hold for model, q_key, t and params
+  const Model* model = nullptr;
+  std::vector<double> q_key;
+  double t = 0;
+  WorldParams params;              // h, scaled, body_mass, body_pose, body_scale, joint_gain
+
+  /// The inputs of those derivatives but the slots posed are the step's: the model, q, the
+  /// time and every parameter the problem reads but the commands (and the friction, which
+  /// they do not contain: dA is formed from dJ_n and dJ_t).
+  bool same_problem(const Model& m, const double* q, double t_start, const WorldParams& p) const {
+    if (!cached || model != &m || t != t_start || params.h != p.h || params.scaled != p.scaled) return false;
+    for (int e = 0; e < m.n_q(); ++e)
+      if (q_key[static_cast<std::size_t>(e)] != q[e]) return false;
+    return params.body_mass == p.body_mass && params.body_pose == p.body_pose && params.body_scale == p.body_scale &&
+           params.joint_gain == p.joint_gain;
+  }
 };
 
-/// The step's A and B from the velocity's derivative dv (n x (n + 2 n_a): along q, then q̄_a,
-/// then u), for q+ = q + h v and q̄_a+ = q̄_a + h u: A = [I + h dv/dq, h dv/dq̄_a; 0, I],
-/// B = [h dv/du; h I] (d.A enters as I, d.B with its h I). numerical_failure, with the
-/// reason, where dv is not finite.
+/// The step's A and B from the velocity's derivative dv (n x (n + n_a): along q, then q̄_a),
+/// for q+ = q + h v and q̄_a+ = q̄_a + h u: A = [I + h dv/dq, h dv/dq̄_a; 0, I],
+/// B = [h dv/du; h I] (d.A enters as I, d.B with its h I). The commands need no columns of
+/// their own: u enters the problem only through q̄_a' = q̄_a + h u (c's reference term), so
+/// dv/du = h dv/dq̄_a. numerical_failure, with the reason, where dv is not finite.
 inline Status velocity_derivatives_to_step(const Eigen::Ref<const Eigen::MatrixXd>& dv, int n, int na, double h,
                                            StepDerivatives& d) {
   for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n + 2 * na; ++j)
+    for (int j = 0; j < n + na; ++j)
       if (!std::isfinite(dv(i, j))) {
         d.detail = "the derivative is not finite (" + three_digits(dv(i, j)) + ")";
         return Status::numerical_failure;
@@ -52,7 +81,7 @@ inline Status velocity_derivatives_to_step(const Eigen::Ref<const Eigen::MatrixX
     for (int j = 0; j < n; ++j) d.A(i, j) += h * dv(i, j);
     for (int a = 0; a < na; ++a) {
       d.A(i, n + a) = h * dv(i, n + a);
-      d.B(i, a) = h * dv(i, n + na + a);
+      d.B(i, a) = h * (h * dv(i, n + a));
     }
   }
   return Status::solved;

@@ -4,7 +4,8 @@
 // the same quasi-dynamic step. The data depend on the state and the commands as
 //   H = diag(M_u(q) or 0, h^2 K_a),   c = -h [tau_u(q); K_a (q̄_a + h u - q_a) + tau_a(q) - tau_g,a(q)],
 //   A_i1,2 = J_n,i(q) ± mu_i J_t,i(q),   b_i = -phi_i(q) / h,
-// so dq̄_a and du enter through c alone (dc_a = -h K_a dq̄_a, -h^2 K_a du), and every q
+// so dq̄_a and du enter through c alone (dc_a = -h K_a dq̄_a, -h^2 K_a du: dv/du = h dv/dq̄_a,
+// one column each for q̄_a and u), and every q
 // derivative comes from anitescu_pose_problem at T = Jet: the exact derivatives of the masses'
 // Jacobians, the loads and the contact frames (second derivatives of the geometry included).
 // Then q+ = q + h v, q̄_a+ = q̄_a + h u:
@@ -34,44 +35,79 @@ void AnitescuQp::data_derivatives(const Model& m, const WorldParams& p, int rows
   const double h = p.h;
   const bool quasi_dynamic = formulation_params_or_default<AnitescuQpParams>(m).quasi_dynamic;
   DerivativeWork& w = *derivative_;
-  const int cols = n + 2 * na;
+  const int cols = n + na;
   auto R1 = w.R1.leftCols(cols);
   auto R2 = w.R2.topLeftCorner(rows, cols);
   R1.setZero();
   R2.setZero();
   const double* q0 = step_start_q().data();
-  const double* memory0 = step_start_memory().data();
-  for (int a = 0; a < na; ++a) w.reference[a] = Jet(memory0[kMemoryReference + a]);
-  for (size_t pair = 0; pair < m.pairs.size(); ++pair) w.mu[pair] = Jet(p.pair_friction[pair]);
-  for (int first = 0; first < n; first += kJetWidth) {
-    const int width = std::min(kJetWidth, n - first);
-    for (int e = 0; e < n; ++e) w.q[e] = e >= first && e < first + width ? Jet::variable(q0[e], e - first) : Jet(q0[e]);
-    anitescu_pose_problem<Jet>(m, p, w.problem, w.q.data(), w.reference.data(), w.mu.data(), nullptr, step_start_t());
-    const AnitescuProblem<Jet>& pr = w.problem;
-    for (int k = 0; k < width; ++k) {
-      const int col = first + k;
-      for (int e = 0; e < n; ++e) R1(e, col) = pr.c[e].d[k];
-      if (quasi_dynamic)
-        for (int e = 0; e < nu; ++e)
-          for (int f = 0; f < nu; ++f) R1(e, col) += pr.Mu[e * nu + f].d[k] * v_[f];
-      for (int r = 0; r < rows; ++r) {
-        // Compact row k of slot slot_[k / 2]: J_n + mu J_t (+t) or J_n - mu J_t (-t).
-        const int row = w.active_rows[r], slot = slot_[row / 2];
-        const double mu = p.slot_friction(m, slot), sign = row % 2 ? -1.0 : 1.0;
-        double dA_v = 0;
-        for (int e = 0; e < n; ++e) {
-          const double dA = pr.jn[slot * n + e].d[k] + sign * mu * pr.jt[slot * n + e].d[k];
-          R1(e, col) -= dA * beta_[row];
-          dA_v += dA * v_[e];
+
+  // The problem's derivatives along q: anitescu_pose_problem at T = Jet, for the slots of the
+  // rows read below (the others are not posed). They depend on the state and the parameters
+  // but not on the commands (u moves only c's value, through q̄_a'), so a step from the same
+  // state under the same parameters reuses them: BundledStep's samples differ only in u.
+  const bool same = w.same_problem(m, q0, step_start_t(), p);
+  bool posed = same;
+  for (int r = 0; r < rows && posed; ++r) posed = w.posed[static_cast<size_t>(slot_[w.active_rows[r] / 2])] != 0;
+  if (!posed) {
+    if (!same) std::fill(w.posed.begin(), w.posed.end(), 0);
+    for (int r = 0; r < rows; ++r) w.posed[static_cast<size_t>(slot_[w.active_rows[r] / 2])] = 1;
+    const double* memory0 = step_start_memory().data();
+    for (int a = 0; a < na; ++a) w.reference[a] = Jet(memory0[kMemoryReference + a]);
+    for (size_t pair = 0; pair < m.pairs.size(); ++pair) w.mu[pair] = Jet(p.pair_friction[pair]);
+    AnitescuProblem<Jet>& pr = w.problem;
+    for (int i = 0; i < pr.ns; ++i) pr.unposed[i] = !w.posed[static_cast<size_t>(i)];
+    for (int first = 0; first < n; first += kJetWidth) {
+      const int width = std::min(kJetWidth, n - first);
+      for (int e = 0; e < n; ++e) w.q[e] = e >= first && e < first + width ? Jet::variable(q0[e], e - first) : Jet(q0[e]);
+      anitescu_pose_problem<Jet>(m, p, pr, w.q.data(), w.reference.data(), w.mu.data(), nullptr, step_start_t());
+      for (int k = 0; k < width; ++k) {
+        const int col = first + k;
+        for (int e = 0; e < n; ++e) w.dc(e, col) = pr.c[e].d[k];
+        for (int e = 0; e < nu * nu; ++e) w.dMu(e, col) = pr.Mu[e].d[k];
+        for (int i = 0; i < pr.ns; ++i) {
+          if (!w.posed[static_cast<size_t>(i)]) continue;
+          for (int e = 0; e < n; ++e) {
+            w.djn(i * n + e, col) = pr.jn[i * n + e].d[k];
+            w.djt(i * n + e, col) = pr.jt[i * n + e].d[k];
+          }
+          w.db(i, col) = pr.b[2 * i].d[k];
         }
-        R2(r, col) = pr.b[2 * slot].d[k] - dA_v;
       }
+    }
+    w.cached = true;
+    w.model = &m;
+    w.t = step_start_t();
+    for (int e = 0; e < n; ++e) w.q_key[static_cast<size_t>(e)] = q0[e];
+    w.params.h = p.h;
+    w.params.scaled = p.scaled;
+    w.params.body_mass = p.body_mass;  // same sizes after the first: no allocation
+    w.params.body_pose = p.body_pose;
+    w.params.body_scale = p.body_scale;
+    w.params.joint_gain = p.joint_gain;
+  }
+
+  for (int col = 0; col < n; ++col) {
+    for (int e = 0; e < n; ++e) R1(e, col) = w.dc(e, col);
+    if (quasi_dynamic)
+      for (int e = 0; e < nu; ++e)
+        for (int f = 0; f < nu; ++f) R1(e, col) += w.dMu(e * nu + f, col) * v_[f];
+    for (int r = 0; r < rows; ++r) {
+      // Compact row k of slot slot_[k / 2]: J_n + mu J_t (+t) or J_n - mu J_t (-t).
+      const int row = w.active_rows[r], slot = slot_[row / 2];
+      const double mu = p.slot_friction(m, slot), sign = row % 2 ? -1.0 : 1.0;
+      double dA_v = 0;
+      for (int e = 0; e < n; ++e) {
+        const double dA = w.djn(slot * n + e, col) + sign * mu * w.djt(slot * n + e, col);
+        R1(e, col) -= dA * beta_[row];
+        dA_v += dA * v_[e];
+      }
+      R2(r, col) = w.db(slot, col) - dA_v;
     }
   }
   for (int a = 0; a < na; ++a) {
     const double K = p.joint_gain[a];
-    R1(nu + a, n + a) = -h * K;            // dc_a / dq̄_a
-    R1(nu + a, n + na + a) = -h * h * K;   // dc_a / du_a
+    R1(nu + a, n + a) = -h * K;  // dc_a / dq̄_a (and h times it, dc_a / du_a)
   }
 }
 
@@ -149,9 +185,9 @@ Status AnitescuQp::differentiate(const Model& m, const WorldParams& p, StepDeriv
     return Status::numerical_failure;
   }
 
-  // 3. Right-hand sides, one column per direction: q (by Jets), then q̄_a, then u.
+  // 3. Right-hand sides, one column per direction: q (by Jets), then q̄_a (and u with it).
   data_derivatives(m, p, s + weak);
-  const int cols = n + 2 * na;
+  const int cols = n + na;
   auto R1 = w.R1.leftCols(cols);
   auto R2 = w.R2.topLeftCorner(s + weak, cols);
 

@@ -281,7 +281,7 @@ Status AnitescuQp::differentiate_smoothed(const Model& m, const WorldParams& p, 
   //   G = H + sum_r W_r A_r'A_r,   so   G dv = -R1 + A' W R2
   // with R1 and R2 the QP's right-hand sides (kkt_sensitivity.hpp) over every row. G is
   // positive definite at every solved step: the derivative always exists, and is two-sided.
-  const int na = m.n_a, n = nq_, rows = rows_, cols = n + 2 * na;
+  const int na = m.n_a, n = nq_, rows = rows_, cols = n + na;
   const double h = p.h, inv_kappa = 1.0 / kappa;
   DerivativeWork& w = *derivative_;
   for (int r = 0; r < rows; ++r) w.active_rows[r] = r;

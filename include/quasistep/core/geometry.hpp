@@ -60,6 +60,29 @@ PointQuery<T> point_to_half_plane(const Vec2<T>& p, const Vec2<T>& origin, const
   return {dist, p - dist * normal, normal};
 }
 
+/// One edge [a, b] of a convex polygon (CCW) seen from p: the signed distance of p above
+/// the edge's line (plane) with the edge's outward normal, and the edge's nearest point c
+/// to p with its squared distance and min(s, 1 - s) of its parameter (> 0 inside the edge).
+template <class T>
+struct PolygonEdge {
+  T plane{};
+  Vec2<T> outward{};
+  Vec2<T> c{};
+  T dist2{};
+  T interior{};
+};
+template <class T>
+PolygonEdge<T> polygon_edge(const Vec2<T>& p, const Vec2<T>& a, const Vec2<T>& b) {
+  const Vec2<T> e = b - a;
+  const T inv_len = T(1) / norm(e);
+  const Vec2<T> outward{e.y * inv_len, -e.x * inv_len};  // right of a CCW edge
+  const T plane = dot(outward, p - a);
+  const T s = clamp(dot(p - a, e) / dot(e, e), T(0), T(1));
+  const Vec2<T> c = a + s * e;
+  const Vec2<T> d = p - c;
+  return {plane, outward, c, dot(d, d), min(s, T(1) - s)};
+}
+
 /// Query point p against a convex polygon with `n` >= 3 vertices in counter-clockwise
 /// order. Outside: the Euclidean distance to the nearest edge point. Inside or on the
 /// boundary: minus the depth below the nearest edge, whose outward normal is the direction
@@ -67,57 +90,62 @@ PointQuery<T> point_to_half_plane(const Vec2<T>& p, const Vec2<T>& origin, const
 template <class T>
 PointQuery<T> point_to_polygon(const Vec2<T>& p, const Vec2<T>* v, int n) {
   // Deepest-edge search (inside) and nearest-edge search (outside), both over all edges.
-  T best_plane = T(0);
-  Vec2<T> best_plane_normal{};
-  T best_edge = T(0);
-  Vec2<T> best_edge_point{};
-  Vec2<T> best_edge_normal{};
-  T best_edge_interior = T(0);  // min(s, 1 - s) of the nearest point: > 0 inside the edge
-  for (int i = 0; i < n; ++i) {
-    const Vec2<T>& a = v[i];
-    const Vec2<T>& b = v[i + 1 == n ? 0 : i + 1];
-    const Vec2<T> e = b - a;
-    const T inv_len = T(1) / norm(e);
-    const Vec2<T> outward{e.y * inv_len, -e.x * inv_len};  // right of a CCW edge
-    const T plane = dot(outward, p - a);
-    const T s = clamp(dot(p - a, e) / dot(e, e), T(0), T(1));
-    const Vec2<T> c = a + s * e;
-    const Vec2<T> d = p - c;
-    const T dist2 = dot(d, d);
-    const T interior = min(s, T(1) - s);
-    if (i == 0) {
-      best_plane = plane;
-      best_plane_normal = outward;
-      best_edge = dist2;
-      best_edge_point = c;
-      best_edge_normal = outward;
-      best_edge_interior = interior;
-    } else {
-      const auto better_plane = plane > best_plane;
-      best_plane = select(better_plane, plane, best_plane);
-      best_plane_normal = select(better_plane, outward, best_plane_normal);
-      const auto nearer = dist2 < best_edge;
-      best_edge = select(nearer, dist2, best_edge);
-      best_edge_point = select(nearer, c, best_edge_point);
-      best_edge_normal = select(nearer, outward, best_edge_normal);
-      best_edge_interior = select(nearer, interior, best_edge_interior);
+  PolygonEdge<T> deepest, nearest;
+  if constexpr (carries_derivatives<T>) {
+    // With derivatives (T = Jet, quasistep/core/jet.hpp) the searches run on the values
+    // alone and only the two winning edges are evaluated in T: the values are the same
+    // operations on the same numbers, so the same edges win as in the branch-free search
+    // below, and each winner's derivative is the one its select would keep; the losing
+    // edges' derivatives (most of a polygon's cost in T) are never formed.
+    const auto value = [](const Vec2<T>& x) { return Vec2<double>{x.x.v, x.y.v}; };
+    const Vec2<double> pv = value(p);
+    int deep = 0, near = 0;
+    double best_plane = 0, best_dist2 = 0;
+    for (int i = 0; i < n; ++i) {
+      const PolygonEdge<double> e = polygon_edge(pv, value(v[i]), value(v[i + 1 == n ? 0 : i + 1]));
+      if (i == 0 || e.plane > best_plane) {
+        best_plane = e.plane;
+        deep = i;
+      }
+      if (i == 0 || e.dist2 < best_dist2) {
+        best_dist2 = e.dist2;
+        near = i;
+      }
+    }
+    deepest = polygon_edge(p, v[deep], v[deep + 1 == n ? 0 : deep + 1]);
+    nearest = near == deep ? deepest : polygon_edge(p, v[near], v[near + 1 == n ? 0 : near + 1]);
+  } else {
+    for (int i = 0; i < n; ++i) {
+      const PolygonEdge<T> e = polygon_edge(p, v[i], v[i + 1 == n ? 0 : i + 1]);
+      if (i == 0) {
+        deepest = nearest = e;
+      } else {
+        const auto better_plane = e.plane > deepest.plane;
+        deepest.plane = select(better_plane, e.plane, deepest.plane);
+        deepest.outward = select(better_plane, e.outward, deepest.outward);
+        const auto nearer = e.dist2 < nearest.dist2;
+        nearest.dist2 = select(nearer, e.dist2, nearest.dist2);
+        nearest.c = select(nearer, e.c, nearest.c);
+        nearest.outward = select(nearer, e.outward, nearest.outward);
+        nearest.interior = select(nearer, e.interior, nearest.interior);
+      }
     }
   }
-  const auto inside = best_plane <= T(0);
-  const T out_dist = sqrt(best_edge);
+  const auto inside = deepest.plane <= T(0);
+  const T out_dist = sqrt(nearest.dist2);
   // Outside, the direction from the nearest point: where that point lies inside an edge it
   // is the edge's outward normal, exactly (dividing the tiny offset of a point that complementarity
   // left 1e-16 off the edge by its own length gave rounding noise, or 0/0); at a vertex it is
   // the offset's direction, unless the offset is below 1e-12 m, where that direction is noise
   // too and the deepest edge's normal stands in.
-  const auto on_edge = best_edge_interior > T(0);
+  const auto on_edge = nearest.interior > T(0);
   const auto measurable = out_dist > T(1e-12);
   const T safe = select(measurable, out_dist, T(1));
-  const Vec2<T> vertex_dir{(p.x - best_edge_point.x) / safe, (p.y - best_edge_point.y) / safe};
-  const Vec2<T> out_dir = select(on_edge, best_edge_normal, select(measurable, vertex_dir, best_plane_normal));
-  const Vec2<T> in_closest = p - best_plane * best_plane_normal;
-  return {select(inside, best_plane, out_dist), select(inside, in_closest, best_edge_point),
-          select(inside, best_plane_normal, out_dir)};
+  const Vec2<T> vertex_dir{(p.x - nearest.c.x) / safe, (p.y - nearest.c.y) / safe};
+  const Vec2<T> out_dir = select(on_edge, nearest.outward, select(measurable, vertex_dir, deepest.outward));
+  const Vec2<T> in_closest = p - deepest.plane * deepest.outward;
+  return {select(inside, deepest.plane, out_dist), select(inside, in_closest, nearest.c),
+          select(inside, deepest.outward, out_dir)};
 }
 
 }  // namespace qs::geometry

@@ -6,6 +6,11 @@
 
 namespace qs {
 
+/// A scalar type that carries derivatives along with its value `.v` (quasistep/core/jet.hpp
+/// sets it for Jet): templates may then decide branches on the values alone.
+template <class T>
+inline constexpr bool carries_derivatives = false;
+
 template <class T>
 struct Vec2 {
   T x{};

@@ -32,7 +32,7 @@ class KktSensitivity {
   /// diagonal entry and every diagonal entry exceeds it times the largest |H_ij|.
   static constexpr double kPivotTolerance = 1e-12;
 
-  KktSensitivity(int max_vars, int max_rows);
+  KktSensitivity(int max_vars, int max_rows, int max_cols);
 
   /// Factorises for H (n x n, symmetric positive semidefinite) and the active rows A_S (s x n,
   /// s <= max_rows, n <= max_vars). solved, or numerical_failure when Z'HZ is not positive
@@ -43,8 +43,8 @@ class KktSensitivity {
   int rank() const { return rank_; }
   /// A_S has dependent rows (rank < s).
   bool dependent_rows() const { return rank_ < s_; }
-  /// dv (n x k) for k right-hand sides R1 (n x k) and R2 (s x k), one column per direction of
-  /// the data's change; dv is overwritten. After factor() returned solved.
+  /// dv (n x k) for k <= max_cols right-hand sides R1 (n x k) and R2 (s x k), one column per
+  /// direction of the data's change; dv is overwritten. After factor() returned solved.
   void solve(const Eigen::Ref<const Eigen::MatrixXd>& R1, const Eigen::Ref<const Eigen::MatrixXd>& R2,
              Eigen::Ref<Eigen::MatrixXd> dv);
   /// The largest disagreement, over the last solve's columns, of a dependent active row's R2
@@ -60,7 +60,8 @@ class KktSensitivity {
   Eigen::MatrixXd Q_;      // (max_vars x max_vars) Q explicitly: [Y Z]
   Eigen::MatrixXd HQ_;     // (max_vars x max_vars) H Q
   Eigen::MatrixXd L_;      // (max_vars x max_vars) Cholesky factor of Z'HZ
-  Eigen::VectorXd w_, r_;  // (max_vars) scratch
+  using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  RowMatrix W_, T_, Y_;    // (max_vars x max_cols) solve's scratch: a column per direction
   double inconsistency_ = 0;
 };
 

@@ -1,66 +1,66 @@
-// A dense square linear solve written once on a scalar type T: T = double, or T = Jet
-// (quasistep/core/jet.hpp), where the solution carries the exact derivative of A^-1 b along
-// the Jets' directions, d(A^-1 b) = A^-1 (db - dA A^-1 b). That is implicit differentiation
-// of a complementarity problem at a fixed basis: the LCP 0 <= z _|_ M z + q >= 0 with the
-// basic variables alpha solves M_aa z_a = -q_a, so solving that system in Jets differentiates
-// z (quasistep/core/derivatives.hpp; Halm & Posa's and Trinkle's steps use it).
+// A dense square LU factorisation with partial pivoting, for the implicit differentiation of
+// a complementarity problem at a fixed basis: the LCP 0 <= z _|_ M z + q >= 0 with the basic
+// variables b solves M_bb z_b = -q_b, so along any direction of the data
+//   dz_b = -M_bb^-1 (dM_bb z_b + dq_b)
+// (quasistep/core/derivatives.hpp; Halm & Posa's step uses it): one factorisation of M_bb
+// serves z_b and every direction's right-hand side.
 #pragma once
 
 #include <cmath>
+#include <utility>
 
 namespace qs {
 
-/// Solves A x = b for x by Gaussian elimination with partial pivoting (pivots chosen by the
-/// value part, |a_ik|): A is n x n, row-major with row stride lda, and is overwritten by its
-/// factors; b (n) is overwritten by x. false when the matrix is singular: a pivot's value is
-/// at most `tolerance` times the largest |a_ij| of the input (nothing is then written
-/// meaningfully). Allocates nothing.
-template <class T>
-bool solve_linear_in_place(int n, T* A, int lda, T* b, double tolerance = 1e-13) {
-  const auto value = [](const T& x) {
-    if constexpr (requires { x.v; }) {
-      return x.v;
-    } else {
-      return static_cast<double>(x);
-    }
-  };
+/// Factorises A (n x n, row-major with row stride lda) in place by Gaussian elimination with
+/// partial pivoting: U on and above the diagonal, the multipliers below; pivot[k] is the row
+/// swapped with row k at step k. false when the matrix is singular: a pivot is at most
+/// `tolerance` times the largest |a_ij| of the input. Allocates nothing.
+inline bool lu_factor_in_place(int n, double* A, int lda, int* pivot, double tolerance = 1e-13) {
   double top = 0;
   for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j) top = std::fmax(top, std::fabs(value(A[i * lda + j])));
+    for (int j = 0; j < n; ++j) top = std::fmax(top, std::fabs(A[i * lda + j]));
   const double floor = tolerance * top;
   for (int k = 0; k < n; ++k) {
-    int pivot = k;
-    double best = std::fabs(value(A[k * lda + k]));
-    for (int i = k + 1; i < n; ++i) {
-      const double a = std::fabs(value(A[i * lda + k]));
-      if (a > best) {
-        best = a;
-        pivot = i;
+    int p = k;
+    double best = std::fabs(A[k * lda + k]);
+    for (int i = k + 1; i < n; ++i)
+      if (std::fabs(A[i * lda + k]) > best) {
+        best = std::fabs(A[i * lda + k]);
+        p = i;
       }
-    }
     if (!(best > floor)) return false;
-    if (pivot != k) {
-      for (int j = 0; j < n; ++j) {
-        const T t = A[k * lda + j];
-        A[k * lda + j] = A[pivot * lda + j];
-        A[pivot * lda + j] = t;
-      }
-      const T t = b[k];
-      b[k] = b[pivot];
-      b[pivot] = t;
-    }
+    pivot[k] = p;
+    if (p != k)
+      for (int j = 0; j < n; ++j) std::swap(A[k * lda + j], A[p * lda + j]);
     for (int i = k + 1; i < n; ++i) {
-      const T f = A[i * lda + k] / A[k * lda + k];
+      const double f = A[i * lda + k] / A[k * lda + k];
+      A[i * lda + k] = f;
       for (int j = k + 1; j < n; ++j) A[i * lda + j] = A[i * lda + j] - f * A[k * lda + j];
-      b[i] = b[i] - f * b[k];
     }
-  }
-  for (int i = n - 1; i >= 0; --i) {
-    T s = b[i];
-    for (int j = i + 1; j < n; ++j) s = s - A[i * lda + j] * b[j];
-    b[i] = s / A[i * lda + i];
   }
   return true;
+}
+
+/// B := A^-1 B for lu_factor_in_place's factors: B is n x cols, row-major with row stride
+/// ldb (one column: a vector). Each column sees the operations elimination with the same
+/// pivots would do on it, in the same order; the columns are interleaved (column innermost)
+/// so that their chains of divisions overlap.
+inline void lu_solve(int n, const double* A, int lda, const int* pivot, double* B, int cols = 1, int ldb = 1) {
+  // The swaps first (the factors' rows are in their final order), then L and U.
+  for (int k = 0; k < n; ++k)
+    if (pivot[k] != k)
+      for (int c = 0; c < cols; ++c) std::swap(B[k * ldb + c], B[pivot[k] * ldb + c]);
+  for (int k = 0; k < n; ++k)
+    for (int i = k + 1; i < n; ++i) {
+      const double f = A[i * lda + k];
+      for (int c = 0; c < cols; ++c) B[i * ldb + c] = B[i * ldb + c] - f * B[k * ldb + c];
+    }
+  for (int i = n - 1; i >= 0; --i)
+    for (int c = 0; c < cols; ++c) {
+      double s = B[i * ldb + c];
+      for (int j = i + 1; j < n; ++j) s = s - A[i * lda + j] * B[j * ldb + c];
+      B[i * ldb + c] = s / A[i * lda + i];
+    }
 }
 
 }  // namespace qs

@@ -75,6 +75,7 @@ struct AnitescuProblem {
   std::vector<T> A, b;                 // (rows x nq), (rows)
   std::vector<T> active;               // (ns) 1 where the slot is active, else 0
   T n_active{};                        // active slots
+  std::vector<char> unposed;           // (ns) T = Jet: slots the caller does not read (not posed)
 
   explicit AnitescuProblem(const Model& m)
       : nq(m.n_q()),
@@ -97,7 +98,8 @@ struct AnitescuProblem {
         Mu(sz(nu * nu)),
         A(sz(rows * nq)),
         b(sz(rows)),
-        active(sz(ns)) {}
+        active(sz(ns)),
+        unposed(sz(ns), 0) {}
 
  protected:
   static std::size_t sz(int n) { return static_cast<std::size_t>(std::max(n, 1)); }
@@ -208,9 +210,21 @@ void anitescu_pose_problem(const Model& m, const WorldParams& p, AnitescuProblem
   const double h = p.h, t_mid = t + 0.5 * h;
   const T zero(0.0), one(1.0), hT(h);
 
+  // At T = Jet (the step's derivatives, which read the rows of its active set alone) the
+  // slots the caller marks ws.unposed are skipped: their frames, Jacobian rows and Anitescu
+  // rows are not formed (nor their ws.active).
+  const auto skipped = [&](int i) {
+    if constexpr (carries_derivatives<T>) {
+      return ws.unposed[i] != 0;
+    } else {
+      return false;
+    }
+  };
+
   // 1-2: kinematics, contact frames and Jacobian rows at the start of the step.
   forward_kinematics(m, p, q, ws.body_pose.data(), ws.joint_frame.data());
   for (int i = 0; i < ns; ++i) {
+    if (skipped(i)) continue;
     ws.frame[i] = body_scale ? contact_frame(m, i, ws.body_pose.data(), body_scale)
                              : contact_frame(m, i, ws.body_pose.data(), p.scales());
     contact_jacobian_rows(m, i, ws.frame[i], ws.body_pose.data(), ws.joint_frame.data(), &ws.jn[i * n],
@@ -267,6 +281,7 @@ void anitescu_pose_problem(const Model& m, const WorldParams& p, AnitescuProblem
   T n_active = zero;
   const T margin(m.contact_margin);
   for (int i = 0; i < ns; ++i) {
+    if (skipped(i)) continue;
     const int pair = m.slots[i].pair;
     const T mu = mu_pair[pair];
     const MaskT act = ws.frame[i].phi <= margin;

@@ -83,6 +83,7 @@ struct HalmPosaProblem {
   std::unique_ptr<MaskT[]> active;     // (ns) of the last linearisation
   std::unique_ptr<MaskT[]> unreached;  // (ns) active but out of the step's reach: not in the LCP
   std::vector<T> gap, slide;           // (ns) linearised gap phi + J_n (q0 - q_lin) + J_n h u; J_t h u
+  std::vector<char> unposed;           // (ns) T = Jet: slots the caller does not read (pose_about)
   MaskT reach_kept{};                  // every unreached slot's end gap >= 0 (checked)
   T n_active{};                        // active slots of the last linearisation
   T linearised_penetration{};          // min(0, most negative w of a normal row)
@@ -114,7 +115,8 @@ struct HalmPosaProblem {
         active(std::make_unique<MaskT[]>(sz(ns))),
         unreached(std::make_unique<MaskT[]>(sz(ns))),
         gap(sz(ns)),
-        slide(sz(ns)) {
+        slide(sz(ns)),
+        unposed(sz(ns), 0) {
     for (std::size_t b = 0; b < m.bodies.size(); ++b)
       if (m.bodies[b].kind == BodyKind::free) object = static_cast<int>(b);
     if (object >= 0)
@@ -159,14 +161,29 @@ namespace halm_posa_detail {
 /// The geometry of one linearisation about q_lin of the step from q0 (HalmPosaLcp::solve_about
 /// on the fixed layout): frames, Jacobian rows, each slot's linearised gap and slide, and
 /// which slots are active and which out of the step's reach (ws.active, ws.unreached).
+///
+/// At T = Jet the slots the caller marks ws.unposed are skipped (neither posed nor judged):
+/// the step's derivatives replay a linearisation whose LCP the step recorded, and set
+/// ws.active and ws.unreached from that record, so a large model's derivatives pose its
+/// contacts, not all its slots.
 template <class T>
 void pose_about(const Model& m, const WorldParams& p, HalmPosaProblem<T>& ws, const T* q0) {
   const int nq = ws.nq, nu = ws.nu, na = ws.na, ns = ws.ns;
   const T zero(0.0), one(1.0);
-  forward_kinematics(m, p, ws.q_lin.data(), ws.body_pose.data(), ws.joint_frame.data());
+  const auto skipped = [&](int i) {
+    if constexpr (carries_derivatives<T>) {
+      return ws.unposed[i] != 0;
+    } else {
+      return false;
+    }
+  };
+  bool any = !carries_derivatives<T>;  // a slot to pose (at T = Jet the kinematics serve nothing else)
+  for (int i = 0; i < ns && !any; ++i) any = !skipped(i);
+  if (any) forward_kinematics(m, p, ws.q_lin.data(), ws.body_pose.data(), ws.joint_frame.data());
   const T margin(m.contact_margin);
   T n_active = zero;
   for (int i = 0; i < ns; ++i) {
+    if (skipped(i)) continue;
     ws.frame[i] = contact_frame(m, i, ws.body_pose.data(), p.scales());
     contact_jacobian_rows(m, i, ws.frame[i], ws.body_pose.data(), ws.joint_frame.data(), &ws.jn[i * nq],
                           &ws.jt[i * nq]);
@@ -177,6 +194,7 @@ void pose_about(const Model& m, const WorldParams& p, HalmPosaProblem<T>& ws, co
   // of the step's reach (halm_posa_unreachable).
   T reach = zero;
   for (int i = 0; i < ns; ++i) {
+    if (skipped(i)) continue;
     T jn_u = zero, jt_u = zero;  // J_m h u
     for (int a = 0; a < na; ++a) {
       jn_u = jn_u + ws.jn[i * nq + nu + a] * ws.uh[a];
@@ -190,6 +208,7 @@ void pose_about(const Model& m, const WorldParams& p, HalmPosaProblem<T>& ws, co
   }
   const T far = T(kHalmPosaUnreachable) * reach;
   for (int i = 0; i < ns; ++i) {
+    if (skipped(i)) continue;
     ws.unreached[i] = ws.active[i] && ws.gap[i] > far;  // still active (reported), not in the LCP
     n_active = n_active + select(ws.active[i], one, zero);
   }
@@ -206,21 +225,42 @@ void fill_lcp(const Model& m, HalmPosaProblem<T>& ws, const T* mu_pair) {
   const T zero(0.0), one(1.0);
 
   // A = R(theta) Ã R(theta)' at the linearisation point (Halm & Posa 2018, eq. (12)); R from the
-  // object's pose (cos and sin of its theta, quasistep/core/kinematics.hpp).
-  const Pose2<T>& pose = ws.body_pose[ws.object];
-  const T R[3][3] = {{pose.c, -pose.s, zero}, {pose.s, pose.c, zero}, {zero, zero, one}};
-  // Ã in the LCP's unit (halm_posa_lcp_unit; divided once, in the workspace).
-  const Eigen::Matrix3d& Ab = ws.A_body;
-  T RA[3][3], A[3][3];
-  for (int e = 0; e < 3; ++e)
-    for (int f = 0; f < 3; ++f)
-      RA[e][f] = R[e][0] * T(Ab(0, f)) + R[e][1] * T(Ab(1, f)) + R[e][2] * T(Ab(2, f));
-  for (int e = 0; e < 3; ++e)
-    for (int f = 0; f < 3; ++f) A[e][f] = RA[e][0] * R[f][0] + RA[e][1] * R[f][1] + RA[e][2] * R[f][2];
+  // object's pose (cos and sin of its theta, quasistep/core/kinematics.hpp). At T = Jet only
+  // where a slot is in the LCP (it multiplies nothing else).
+  bool any = true;
+  if constexpr (carries_derivatives<T>) {
+    any = false;
+    for (int k = 0; k < ns && !any; ++k) any = ws.active[k] && !ws.unreached[k];
+  }
+  T A[3][3];
+  if (any) {
+    const Pose2<T>& pose = ws.body_pose[ws.object];
+    const T R[3][3] = {{pose.c, -pose.s, zero}, {pose.s, pose.c, zero}, {zero, zero, one}};
+    // Ã in the LCP's unit (halm_posa_lcp_unit; divided once, in the workspace).
+    const Eigen::Matrix3d& Ab = ws.A_body;
+    T RA[3][3];
+    for (int e = 0; e < 3; ++e)
+      for (int f = 0; f < 3; ++f)
+        RA[e][f] = R[e][0] * T(Ab(0, f)) + R[e][1] * T(Ab(1, f)) + R[e][2] * T(Ab(2, f));
+    for (int e = 0; e < 3; ++e)
+      for (int f = 0; f < 3; ++f) A[e][f] = RA[e][0] * R[f][0] + RA[e][1] * R[f][1] + RA[e][2] * R[f][2];
+  }
 
   // Rows of J split into object and manipulator columns, zero where the slot is inactive or
   // out of reach.
+  // At T = Jet the rows and columns of the slots out of the LCP are neither reset nor
+  // filled (here and in M below; finish_about skips them too): a large model's derivatives
+  // then cost its contacts', not its slots' square.
+  const auto skipped = [&](int j) {  // j < 2 ns: a normal or tangent row of slot j or j - ns
+    if constexpr (carries_derivatives<T>) {
+      const int k = j < ns ? j : j - ns;
+      return !(ws.active[k] && !ws.unreached[k]);
+    } else {
+      return false;
+    }
+  };
   for (int i = 0; i < ns; ++i) {
+    if (skipped(i)) continue;
     const MaskT act = ws.active[i] && !ws.unreached[i];
     for (int e = 0; e < 3; ++e) {
       ws.Jo[i * 3 + e] = select(act, ws.jn[i * nq + ws.dof_o[e]], zero);
@@ -232,6 +272,7 @@ void fill_lcp(const Model& m, HalmPosaProblem<T>& ws, const T* mu_pair) {
     }
   }
   for (int j = 0; j < r; ++j) {
+    if (skipped(j)) continue;
     const T* jo = &ws.Jo[j * 3];
     for (int e = 0; e < 3; ++e) ws.AJo[e * r + j] = A[e][0] * jo[0] + A[e][1] * jo[1] + A[e][2] * jo[2];
     for (int a = 0; a < na; ++a) {
@@ -243,20 +284,15 @@ void fill_lcp(const Model& m, HalmPosaProblem<T>& ws, const T* mu_pair) {
 
   // The LCP, layout [Lambda_N | Lambda_T+ | Lambda_T- | gamma] (ns rows each).
   T* M = ws.M.data();
-  // At T = Jet (the step's derivatives, which read only the rows of the slots in the LCP)
-  // the rows and columns of the others are neither reset nor filled: a large model's
-  // derivatives then cost its contacts', not its slots' square.
-  const auto skipped = [&](int row) {
-    if constexpr (std::is_same_v<T, Jet>) {
-      const int k = row % ns;  // any block's row of slot k
-      return !(ws.active[k] && !ws.unreached[k]);
-    } else {
-      return false;
-    }
-  };
-  for (int row = 0; row < n; ++row)
-    if (!skipped(row))
-      for (int col = 0; col < n; ++col) M[row * n + col] = zero;
+  if constexpr (carries_derivatives<T>) {
+    for (int a = 0; a < ns; ++a)
+      for (int b = 0; b < ns && !skipped(a); ++b)
+        if (!skipped(b))
+          for (int row = a; row < n; row += ns)
+            for (int col = b; col < n; col += ns) M[row * n + col] = zero;
+  } else {
+    for (int k = 0; k < n * n; ++k) M[k] = zero;
+  }
   const int pn = 0, pp = ns, pm = 2 * ns, pg = 3 * ns;
   auto lcp_index = [&](int j) { return j < ns ? pn + j : pp + (j - ns); };
   for (int i = 0; i < r; ++i) {
@@ -275,6 +311,13 @@ void fill_lcp(const Model& m, HalmPosaProblem<T>& ws, const T* mu_pair) {
     }
   }
   for (int k = 0; k < ns; ++k) {
+    if (skipped(k)) {  // at T = Jet: out of the LCP, its rows excluded (M's never read)
+      for (int b : {pn, pp, pm, pg}) {
+        ws.q_lcp[b + k] = one;
+        ws.excluded[b + k] = true;
+      }
+      continue;
+    }
     const MaskT act = ws.active[k] && !ws.unreached[k];
     ws.q_lcp[pn + k] = select(act, ws.gap[k], one);
     ws.q_lcp[pp + k] = select(act, ws.slide[k], one);
@@ -304,6 +347,9 @@ void finish_about(HalmPosaProblem<T>& ws, const T* q0) {
   T lin_pen = zero;
   for (int e = 0; e < nq; ++e) ws.q_end[e] = q0[e];
   for (int k = 0; k < ns; ++k) {
+    if constexpr (carries_derivatives<T>) {
+      if (!(ws.active[k] && !ws.unreached[k])) continue;  // z = 0: as fill_lcp, not in T
+    }
     const T ln = ws.z[pn + k], lt = ws.z[pp + k] - ws.z[pm + k];
     lin_pen = min(lin_pen, select(ws.active[k] && !ws.unreached[k], ws.w[pn + k], zero));
     for (int e = 0; e < 3; ++e) dq_o[e] = dq_o[e] + (ws.AJo[e * r + k] * ln + ws.AJo[e * r + ns + k] * lt);
@@ -316,6 +362,7 @@ void finish_about(HalmPosaProblem<T>& ws, const T* q0) {
   // A slot left out must stay open at the end of the step (its linearised gap
   // phi + J_n (q_end - q_lin)); then the LCP with it has this solution with its Lambda = 0.
   MaskT kept = zero == zero;
+  if constexpr (carries_derivatives<T>) return;  // no slot was left out (pose_about)
   for (int i = 0; i < ns; ++i) {
     T end = ws.frame[i].phi;
     for (int e = 0; e < nq; ++e) end = end + ws.jn[i * nq + e] * (ws.q_end[e] - ws.q_lin[e]);
