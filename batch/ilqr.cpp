@@ -79,7 +79,7 @@ bool box_qp(const Eigen::MatrixXd& H, const Eigen::VectorXd& g, const Eigen::Vec
     }
     if (!moved) return true;
   }
-  return true;
+  return false;  // not settled: the caller regularises and tries again
 }
 
 namespace {
@@ -122,8 +122,9 @@ Ilqr::Ilqr(std::shared_ptr<const Model> model, IlqrOptions options) : model_(std
     throw BatchError("ilqr: " + std::string(to_string(m.formulation)) + " has no step derivatives");
   if (options_.horizon < 1) throw BatchError("ilqr: horizon must be at least 1 step");
   if (options_.max_iterations < 0) throw BatchError("ilqr: max_iterations must be >= 0");
-  if (!(options_.tolerance >= 0) || !(options_.regularization >= 0))
-    throw BatchError("ilqr: tolerance and regularization must be numbers >= 0");
+  if (!(options_.tolerance >= 0) || !(options_.regularization >= 0) || !std::isfinite(options_.tolerance) ||
+      !std::isfinite(options_.regularization))
+    throw BatchError("ilqr: tolerance and regularization must be finite numbers >= 0");
   if (options_.threads < 0) throw BatchError("ilqr: threads must be >= 0 (0 = all)");
   n_x_ = derivative_state_size(m);
   n_u_ = m.n_a;
@@ -146,8 +147,8 @@ Ilqr::Ilqr(std::shared_ptr<const Model> model, IlqrOptions options) : model_(std
     linearised = with_log_barrier_weight(m, options_.log_barrier_weight);
   }
   if (options_.derivatives == IlqrDerivatives::bundled &&
-      (!(options_.bundled.sigma > 0) || options_.bundled.samples < n_u_ + 1))
-    throw BatchError("ilqr: bundled derivatives need sigma > 0 and at least n_u + 1 samples");
+      (!(options_.bundled.sigma > 0) || !std::isfinite(options_.bundled.sigma) || options_.bundled.samples < n_u_ + 1))
+    throw BatchError("ilqr: bundled derivatives need a finite sigma > 0 and at least n_u + 1 samples");
   impl_ = std::make_unique<Impl>(model_, linearised, options_);
 }
 
@@ -164,15 +165,31 @@ const IlqrResult& Ilqr::solve(const State& start, const Eigen::MatrixXd& initial
   r.iterations = 0;
   r.steps = r.linearised = 0;
   r.initial_cost = r.cost = std::numeric_limits<double>::quiet_NaN();
+  // Nothing of an earlier call survives: a refused call returns an empty trajectory.
+  r.states.clear();
+  r.controls.resize(0, 0);
+  r.K.clear();
   if (initial.rows() != T || initial.cols() != nu) {
     r.status = Status::bad_input;
     r.detail = "ilqr: the initial controls must be " + std::to_string(T) + " x " + std::to_string(nu) + " (got " +
                std::to_string(initial.rows()) + " x " + std::to_string(initial.cols()) + ")";
     return r;
   }
-  if (!initial.allFinite() || start.q.size() != m.n_q() || !start.q.allFinite()) {
+  if (!initial.allFinite()) {
     r.status = Status::bad_input;
-    r.detail = "ilqr: the start state and the initial controls must be finite and of the model's sizes";
+    r.detail = "ilqr: the initial controls must be finite numbers";
+    return r;
+  }
+  if (start.q.size() != m.n_q() || start.memory.size() != step_memory_size(m)) {
+    r.status = Status::bad_input;
+    r.detail = "ilqr: the start state must have the model's " + std::to_string(m.n_q()) + " DOFs and " +
+               std::to_string(step_memory_size(m)) + " memory entries (got " + std::to_string(start.q.size()) +
+               " and " + std::to_string(start.memory.size()) + ")";
+    return r;
+  }
+  if (!start.q.allFinite()) {
+    r.status = Status::bad_input;
+    r.detail = "ilqr: the start state's q must be finite numbers";
     return r;
   }
   Eigen::VectorXd lo = Eigen::VectorXd::Constant(nu, -inf), hi = Eigen::VectorXd::Constant(nu, inf);
@@ -223,6 +240,10 @@ const IlqrResult& Ilqr::solve(const State& start, const Eigen::MatrixXd& initial
       if (s.stepper->step(m, s.params, states[ts + 1]) != Status::solved) {
         failure = s.stepper->report().status;
         failure_detail = "step " + std::to_string(t + 1) + " of the rollout: " + s.stepper->report().detail;
+        // Only the steps taken: the states up to the failed step and the commands before it.
+        states.resize(ts + 1);
+        xs.resize(ts + 1);
+        controls.conservativeResize(t, nu);
         return inf;
       }
       derivative_state(m, states[ts + 1], xs[ts + 1]);
@@ -237,6 +258,7 @@ const IlqrResult& Ilqr::solve(const State& start, const Eigen::MatrixXd& initial
   // The first rollout.
   r.initial_cost = r.cost = roll_out(initial, -1.0, r.states, w.x, r.controls);
   if (!std::isfinite(r.cost)) {
+    r.initial_cost = r.cost = std::numeric_limits<double>::quiet_NaN();  // no trajectory has one
     r.status = failure == Status::solved ? Status::numerical_failure : failure;
     r.detail = "ilqr: " + (failure == Status::solved ? std::string("the cost of the first rollout is not finite")
                                                     : failure_detail);
@@ -263,6 +285,7 @@ const IlqrResult& Ilqr::solve(const State& start, const Eigen::MatrixXd& initial
           w.link_detail[ts] = b.detail;
           return false;
         }
+        w.link_status[ts] = Status::solved;
         w.A[ts] = b.A1;
         w.B[ts] = b.B1;
       }
@@ -334,19 +357,23 @@ const IlqrResult& Ilqr::solve(const State& start, const Eigen::MatrixXd& initial
       const Eigen::VectorXd Qx = c.rx.transpose() * c.r + A.transpose() * Vx;
       const Eigen::VectorXd Qu = c.ru.transpose() * c.r + B.transpose() * Vx;
       const Eigen::MatrixXd Qxx = c.rx.transpose() * c.rx + A.transpose() * Vxx * A;
-      const Eigen::MatrixXd Vreg = Vxx + mu * Eigen::MatrixXd::Identity(nx, nx);
-      const Eigen::MatrixXd Qux = c.ru.transpose() * c.rx + B.transpose() * Vreg * A;
-      Eigen::MatrixXd Quu = c.ru.transpose() * c.ru + B.transpose() * Vreg * B;
+      // The regularised Q_uu and Q_ux (mu on V_xx, Tassa et al. 2012, eq. (10)) give the gains;
+      // the value function and the expected decrease take the unregularised ones (eq. (11)).
+      const Eigen::MatrixXd VxxB = Vxx * B;
+      const Eigen::MatrixXd Qux = c.ru.transpose() * c.rx + VxxB.transpose() * A;
+      Eigen::MatrixXd Quu = c.ru.transpose() * c.ru + B.transpose() * VxxB;
       Quu = 0.5 * (Quu + Quu.transpose()).eval();
-      // A small control-space floor keeps Quu definite where neither cost nor dynamics see u
+      const Eigen::MatrixXd Qux_reg = Qux + mu * B.transpose() * A;
+      Eigen::MatrixXd Quu_reg = Quu + mu * B.transpose() * B;
+      // A small control-space floor keeps Q_uu definite where neither cost nor dynamics see u
       // (a command whose joint is out of every contact and out of the cost).
-      Quu.diagonal().array() += 1e-12 + mu * 1e-6;
-      if (!box_qp(Quu, Qu, lo - u, hi - u, w.k[ts], kt, free, H_free_inverse)) {
+      Quu_reg.diagonal().array() += 1e-12 + mu * 1e-6;
+      if (!box_qp(Quu_reg, Qu, lo - u, hi - u, w.k[ts], kt, free, H_free_inverse)) {
         backward_ok = false;
         break;
       }
       w.k[ts] = kt;
-      r.K[ts] = -H_free_inverse * Qux;  // zero rows where a limit is active
+      r.K[ts] = -H_free_inverse * Qux_reg;  // zero rows where a limit is active
       const Eigen::MatrixXd& K = r.K[ts];
       Vx = Qx + K.transpose() * Quu * kt + K.transpose() * Qu + Qux.transpose() * kt;
       Vxx = Qxx + K.transpose() * Quu * K + K.transpose() * Qux + Qux.transpose() * K;

@@ -138,6 +138,14 @@ int main(int argc, char** argv) {
         throw std::invalid_argument(std::string(option) + " needs a number (got '" + text + "')");
       return v;
     };
+    // A whole number in [low, high].
+    const auto whole = [&](const char* option, const char* text, double low, double high) {
+      const double v = number(option, text);
+      if (v != std::floor(v) || v < low || v > high)
+        throw std::invalid_argument(std::string(option) + " needs a whole number from " + std::to_string(static_cast<long long>(low)) +
+                                    " to " + std::to_string(static_cast<long long>(high)) + " (got '" + text + "')");
+      return v;
+    };
     for (int i = 1; i < argc; ++i) {
       const bool has_value = i + 1 < argc;
       if (std::strcmp(argv[i], "--derivatives") == 0 && has_value) {
@@ -150,13 +158,11 @@ int main(int argc, char** argv) {
         settings.log_barrier_weight = number("--kappa", argv[++i]);
         if (!(settings.log_barrier_weight > 0)) throw std::invalid_argument("--kappa must be > 0");
       } else if (std::strcmp(argv[i], "--compare") == 0 && has_value) {
-        runs = static_cast<int>(number("--compare", argv[++i]));
-        if (runs < 1) throw std::invalid_argument("--compare needs a number of starts >= 1");
+        runs = static_cast<int>(whole("--compare", argv[++i], 1, 1e6));
       } else if (std::strcmp(argv[i], "--start") == 0 && has_value) {
-        start_index = static_cast<int>(number("--start", argv[++i]));
-        if (start_index < 0) throw std::invalid_argument("--start needs a start index >= 0");
+        start_index = static_cast<int>(whole("--start", argv[++i], 0, 1e9));
       } else if (std::strcmp(argv[i], "--seed") == 0 && has_value) {
-        seed = static_cast<std::uint64_t>(number("--seed", argv[++i]));
+        seed = static_cast<std::uint64_t>(whole("--seed", argv[++i], 0, 1e15));
       } else if (argv[i][0] == '-') {
         throw std::invalid_argument(std::string("unknown option or missing value: ") + argv[i]);
       } else {

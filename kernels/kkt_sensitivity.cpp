@@ -2,6 +2,7 @@
 #include "quasistep/kernels/kkt_sensitivity.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 
 #include "quasistep/kernels/pivoted_qr.hpp"
@@ -78,6 +79,8 @@ Status KktSensitivity::factor(const Eigen::Ref<const Eigen::MatrixXd>& H,
 void KktSensitivity::solve(const Eigen::Ref<const Eigen::MatrixXd>& R1, const Eigen::Ref<const Eigen::MatrixXd>& R2,
                            Eigen::Ref<Eigen::MatrixXd> dv) {
   const int n = n_, s = s_, r = rank_, nz = n - r, cols = static_cast<int>(R1.cols());
+  // The workspace holds max_cols columns (the constructor's); more would write past it.
+  assert(cols <= W_.cols() && R2.cols() == cols && dv.cols() == cols);
   const auto Q = Q_.topLeftCorner(n, n);
   const auto HQ = HQ_.topLeftCorner(n, n);
   const auto L = L_.topLeftCorner(nz, nz);

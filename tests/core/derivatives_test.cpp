@@ -254,6 +254,7 @@ TEST(Derivatives, AnitescuMatchesCentralDifferencesOnEveryExampleInBothModes) {
       {"anitescu_drop (quasi-dynamic)", example("anitescu_drop")},
       {"anitescu_grasp (quasi-dynamic)", example("anitescu_grasp")},
       {"anitescu_grasp (quasistatic)", in_mode(example("anitescu_grasp"), "quasistatic")},
+      {"anitescu_planar_push (quasi-dynamic, no gravity)", example("anitescu_planar_push")},
   };
   unsigned seed = 1;
   for (const Case& k : cases) {
@@ -416,6 +417,46 @@ TEST(Derivatives, AreBitwiseTheSameFromAnyStepperAndOnRepeat) {
     ASSERT_EQ(second->step(m, p, s2, b), Status::solved);
     ASSERT_EQ(first->step(m, p, s3, c), Status::solved);
     EXPECT_TRUE(a.A == b.A && a.B == b.B && a.A == c.A && a.B == c.B) << "row " << r;
+  }
+}
+
+TEST(Derivatives, TheAnitescuStepReusesItsProblemsDerivativesOnlyForTheSameStateAndParameters) {
+  // A stepper keeps the problem's derivatives along q for the next step from the same state
+  // and parameters (a bundle's samples differ only in the command). Every step here, taken
+  // by that one stepper in this order, must give what a fresh stepper gives, bitwise.
+  const Scene scene = parse_scene(example("anitescu_grasp").dump());
+  const Model& m = *scene.model;
+  const std::vector<State> rows = trajectory(m);
+  const State& at = rows[30];
+  auto reused = make_stepper(m);
+  const WorldParams base = test::commanded_params(m, at);
+  struct Variant {
+    const char* what;
+    State state;
+    WorldParams params;
+  };
+  std::vector<Variant> variants{{"first", at, base}};
+  variants.push_back({"another command (reuses)", at, base});
+  variants.back().params.command[0] += 0.01;
+  variants.push_back({"another stiffness", at, base});
+  variants.back().params.joint_gain[0] *= 2;
+  variants.push_back({"another mass", at, base});
+  variants.back().params.body_mass[0] *= 1.5;
+  variants.push_back({"another friction (reuses)", at, base});
+  variants.back().params.pair_friction[0] *= 0.5;
+  variants.push_back({"a command that opens the grip (other active set)", at, base});
+  for (double& u : variants.back().params.command) u = -u;
+  variants.push_back({"another state", rows[31], base});
+  variants.push_back({"another time", at, base});
+  variants.back().state.t += 0.5 * m.step.h;
+  for (const Variant& v : variants) {
+    State s1 = v.state, s2 = v.state;
+    StepDerivatives a, b;
+    auto fresh = make_stepper(m);
+    ASSERT_EQ(reused->step(m, v.params, s1, a), Status::solved) << v.what;
+    ASSERT_EQ(fresh->step(m, v.params, s2, b), Status::solved) << v.what;
+    ASSERT_EQ(a.status, Status::solved) << v.what << ": " << a.detail;
+    EXPECT_TRUE(a.A == b.A && a.B == b.B) << v.what;
   }
 }
 

@@ -56,7 +56,8 @@ class IlqrCost {
 struct IlqrOptions {
   int horizon = 20;        // T, steps of the Model's h
   int max_iterations = 50;
-  /// Converged when an iteration lowers the cost by less than this fraction of it.
+  /// Converged when an iteration lowers the cost by less than this fraction of it, or when
+  /// the backward pass expects less than a thousandth of that (the trajectory is stationary).
   double tolerance = 1e-4;
   IlqrDerivatives derivatives = IlqrDerivatives::exact;
   double log_barrier_weight = 0.0;  // smoothed: kappa (> 0), as model.log_barrier_weight
@@ -114,7 +115,8 @@ class Ilqr {
 
 /// Solves min 1/2 d'H d + g'd subject to lo <= d <= hi by projected Newton (Tassa, Mansard &
 /// Todorov 2014, Algorithm 3), H symmetric positive definite on the free set. Returns false
-/// when H is not positive definite on the free set. `free` receives 1 for the entries not
+/// when H is not positive definite on the free set, or the search has not settled in 100
+/// Newton steps. `free` receives 1 for the entries not
 /// at an active limit, and `H_free_inverse` the inverse of H on them (zero elsewhere): the
 /// feedback gain of a clamped command is zero.
 bool box_qp(const Eigen::MatrixXd& H, const Eigen::VectorXd& g, const Eigen::VectorXd& lo, const Eigen::VectorXd& hi,
