@@ -172,6 +172,7 @@ int main(int argc, char** argv) {
     if (runs > 0) return compare(runs, seed, settings.log_barrier_weight);
     const qs::Scene scene = qs::load_scene_file(path);
     if (scene.model->formulation == qs::Formulation::anitescu_qp) settings.contact_distance = 0.06;
+    qs::examples::check_push_layout(*scene.model);
     qs::State start = qs::initial_state(*scene.model);
     if (start_index >= 0) start = random_start(*scene.model, settings.contact_distance, seed, start_index);
     const auto r = qs::examples::push_to_goal_ilqr(scene.model, settings, &start);

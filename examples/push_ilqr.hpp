@@ -27,6 +27,7 @@
 // in 73 replans on average, without it 94 in 95 (docs/derivatives.md).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <memory>
@@ -134,15 +135,21 @@ class PushCost final : public IlqrCost {
   PushIlqrSettings s_;
 };
 
+/// Throws BatchError unless the model has the layout the cost reads: the DOFs puck x, y,
+/// theta, pusher_x, pusher_y and two velocity commands (examples/mpc_push.json's).
+inline void check_push_layout(const Model& m) {
+  if (m.n_q() != 5 || m.n_a != 2 || m.dofs[3].name != "pusher_x" || m.dofs[4].name != "pusher_y")
+    throw BatchError("the push example needs the DOFs puck x, y, theta, pusher_x, pusher_y (as "
+                     "examples/mpc_push.json) and two velocity commands");
+}
+
 /// Runs the controller from `start` (the Model's initial state when null). Throws BatchError
-/// when the optimiser cannot be built for this model and settings.
+/// for a scene of another layout (check_push_layout), or when the optimiser cannot be built
+/// for this model and settings.
 inline PushIlqrResult push_to_goal_ilqr(const std::shared_ptr<const Model>& model, const PushIlqrSettings& o,
                                         const State* start = nullptr) {
   const Model& m = *model;
-  // The cost reads the puck's and the pusher's positions at fixed places of x.
-  if (m.n_q() != 5 || m.n_a != 2 || m.dofs[3].name != "pusher_x" || m.dofs[4].name != "pusher_y")
-    throw BatchError("push_ilqr: the scene needs the DOFs puck x, y, theta, pusher_x, pusher_y (as "
-                     "examples/mpc_push.json) and two velocity commands");
+  check_push_layout(m);
   IlqrOptions io;
   io.horizon = o.horizon;
   io.max_iterations = o.iterations;
