@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""README.md and CONTRIBUTING.md (ctest Docs.Readme).
+"""README.md, CONTRIBUTING.md, CHANGELOG.md and docs/*.md (ctest Docs.Readme).
 
 - The README's picture, docs/images/replay.png (made by `tools/regen-docs --picture`), is
   there, is a PNG of a sensible size, is the file tools/regen-docs writes, and the README
   shows it with a description.
-- Every link to a section (`#anchor`, `README.md#anchor`, `CONTRIBUTING.md#anchor`) in the
-  two pages names a heading that exists, as GitHub makes anchors from headings.
+- Every link to a section (`#anchor`, `PAGE.md#anchor`) in these pages names a heading that
+  exists, as GitHub makes anchors from headings, and every relative link names a file that
+  exists (a page that moves or a heading renamed cannot leave a dead link).
 
 Reads files only: no build needed.
 
@@ -20,7 +21,8 @@ import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PICTURE = "docs/images/replay.png"
-PAGES = ["README.md", "CONTRIBUTING.md"]
+PAGES = ["README.md", "CONTRIBUTING.md", "CHANGELOG.md"] + sorted(
+    "docs/" + f for f in os.listdir(os.path.join(ROOT, "docs")) if f.endswith(".md"))
 
 
 def read(page):
@@ -66,9 +68,22 @@ class Picture(unittest.TestCase):
 class Links(unittest.TestCase):
     def test_every_section_link_names_a_heading(self):
         for page in PAGES:
-            for target, anchor in re.findall(r"\]\(((?:README|CONTRIBUTING)\.md)?#([^)\s]+)\)", read(page)):
+            folder = os.path.dirname(page)
+            for target, anchor in re.findall(r"\]\(([^)#\s]*\.md)?#([^)\s]+)\)", read(page)):
                 with self.subTest(page=page, link=f"{target}#{anchor}"):
-                    self.assertIn(anchor, anchors(target or page), f"{page}: no heading for {target}#{anchor}")
+                    path = os.path.normpath(os.path.join(folder, target)) if target else page
+                    self.assertTrue(os.path.isfile(os.path.join(ROOT, path)), f"{page}: no page {target}")
+                    self.assertIn(anchor, anchors(path), f"{page}: no heading for {target}#{anchor}")
+
+    def test_every_relative_link_names_a_file(self):
+        for page in PAGES:
+            folder = os.path.dirname(page)
+            # ](path) with a path-like target: a dot or a slash, no scheme (math such as
+            # "[A B](kappa)" is not a link).
+            for target in re.findall(r"\]\(([^)#\s:]*[./][^)#\s:]*)(?:#[^)\s]*)?\)", read(page)):
+                with self.subTest(page=page, link=target):
+                    path = os.path.normpath(os.path.join(ROOT, folder, target))
+                    self.assertTrue(os.path.exists(path), f"{page}: {target} does not exist")
 
     def test_the_readme_links_to_contributing(self):
         self.assertIn("](CONTRIBUTING.md", read("README.md"))
