@@ -176,9 +176,29 @@ json step_size_study(bool quick, const fidelity::MujocoOptions& mo) {
       ref = mj.run(sc.t_end, every);
       mj_wall = std::min(mj_wall, seconds_since(t0));
     }
+    // MuJoCo at a ten times larger step against its own reference: what full dynamics costs
+    // at the largest step that still tracks the reference (the cost comparison of the page).
+    fidelity::MujocoOptions coarse_options = mo;
+    coarse_options.dt = 10 * mo.dt;
+    fidelity::MujocoWorld coarse(base, scene_params, coarse_options);
+    const int coarse_every = std::max(1, static_cast<int>(std::lround(1e-3 / coarse_options.dt)));
+    json coarse_json = {{"dt", coarse_options.dt}};
+    try {
+      std::vector<fidelity::Sample> coarse_run;
+      double coarse_wall = 1e300;
+      for (int rep = 0; rep < kRepeats; ++rep) {
+        const auto t0 = Clock::now();
+        coarse_run = coarse.run(sc.t_end, coarse_every);
+        coarse_wall = std::min(coarse_wall, seconds_since(t0));
+      }
+      coarse_json["wall_s"] = coarse_wall;
+      coarse_json["errors"] = errors(coarse_run, ref, o);
+    } catch (const std::exception& e) {  // unstable at the larger step: the page says so
+      coarse_json["failure"] = e.what();
+    }
     json js = {{"scene", sc.name}, {"t_end", sc.t_end}, {"translation_error_m", translated},
                {"mujoco", {{"dt", mo.dt}, {"wall_s", mj_wall}, {"trajectory", trajectory(ref, o, 5)}}},
-               {"runs", json::array()}};
+               {"mujoco_coarse", coarse_json}, {"runs", json::array()}};
     for (const bool quasi_dynamic : {false, true}) {
       qs::Model m = base;
       qs::formulation_params<qs::AnitescuQpParams>(m).quasi_dynamic = quasi_dynamic;
@@ -243,6 +263,31 @@ json pinch_study(bool quick, const fidelity::MujocoOptions& mo) {
                              {"final", {end[o.x], end[o.y], end[o.theta]}},
                              {"max_penetration_m", mj.max_penetration()},
                              {"trajectory", trajectory(refs.back(), o, 5)}});
+  }
+  {  // MuJoCo at a ten times larger step, first servo gain, against its reference: whether full
+     // dynamics could be run more cheaply on this scene (the page's cost comparison).
+    fidelity::MujocoOptions coarse_options = mo;
+    coarse_options.dt = 10 * mo.dt;
+    coarse_options.servo_gain = gains.front();
+    json coarse_json = {{"servo_gain", gains.front()}, {"dt", coarse_options.dt}};
+    try {
+      fidelity::MujocoWorld coarse(m, scene_params, coarse_options);
+      const int coarse_every = std::max(1, static_cast<int>(std::lround(1e-3 / coarse_options.dt)));
+      std::vector<fidelity::Sample> run;
+      double wall = 1e300;
+      for (int rep = 0; rep < kRepeats; ++rep) {
+        const auto t0 = Clock::now();
+        run = coarse.run(t_end, coarse_every);
+        wall = std::min(wall, seconds_since(t0));
+      }
+      const std::vector<double>& end = run.back().q;
+      coarse_json["wall_s"] = wall;
+      coarse_json["final"] = {end[o.x], end[o.y], end[o.theta]};
+      coarse_json["errors"] = errors(run, refs.front(), o);
+    } catch (const std::exception& e) {
+      coarse_json["failure"] = e.what();
+    }
+    out["mujoco_coarse"] = coarse_json;
   }
   auto one = [&](double c, double h) {
     qs::WorldParams p(m);

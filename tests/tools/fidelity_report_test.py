@@ -52,6 +52,17 @@ class FidelityReport(unittest.TestCase):
         self.assertRegex(self.text, r"Measured on .+, \d+ cores, \d{4}-\d\d-\d\d, commit \w+, MuJoCo \d+\.\d+\.\d+ "
                                     r"\(quick run: a subset\)\.")
 
+    def test_every_scene_compares_the_cost_with_mujoco_at_both_steps(self):
+        # The cost claim: the quasistatic run against MuJoCo's reference step and against a ten
+        # times larger MuJoCo step, whose own error against the reference is printed beside it.
+        for scene in ("anitescu_box_push", "anitescu_grasp"):
+            section = self.text.split(f"examples/{scene}.json")[1].split("###")[0]
+            self.assertRegex(section, r"MuJoCo at dt = 0\.001 s: [\d.]+ ms; against its dt = 0\.0001 s run the object "
+                                      r"is [\d.]+ mm off on average and [\d.]+ mm at the end\.", scene)
+            self.assertRegex(section, r"Cost: the quasistatic run at h = [\d.]+ s \([\d.]+ mm off MuJoCo's reference on "
+                                      r"average\) takes [\d.]+ ms: [\d,]+ times less than MuJoCo at dt = 0\.0001 s and "
+                                      r"[\d,]+ times less than MuJoCo at dt = 0\.001 s\.", scene)
+
     def test_every_scene_has_both_modes_with_numeric_errors(self):
         for scene in ("anitescu_box_push", "anitescu_grasp"):
             section = self.text.split(f"examples/{scene}.json")[1].split("###")[0]
