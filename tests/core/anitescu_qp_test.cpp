@@ -2,7 +2,8 @@
 // satisfies the KKT conditions of the Anitescu QP, checked here from the step's outputs with
 // Jacobians, mass matrix and gravity rebuilt independently; the analytic cases (free fall,
 // a joint reaching its reference, a box at rest); quasistatic convergence in h; the Anitescu
-// gap at h = 0.1 s; the grasp; bad input; and the CLI.
+// gap at h = 0.1 s; the grasp; the slides' planar examples (disk pushing in both modes, the
+// frictionless stack whose contact forces are the QP's multipliers); bad input; and the CLI.
 #include "quasistep/core/formulations/anitescu_qp/anitescu_qp.hpp"
 
 #include <gtest/gtest.h>
@@ -208,7 +209,7 @@ double min_true_gap(const Model& m, const Eigen::VectorXd& q) {
 // ---- every example, every step ----------------------------------------------------------
 
 TEST(AnitescuQp, EveryStepOfEveryExampleSatisfiesTheKktConditions) {
-  for (const char* name : {"anitescu_box_push", "anitescu_drop", "anitescu_grasp",
+  for (const char* name : {"anitescu_box_push", "anitescu_drop", "anitescu_grasp", "anitescu_planar_push",
                            "anitescu_disk_push_quasistatic", "anitescu_disk_push_quasi_dynamic",
                            "anitescu_frictionless_stack"}) {
     SCOPED_TRACE(name);
