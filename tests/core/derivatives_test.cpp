@@ -255,6 +255,7 @@ TEST(Derivatives, AnitescuMatchesCentralDifferencesOnEveryExampleInBothModes) {
       {"anitescu_grasp (quasi-dynamic)", example("anitescu_grasp")},
       {"anitescu_grasp (quasistatic)", in_mode(example("anitescu_grasp"), "quasistatic")},
       {"anitescu_planar_push (quasi-dynamic, no gravity)", example("anitescu_planar_push")},
+      {"anitescu_disk_push_quasi_dynamic", example("anitescu_disk_push_quasi_dynamic")},
   };
   unsigned seed = 1;
   for (const Case& k : cases) {
