@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -170,7 +171,8 @@ qs::UcpTable1Instance table1_instance(int row, int k, qs::UcpFingerJoints joints
 /// Table1/row/limit/joints: one row's 5 instances, each solved once by both methods. Per
 /// instance k (counters ending in _k): bil_k 1 when the bilinear algorithm solved it, pairs_k
 /// the (x, y) pairs it found (the paper's "No. of pairs (x, y) found"), best_k the least x'y
-/// it reached (the paper's "Best x'y"), ex_k the exact method's verdict (0 solved,
+/// it reached (the paper's "Best x'y"), orig_k 1 when sec. 4's original algorithm
+/// (UcpRestart::step3) solved it, ex_k the exact method's verdict (0 solved,
 /// 1 proven none, 2 node limit), nodes_k its nodes. empty: instances with X or Y empty (the
 /// construction makes both nonempty, so 0). joints 0: fingers on world x-y joints (the
 /// rebuilt table), 1: on contact-frame joints.
@@ -179,7 +181,7 @@ void Table1(benchmark::State& state) {
   const Row& row = kTable1[row_no - 1];
   const long node_limit = state.range(1);
   const auto joints = state.range(2) == 0 ? qs::UcpFingerJoints::world_xy : qs::UcpFingerJoints::contact_frame;
-  int bil = 0, ex_solved = 0, ex_infeasible = 0, ex_limit = 0, empty = 0;
+  int bil = 0, orig = 0, ex_solved = 0, ex_infeasible = 0, ex_limit = 0, empty = 0;
   std::vector<long> nodes;
   double bil_s = 0, ex_s = 0, ex_max_s = 0;
   for (auto _ : state) {
@@ -195,6 +197,13 @@ void Table1(benchmark::State& state) {
       state.counters[counter("bil", k)] = bil_ok;
       state.counters[counter("pairs", k)] = br.pairs;
       state.counters[counter("best", k)] = bil_ok ? 0.0 : br.product;
+      // Sec. 4's original algorithm (Step 3 repeated from a random pair, not Step 1).
+      qs::UcpBilinearOptions oo;
+      oo.restart = qs::UcpRestart::step3;
+      qs::UcpBilinear ob(u, oo);
+      const bool orig_ok = ob.solve().status == qs::Status::solved;
+      orig += orig_ok;
+      state.counters[counter("orig", k)] = orig_ok;
       qs::UcpExactOptions o;
       o.max_nodes = node_limit;
       qs::UcpExact e(u, o);
@@ -216,6 +225,7 @@ void Table1(benchmark::State& state) {
   state.counters["n_c"] = row.n_c;
   state.counters["abar"] = row.n_abar;
   state.counters["bil_solved"] = bil;
+  state.counters["orig_solved"] = orig;
   state.counters["ex_solved"] = ex_solved;
   state.counters["ex_infeas"] = ex_infeasible;
   state.counters["ex_limit"] = ex_limit;
@@ -230,16 +240,42 @@ BENCHMARK(Table1)->ArgNames({"row", "limit", "joints"})
     ->ArgsProduct({benchmark::CreateDenseRange(1, 20, 1), {2000}, {0, 1}})
     ->Iterations(1)->Unit(benchmark::kMillisecond);
 
+/// The basic variables at value zero of a vertex x of X: a basis has one basic variable per
+/// row of A_x (its rows are independent), and all of x's positive entries are basic.
+int degenerate_basics(const qs::Ucp& u, const Eigen::VectorXd& x) {
+  const double tol = 1e-9 * std::max(1.0, x.cwiseAbs().maxCoeff());
+  return static_cast<int>(u.A_x().rows()) - static_cast<int>((x.array() > tol).count());
+}
+
+/// Whether Y has a point complementary to x (y_i = 0 wherever x_i > 0): whether x solves
+/// this version too. One LP over Y (in its LP units) with those entries fixed at 0.
+bool complements(const qs::Ucp& u, const Eigen::VectorXd& x) {
+  const int n = u.n();
+  qs::DenseLpCapacity cap;
+  cap.rows = std::max(1, static_cast<int>(u.A_y().rows()));
+  cap.cols = n;
+  qs::DenseLp lp(cap);
+  const double tol = 1e-9 * std::max(1.0, x.cwiseAbs().maxCoeff());
+  const Eigen::VectorXd lo = Eigen::VectorXd::Zero(n), c = Eigen::VectorXd::Zero(n);
+  Eigen::VectorXd hi = Eigen::VectorXd::Constant(n, std::numeric_limits<double>::infinity());
+  for (int i = 0; i < n; ++i)
+    if (x[i] > tol) hi[i] = 0;
+  return lp.solve({u.A_y(), u.b_y_lp(), c, lo, hi}) == qs::Status::solved;
+}
+
 /// Sec. 5's larger data set (n_c = 20, n_theta = 40, |alpha| = 23; the paper's data are not
 /// given): one geometry and motion (seed), four load versions (load seeds: mu, g_obj and g_man
 /// redrawn, X unchanged), as the paper's original and "three versions". Per version v:
-/// bil_v (solved), pairs_v, ex_v (0 solved, 1 proven none, 2 limit), and same_x_v: 1 when the
-/// bilinear algorithm's x equals version 0's (the paper found it identical in all three).
+/// bil_v (solved), pairs_v, ex_v (0 solved, 1 proven none, 2 limit), same_x_v: 1 when the
+/// bilinear algorithm's x equals version 0's (the paper found it identical in all three),
+/// fits_v: 1 when version 0's x solves version v too (some y of its Y complements it), and
+/// zeros: the basic variables at zero in version 0's x (the paper's had nine).
 void LargerDataSet(benchmark::State& state) {
   qs::UcpTable1Spec spec;
   spec.n_c = 20;
   spec.mu_max = 1.0;
   spec.n_abar = 17;
+  spec.rolling = static_cast<int>(state.range(1));
   const auto seed = static_cast<std::uint64_t>(state.range(0));
   for (auto _ : state) {
     Eigen::VectorXd x0;
@@ -251,8 +287,14 @@ void LargerDataSet(benchmark::State& state) {
       const bool ok = r.status == qs::Status::solved;
       state.counters[counter("bil", v)] = ok;
       state.counters[counter("pairs", v)] = r.pairs;
-      if (v == 0 && ok) x0 = r.x;
-      if (v > 0) state.counters[counter("same_x", v)] = ok && x0.size() > 0 && (r.x - x0).cwiseAbs().maxCoeff() <= 1e-9;
+      if (v == 0 && ok) {
+        x0 = r.x;
+        state.counters["zeros"] = degenerate_basics(u, x0);
+      }
+      if (v > 0) {
+        state.counters[counter("same_x", v)] = ok && x0.size() > 0 && (r.x - x0).cwiseAbs().maxCoeff() <= 1e-9;
+        state.counters[counter("fits", v)] = x0.size() > 0 && complements(u, x0);
+      }
       qs::UcpExactOptions o;
       o.max_nodes = 2000;
       qs::UcpExact e(u, o);
@@ -261,7 +303,8 @@ void LargerDataSet(benchmark::State& state) {
     }
   }
 }
-BENCHMARK(LargerDataSet)->ArgName("seed")->DenseRange(1, 5)->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(LargerDataSet)->ArgNames({"seed", "rolling"})
+    ->ArgsProduct({benchmark::CreateDenseRange(1, 5, 1), {0, 5, 10, 15}})->Iterations(1)->Unit(benchmark::kMillisecond);
 
 /// The enumerative count: sec. 5 quotes Trinkle & Zeng's enumeration testing 1107 (x, y)
 /// pairs at n_c = 8 with |alpha| = 2 n_c and 377,379,369 at n_c = 20. Ours (ucp_enumerate_modes) on 5 such problems of

@@ -147,29 +147,40 @@ const UcpBilinearResult& UcpBilinear::solve() {
   if (visit()) return finish(Status::solved);
   double current = s.x.dot(s.y);
 
+  // The stationarity test's rounding allowance, of the current pair.
+  const auto allowance = [&] {
+    return s.opt.tolerance * std::max(1.0, s.x.cwiseAbs().maxCoeff() * s.y.cwiseAbs().maxCoeff());
+  };
+  bool repeat_step3 = false;  // the original algorithm: Step 3 again from the random pair
   while (true) {
     if (r.pairs >= s.opt.max_pairs) return finish(Status::not_found);
-    // Step 1: x <- argmin { x'y : x in X }, then y <- argmin { y'x : y in Y } (eqs. (14), (15)).
-    st = s.lp_x.solve(s.px(s.y), s.bx);
-    ++r.lps;
-    if (st != Status::solved) return finish(lp_failure(st));
-    s.x = s.lp_x.x();
-    s.bx = s.lp_x.basis();
-    st = s.lp_y.solve(s.py(s.x), s.by);
-    ++r.lps;
-    if (st != Status::solved) return finish(lp_failure(st));
-    s.y = s.lp_y.x();
-    s.by = s.lp_y.basis();
-    ++r.pairs;
-    // Step 2: complementary, a strict decrease (back to Step 1), or stationary (eq. (16)).
-    if (visit()) return finish(Status::solved);
-    const double p = s.x.dot(s.y);
-    const double noise = s.opt.tolerance * std::max(1.0, s.x.cwiseAbs().maxCoeff() * s.y.cwiseAbs().maxCoeff());
-    if (p < current - noise) {
+    double noise = 0;
+    if (repeat_step3) {
+      noise = allowance();
+    } else {
+      // Step 1: x <- argmin { x'y : x in X }, then y <- argmin { y'x : y in Y } (eqs. (14), (15)).
+      st = s.lp_x.solve(s.px(s.y), s.bx);
+      ++r.lps;
+      if (st != Status::solved) return finish(lp_failure(st));
+      s.x = s.lp_x.x();
+      s.bx = s.lp_x.basis();
+      st = s.lp_y.solve(s.py(s.x), s.by);
+      ++r.lps;
+      if (st != Status::solved) return finish(lp_failure(st));
+      s.y = s.lp_y.x();
+      s.by = s.lp_y.basis();
+      ++r.pairs;
+      // Step 2: complementary, a strict decrease (back to Step 1), or stationary (eq. (16)).
+      if (visit()) return finish(Status::solved);
+      const double p = s.x.dot(s.y);
+      noise = allowance();
+      if (p < current - noise) {
+        current = p;
+        continue;
+      }
       current = p;
-      continue;
     }
-    current = p;
+    repeat_step3 = false;
     // Step 3: the best pair of adjacent extreme points E(x) x E(y).
     ++r.step3;
     st = s.neighbours(s.lp_x, s.px(s.zero), s.bx, s.ex, s.bex, s.nex);
@@ -189,12 +200,13 @@ const UcpBilinearResult& UcpBilinear::solve() {
         }
       }
     if (!(bp < current - noise)) {
-      // Sec. 5's modification: no improving neighbour pair, so take a random one and go back
-      // to Step 1 (rather than repeating Step 3), accepting an increase of x'y.
+      // No improving neighbour pair: a random one, accepting an increase of x'y. Sec. 5's
+      // modification goes back to Step 1 from it; sec. 4's original repeats Step 3 from it.
       if (r.restarts >= s.opt.max_restarts) return finish(Status::not_found);
       ++r.restarts;
       bi = static_cast<int>(splitmix64_next(rng) % static_cast<std::uint64_t>(s.nex));
       bj = static_cast<int>(splitmix64_next(rng) % static_cast<std::uint64_t>(s.ney));
+      repeat_step3 = s.opt.restart == UcpRestart::step3;
     }
     s.x = s.ex.col(bi);
     s.y = s.ey.col(bj);

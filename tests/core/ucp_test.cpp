@@ -324,6 +324,42 @@ TEST(UcpPaperDataSet4, ExactProvesNoSolution) {
   EXPECT_EQ(b2.solve().restarts, 2);
 }
 
+// Sec. 4's original algorithm repeats Step 3 from the random pair; sec. 5's modification (the
+// default) goes back to Step 1 from it. On data set 4 (no solution) both stall; they agree up
+// to the first random pair, after which only the modification solves LPs.
+TEST(UcpPaperDataSet4, OriginalRestartRepeatsStep3WithoutLps) {
+  const Ucp u = built(data_set(4));
+  UcpBilinearOptions none;
+  none.max_restarts = 0;
+  UcpBilinear b0(u, none);
+  const UcpBilinearResult r0 = b0.solve();  // ends at the first stationary pair's Step 3
+  ASSERT_EQ(r0.status, Status::not_found);
+  ASSERT_EQ(r0.restarts, 0);
+  const int k = r0.pairs + 1;  // the random pair's number
+  UcpBilinearOptions mod, orig;
+  mod.max_restarts = orig.max_restarts = 1;
+  mod.max_pairs = orig.max_pairs = k + 1;  // one step past the random pair
+  orig.restart = UcpRestart::step3;
+  UcpBilinear bm(u, mod), bo(u, orig);
+  const UcpBilinearResult rm = bm.solve(), ro = bo.solve();
+  ASSERT_EQ(rm.restarts, 1);
+  ASSERT_EQ(ro.restarts, 1);
+  ASSERT_GE(rm.products.size(), static_cast<size_t>(k) + 1);
+  ASSERT_GE(ro.products.size(), static_cast<size_t>(k) + 1);
+  for (int i = 0; i <= k; ++i) EXPECT_EQ(rm.products[static_cast<size_t>(i)], ro.products[static_cast<size_t>(i)]) << i;
+  EXPECT_EQ(rm.lps, r0.lps + 2);  // Step 1 from the random pair
+  EXPECT_EQ(ro.lps, r0.lps);      // Step 3 from it: adjacent extreme points, no LP
+  EXPECT_EQ(ro.step3, r0.step3 + 1);
+  // A full run of the original stalls too, after its 20 random pairs, deterministically.
+  UcpBilinearOptions full;
+  full.restart = UcpRestart::step3;
+  UcpBilinear bf(u, full);
+  const UcpBilinearResult rf = bf.solve();
+  EXPECT_EQ(rf.status, Status::not_found);
+  EXPECT_EQ(rf.restarts, 20);
+  EXPECT_EQ(bf.solve().products, rf.products);
+}
+
 // ---- the exact method: limits, determinism, agreement with brute force -----------------
 
 TEST(UcpExact, NodeLimitGivesIterationLimit) {
@@ -476,6 +512,64 @@ TEST(UcpTable1Construction, WitnessesSatisfyXAndYOnEveryRow) {
         EXPECT_LE((m.theta_dot - d.theta_dot).cwiseAbs().maxCoeff(), 1e-9) << where;
         EXPECT_LE((m.c_t - in.c_t).cwiseAbs().maxCoeff(), 1e-12) << where;
       }
+    }
+  }
+}
+
+TEST(UcpTable1Construction, RollingContactsStopAndLeaveTheOtherDrawsAlone) {
+  UcpTable1Spec spec;
+  spec.n_c = 20;
+  spec.n_abar = 17;
+  const UcpTable1Instance a = ucp_table1_problem(spec, 7004, 7004);
+  spec.rolling = 10;
+  const UcpTable1Instance b = ucp_table1_problem(spec, 7004, 7004);
+  for (int i = 0; i < 20; ++i) {
+    if (i < 10) {
+      EXPECT_EQ(b.v_n[i], 0.0) << i;
+      EXPECT_EQ(b.v_t[i], 0.0) << i;
+    } else {
+      EXPECT_EQ(b.v_n[i], a.v_n[i]) << i;
+      EXPECT_EQ(b.v_t[i], a.v_t[i]) << i;
+    }
+  }
+  EXPECT_EQ(b.q_dot, a.q_dot);
+  EXPECT_EQ(b.data.mu, a.data.mu);
+  EXPECT_EQ(b.c_n, a.c_n);
+  EXPECT_EQ(b.data.alpha, a.data.alpha);
+  // Only the rolling fingers' commands change; the witness is still in X.
+  EXPECT_EQ(b.data.theta_dot.tail(20), a.data.theta_dot.tail(20));
+  EXPECT_NE(b.data.theta_dot.head(20), a.data.theta_dot.head(20));
+  const Ucp u = built(b.data);
+  EXPECT_LE((u.A_x() * b.x - u.b_x()).cwiseAbs().maxCoeff(), 1e-10 * std::max(1.0, u.x_scale()));
+}
+
+// Sec. 5's larger data set (n_c = 20, |alpha| = 23): "a complementary pair (x, y) was
+// identified after running a single iteration", and in three versions with g_obj, g_man and
+// mu changed, each again in one iteration with the same x, "rather degenerate with nine basic
+// variables at value zero". bench_ucp's LargerDataSet geometry seed 4 with 10 of the 20
+// contacts rolling in the constructed motion reproduces all of it.
+TEST(UcpPaperLargerDataSet, OnePairAndTheSameDegenerateXInFourVersions) {
+  UcpTable1Spec spec;
+  spec.n_c = 20;
+  spec.mu_max = 1.0;
+  spec.n_abar = 17;
+  spec.rolling = 10;
+  Eigen::VectorXd x0;
+  for (std::uint64_t v = 0; v < 4; ++v) {
+    const Ucp u = built(ucp_table1_problem(spec, 7004, 7004 + 100 * v).data);
+    ASSERT_EQ(u.alpha().size(), 23u);
+    UcpBilinear b(u);
+    const UcpBilinearResult& r = b.solve();
+    ASSERT_EQ(r.status, Status::solved) << "version " << v;
+    EXPECT_EQ(r.pairs, 1) << "version " << v;
+    EXPECT_LE(r.check.worst, 1e-7) << "version " << v;
+    if (v == 0) {
+      x0 = r.x;
+      const double tol = 1e-9 * std::max(1.0, x0.cwiseAbs().maxCoeff());
+      EXPECT_EQ(u.A_x().rows(), 20);
+      EXPECT_EQ((x0.array() > tol).count(), 11);  // 20 basic variables, 9 of them at zero
+    } else {
+      EXPECT_LE((r.x - x0).cwiseAbs().maxCoeff(), 1e-9) << "version " << v;
     }
   }
 }

@@ -167,6 +167,7 @@ UcpTable1Instance ucp_table1_problem(const UcpTable1Spec& spec, std::uint64_t se
   for (int i = 0; i < nc; ++i) {
     out.v_n[i] = draw(rng, 0, 1);
     out.v_t[i] = draw(rng, -1, 1);
+    if (i < spec.rolling) out.v_n[i] = out.v_t[i] = 0;
     Eigen::Matrix2d A;
     A << J_n(i, 2 * i), J_n(i, 2 * i + 1), J_t(i, 2 * i), J_t(i, 2 * i + 1);
     const Eigen::Vector2d rel(WT.row(i).dot(out.q_dot) - out.v_n[i], WT.row(nc + i).dot(out.q_dot) - out.v_t[i]);

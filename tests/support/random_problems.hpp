@@ -108,6 +108,10 @@ struct UcpTable1Spec {
   double mu_max = 1.0;
   int n_abar = 0;
   UcpFingerJoints joints = UcpFingerJoints::world_xy;
+  /// Contacts 0 .. rolling-1 get v_n = v_t = 0 in the constructed motion (their draws are
+  /// made and discarded, so the other contacts' draws do not change): the paper's "random
+  /// nonnegative vector v_n" with zeros. 0, the default: every contact separates.
+  int rolling = 0;
 };
 
 /// A problem of ucp_table1_problem with the motion and forces it was built from.

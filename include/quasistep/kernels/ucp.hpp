@@ -203,9 +203,17 @@ bool farkas_certifies_empty(const Eigen::Ref<const Eigen::MatrixXd>& A, const Ei
 
 // ---- the paper's bilinear algorithm (Pang, Trinkle & Lo 1996, sec. 4, with sec. 5's modified restart) -----
 
+/// What Step 3 does when no pair of adjacent extreme points improves x'y (Pang, Trinkle &
+/// Lo 1996, sec. 5): both take a random pair of E(x) x E(y); then
+enum class UcpRestart : std::uint8_t {
+  step1,  // the modified algorithm (sec. 5): back to Step 1 from it (the default)
+  step3,  // the original algorithm (sec. 4's Step 3): Step 3 repeated from it
+};
+
 struct UcpBilinearOptions {
   double tolerance = 1e-10;  // complementarity: Ucp::complementary
-  int max_restarts = 20;     // sec. 5: "Step 1 was reinvoked 20 times"
+  int max_restarts = 20;     // random pairs taken; sec. 5: "Step 1 was reinvoked 20 times"
+  UcpRestart restart = UcpRestart::step1;
   int max_pairs = 1000;      // (x, y) pairs produced by Steps 1 and 3 before giving up
   std::uint64_t seed = 1;    // the restart's random choice (deterministic for a seed)
   /// Step 3's E(x), E(y): true, every adjacent extreme point (at a degenerate vertex, a walk
@@ -227,7 +235,7 @@ struct UcpBilinearResult {
   int pairs = 0;                    // (x, y) pairs found by Steps 1 and 3 (the initial not counted)
   int lps = 0;                      // linear programs solved (the two initial ones included)
   int step3 = 0;                    // Step 3 invocations
-  int restarts = 0;                 // Step 3 ending without improvement: back to Step 1
+  int restarts = 0;                 // Step 3 ending without improvement: a random pair taken
   std::vector<double> products;     // x'y of the initial pair and of every pair found
   UcpCheck check;                   // solved: of the recovered motion
   double seconds = 0;
