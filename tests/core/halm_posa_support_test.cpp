@@ -19,6 +19,8 @@
 #include <sstream>
 #include <string>
 
+#include "quasistep/batch/batch_stepper.hpp"
+#include "quasistep/batch/world_batch.hpp"
 #include "quasistep/core/contacts.hpp"
 #include "quasistep/core/formulation_table.hpp"
 #include "quasistep/core/formulations/halm_posa_lcp/halm_posa_lcp.hpp"
@@ -228,6 +230,24 @@ TEST(HalmPosaSupport, DerivativesAreRefusedNamingTheField) {
   EXPECT_EQ(stepper.step(m, WorldParams(m), st, d), Status::solved);
   EXPECT_EQ(d.status, Status::bad_input);
   EXPECT_NE(d.detail.find("model.support"), std::string::npos) << d.detail;
+}
+
+TEST(HalmPosaSupport, BatchStepsTheWorldsOneAtATimeAsRun) {
+  // The lanes share one Ã; such worlds take the per-world path and step bitwise as alone.
+  const Scene scene = parse_scene(example("halm_posa_push_ring").dump());
+  const Model& m = *scene.model;
+  HalmPosaLcp stepper(m);
+  State alone = initial_state(m);
+  for (int l = 0; l < 80; ++l) ASSERT_EQ(stepper.step(m, alone), Status::solved);
+  WorldBatch b(scene.model, 5);
+  BatchStepper st(b, {.threads = 2});
+  EXPECT_FALSE(st.lanes());
+  EXPECT_NE(st.path().find("model.support"), std::string::npos) << st.path();
+  st.run(b, 80);
+  for (int w = 0; w < 5; ++w) {
+    EXPECT_EQ(b.world_status()[w], Status::solved) << w;
+    for (int e = 0; e < m.n_q(); ++e) EXPECT_EQ(b.world_q(e)[w], alone.q[e]) << w << " " << e;
+  }
 }
 
 TEST(HalmPosaSupport, SceneErrorsNameTheField) {
