@@ -293,3 +293,21 @@ def test_final_states_follow_failed_step_and_stop_before_a_failure(gripper):
     assert list(status) == [S.solved, S.infeasible] and list(failed) == [-1, 11]
     assert finals[0].step == 40 and finals[1].step == 10  # world 1: the state before its failed step
     np.testing.assert_array_equal(finals[1].q, states[1, 10])
+
+
+def test_exact_limit_surface_scene_loads_steps_and_rolls_out_as_run():
+    """model.support (the ring example): Scene.step and rollout step it as `quasistep run`,
+    one world at a time; its derivatives are refused with the field named."""
+    scene = quasistep.load(example("halm_posa_push_ring"))
+    state = scene.state()
+    for _ in range(60):
+        state, st = scene.step(state)
+        assert st == S.solved, scene.last_step_detail()
+    states, status = quasistep.rollout(scene, q0=np.stack([scene.state().q] * 3), steps=60)
+    assert status.tolist() == [S.solved] * 3
+    for w in range(3):
+        np.testing.assert_array_equal(states[w, -1], state.q)
+    assert abs(state.q[2]) > 1e-3  # the disk turns on the slower finger
+    _, st, A, B, _ = scene.step(scene.state(), derivatives=True)
+    assert st == S.solved and np.isnan(A).all()
+    assert "model.support" in scene.last_step_detail()

@@ -1,6 +1,8 @@
 // The per-step paths of core/ allocate nothing once their workspace exists.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -116,6 +118,26 @@ TEST(AllocationFree, HalmPosaLcpStepWithRelinearisation) {
   test::CountAllocations guard;
   for (int l = 0; l < m.step.steps; ++l) ASSERT_EQ(stepper.step(m, s), Status::solved);
   EXPECT_EQ(guard.count(), 0);
+}
+
+TEST(AllocationFree, HalmPosaExactLimitSurfaceSequence) {
+  // model.support: each step is a sequence of LCPs with a Newton solve for the Hessian of H
+  // between them (Halm & Posa 2018, sec. 3.4), with and without re-linearisation.
+  for (int rel : {0, 1}) {
+    const Scene scene = load_scene_file(std::string(QUASISTEP_SOURCE_DIR) + "/examples/halm_posa_push_ring.json");
+    Model m = *scene.model;
+    formulation_params<HalmPosaParams>(m).relinearize_iterations = rel;
+    State s = initial_state(m);
+    HalmPosaLcp stepper(m);
+    int most = 0;
+    test::CountAllocations guard;
+    for (int l = 0; l < 200; ++l) {
+      ASSERT_EQ(stepper.step(m, s), Status::solved) << stepper.report().detail;
+      most = std::max(most, stepper.limit_surface_programs());
+    }
+    EXPECT_EQ(guard.count(), 0) << rel;
+    EXPECT_GE(most, 3) << rel;
+  }
 }
 
 TEST(AllocationFree, AnitescuStepWithDerivativesAfterTheFirst) {

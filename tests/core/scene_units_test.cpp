@@ -314,6 +314,15 @@ class InUnits {
       }
       return std::nullopt;
     }
+    if (f == "support") {  // the exact limit surface's pressure distribution
+      const std::string& g = p.size() >= 3 ? key(p, 2) : f;
+      if ((g == "radius" && p.size() == 3) || (g == "center" && p.size() == 4)) return kLength;
+      if (g == "points" && p.size() == 3) return kNumber;  // a ring's count
+      if (g == "points" && p.size() == 5) return kLength;  // [x, y] of a support point
+      if ((g == "weights" && p.size() == 4) || ((g == "subdivisions" || g == "max_programs") && p.size() == 3))
+        return kNumber;  // relative weights, counts
+      return std::nullopt;
+    }
     if (f == "c" && p.size() == 2) return kNumber;  // Halm & Posa's feedback scale
     if ((f == "relinearize" || f == "round_width") && p.size() == 2) return kNumber;  // counts
     if (f == "stiffness") {

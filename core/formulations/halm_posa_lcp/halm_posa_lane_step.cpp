@@ -36,6 +36,10 @@ std::string input_refusal(const Model& m) {
     return std::to_string(m.n_slots()) + " contact slots, more than the lane template's " +
            std::to_string(kHalmPosaTemplateCapacity / 4);
   if (!halm_posa_template_applies(m)) return "the scalar stepper reports this model's bad input";
+  // The lanes share one fixed Ã; the exact surface's sequence of LCPs gives each world its own
+  // Ã per program (Halm & Posa 2018, sec. 3.4), so those worlds step one at a time.
+  if (formulation_params_or_default<HalmPosaParams>(m).support)
+    return "model.support: the exact limit surface's sequence of LCPs steps one world at a time";
   return {};
 }
 

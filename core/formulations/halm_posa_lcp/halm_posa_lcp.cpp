@@ -13,6 +13,7 @@ namespace qs {
 HalmPosaLcp::HalmPosaLcp(const Model& m)
     : Stepper(m),
       perfect_(m.formulation == Formulation::perfect_velocity_lcp),
+      support_(formulation_params_or_default<HalmPosaParams>(m).support),
       A_body_(formulation_params_or_default<HalmPosaParams>(m).limit_surface_A.value_or(Eigen::Matrix3d::Zero())),
       cB_(Eigen::MatrixXd::Zero(m.n_a, m.n_a)),
       ws_(m),
@@ -40,6 +41,12 @@ HalmPosaLcp::HalmPosaLcp(const Model& m)
                                     std::vector<double>(4 * m.n_slots())}) {
   lcp_unit_ = halm_posa_lcp_unit(formulation_params_or_default<HalmPosaParams>(m));
   A_body_ /= lcp_unit_;
+  A_start_ = A_body_;
+  if (support_) {
+    const SupportAxes ax = support_axes(*support_);
+    support_radius_ = ax.m_max / ax.f_max;
+  }
+  q_start_.resize(m.n_q());
   for (size_t b = 0; b < m.bodies.size(); ++b)
     if (m.bodies[b].kind == BodyKind::free) object_ = static_cast<int>(b);
   if (object_ >= 0)
@@ -50,6 +57,88 @@ HalmPosaLcp::HalmPosaLcp(const Model& m)
 HalmPosaLcp::~HalmPosaLcp() = default;  // here: DerivativeWork is complete
 
 Status HalmPosaLcp::advance(const Model& m, const WorldParams& p, State& s) {
+  if (support_) return advance_sequence(m, p, s, false);
+  programs_ = 1;
+  return advance_once(m, p, s);
+}
+
+Status HalmPosaLcp::advance_fallback(const Model& m, const WorldParams& p, State& s) {
+  if (support_) return advance_sequence(m, p, s, true);
+  programs_ = 1;
+  return fallback_once(m, p, s);
+}
+
+// Halm & Posa 2018, sec. 3.4: "one may solve a sequence of programs such that A in the j-th
+// program is equal to the Hessian of H evaluated at a solution of (j - 1)-th program"
+// (iterate_limit_surface's loop, on this stepper's own step).
+Status HalmPosaLcp::advance_sequence(const Model& m, const WorldParams& p, State& s, bool fallback) {
+  const HalmPosaParams& params = formulation_params_or_default<HalmPosaParams>(m);
+  q_start_ = s.q;  // sized at construction: no allocation
+  double commanded = 0;  // the largest joint displacement commanded over the step
+  for (const Joint& j : m.joints) commanded = std::max(commanded, std::abs(p.h * p.velocity(m, j, s.t + 0.5 * p.h)));
+  A_body_ = A_start_;
+  F_body_.setZero();
+  change_ = 0;
+  programs_ = 0;
+  int pivots = 0;
+  bool converged = false;
+  for (;;) {
+    if (template_) template_->A_body = A_body_;
+    s.q = q_start_;
+    const Status st = fallback ? fallback_once(m, p, s) : advance_once(m, p, s);
+    ++programs_;
+    pivots += report_.pivots;
+    report_.pivots = pivots;
+    if (st != Status::solved) {
+      s.q = q_start_;
+      return st;
+    }
+    // The object's body twist V = R' dq_o (A = R Ã R' at the last linearisation, eq. (12)).
+    const Eigen::Vector3d V(lin_c_ * dq_o_[0] + lin_s_ * dq_o_[1], -lin_s_ * dq_o_[0] + lin_c_ * dq_o_[1], dq_o_[2]);
+    // The object does not move: eq. (10) with k = 0, any Ã. A twist below 2^-40 of the step's
+    // commanded displacement is the LCP's rounding (a finger that just touches moves the
+    // object 1e-19 m in a direction of nothing but rounding): the object does not move either.
+    if (std::hypot(V[0], V[1]) + std::abs(V[2]) * support_radius_ <= 0x1p-40 * commanded) {
+      F_body_.setZero();
+      return Status::solved;
+    }
+    F_body_ = A_body_.ldlt().solve(V);  // eq. (11): V = k Ã F, any k > 0 (F in the LCP's unit)
+    if (converged) return Status::solved;
+    if (programs_ >= params.support_max_programs) {
+      s.q = q_start_;
+      std::fill(p_n_.begin(), p_n_.end(), 0.0);
+      std::fill(p_t_.begin(), p_t_.end(), 0.0);
+      const int n_programs = programs_;
+      report_ = StepReport{};
+      report_.pivots = pivots;
+      return fail(Status::iteration_limit,
+                  "the exact limit surface's sequence of LCPs (Halm & Posa 2018, sec. 3.4) did not settle in " +
+                      std::to_string(n_programs) + " programs (model.support.max_programs): A still changed by " +
+                      std::to_string(change_) + " (relative)");
+    }
+    // The Hessian at the solution (scale-free in F), in the LCP's unit.
+    const LimitSurfacePoint at = limit_surface_at(*support_, F_body_);
+    if (!at.converged) {
+      // Where the twist turns about a support point the surface has an edge and H no Hessian
+      // (a distribution of few points pivots so): no program follows.
+      s.q = q_start_;
+      std::fill(p_n_.begin(), p_n_.end(), 0.0);
+      std::fill(p_t_.begin(), p_t_.end(), 0.0);
+      report_ = StepReport{};
+      report_.pivots = pivots;
+      return fail(Status::numerical_failure,
+                  "the exact limit surface (model.support) has no Hessian at program " + std::to_string(programs_) +
+                      "'s wrench (Newton's residual " + std::to_string(at.residual) +
+                      "): the object would turn about a support point, where the surface has an edge");
+    }
+    const Eigen::Matrix3d next = at.A / lcp_unit_;
+    change_ = (next - A_body_).norm() / next.norm();
+    A_body_ = next;
+    converged = change_ < params.support_tolerance;  // one more program, at the settled Ã
+  }
+}
+
+Status HalmPosaLcp::advance_once(const Model& m, const WorldParams& p, State& s) {
   by_template_ = false;
   // The template's Model conditions are those of the input check below, so a Model it
   // applies to is never one step_fallback would refuse; the per-step data (commands) is
@@ -66,13 +155,16 @@ Status HalmPosaLcp::advance(const Model& m, const WorldParams& p, State& s) {
     };
     halm_posa_template_step<double>(m, p, w, s.q.data(), p.pair_friction.data(), nullptr, nullptr, s.t, record);
     if (w.ok) {
+      const Pose2<double>& pose = w.body_pose[w.object];  // the last linearisation's
+      lin_c_ = pose.c;
+      lin_s_ = pose.s;
       record_template_step(s.q);
       for (int e = 0; e < m.n_q(); ++e) s.q[e] = w.q_end[e];
       by_template_ = true;
       return report_.status = Status::solved;
     }
   }
-  return advance_fallback(m, p, s);
+  return fallback_once(m, p, s);
 }
 
 void HalmPosaLcp::record_template_step(const Eigen::VectorXd& q0) {
@@ -116,7 +208,7 @@ void HalmPosaLcp::record_template_step(const Eigen::VectorXd& q0) {
   report_.linearised_penetration = w.linearised_penetration;
 }
 
-Status HalmPosaLcp::advance_fallback(const Model& m, const WorldParams& p, State& s) {
+Status HalmPosaLcp::fallback_once(const Model& m, const WorldParams& p, State& s) {
   by_template_ = false;
   report_ = StepReport{};
   *result_ = Solver::Result{};
@@ -191,6 +283,8 @@ Status HalmPosaLcp::solve_about(const Model& m, const WorldParams& p, const Eige
   Eigen::Matrix3d R;
   R << c, -sn, 0, sn, c, 0, 0, 0, 1;
   const Eigen::Matrix3d A = R * A_body_ * R.transpose();
+  lin_c_ = c;
+  lin_s_ = sn;
   for (int k = 0; k < nc; ++k) {
     const int i = slot_[k];
     for (int e = 0; e < 3; ++e) {

@@ -203,6 +203,12 @@ void end_state_at_basis(HalmPosaLcp::DerivativeWork& w, int size, int first, int
 }  // namespace
 
 Status HalmPosaLcp::differentiate(const Model& m, const WorldParams& p, StepDerivatives& d) {
+  // The sequence of programs moves Ã with the step's own answer (sec. 3.4): its derivative
+  // would need dÃ/dF through limit_surface_at, which is not implemented.
+  if (support_) {
+    d.detail = "the exact limit surface (model.support) has no step derivatives; give model.A (an ellipsoid)";
+    return Status::bad_input;
+  }
   const HalmPosaParams& params = formulation_params_or_default<HalmPosaParams>(m);
   const int nq = m.n_q(), nu = m.n_u, na = m.n_a;
   if (!derivative_) derivative_ = std::make_unique<DerivativeWork>(m);

@@ -40,6 +40,17 @@
 // Re-linearisation (Halm & Posa 2018, sec. 5, model.relinearize = r): after the first solve the
 // problem is rebuilt about the predicted end state q^ and solved again, r times: phi^+ is
 // linearised as phi(q^) + J(q^) (q^+ - q^), A is rotated by theta^.
+//
+// Exact limit surface (model.support, Halm & Posa 2018, sec. 3.4): the step above, with its
+// re-linearisations, is one program; program j takes the body-frame Ã(F_{j-1}), the Hessian
+// of the exact H (quasistep/core/limit_surface.hpp, limit_surface_at) at the previous program's
+// wrench F = Ã^-1 V (eq. (11), V the object's body twist), the first the ellipsoid through
+// the distribution's axis ends. Each program starts from the unchanged state. The sequence
+// ends when Ã changes by less than HalmPosaParams::support_tolerance (relative, Frobenius)
+// and the last program is solved with that Ã, or when the object does not move (eq. (10)
+// with k = 0); a sequence that has not ended after support_max_programs programs is refused
+// with Status::iteration_limit and the state unchanged. Allocation-free: limit_surface_at
+// works on fixed-size matrices over the support's points.
 #pragma once
 
 #include "quasistep/kernels/eigen.hpp"
@@ -48,6 +59,7 @@
 
 #include "quasistep/core/contacts.hpp"
 #include "quasistep/core/formulations/halm_posa_lcp/halm_posa_lanes.hpp"
+#include "quasistep/core/limit_surface.hpp"
 #include "quasistep/core/model.hpp"
 #include "quasistep/core/step_certificate.hpp"
 #include "quasistep/core/stepper.hpp"
@@ -84,6 +96,15 @@ class HalmPosaLcp final : public Stepper {
   double lcp_unit() const { return lcp_unit_; }
   /// The object's displacement of the last step (world x, y, theta).
   const Eigen::Vector3d& object_displacement() const { return dq_o_; }
+  /// model.support's sequence of LCPs in the last step (Halm & Posa 2018, sec. 3.4): the
+  /// programs solved (1 without model.support), the body-frame Ã of the last one (scene units,
+  /// 1/N^2 and 1/(N m)^2), its wrench F = Ã^-1 V (body frame, torque about the body origin,
+  /// N s times k: the contact impulses' wrench on the object, R' J_o' Lambda) and the last
+  /// relative change of Ã (0 when none was computed).
+  int limit_surface_programs() const { return programs_; }
+  Eigen::Matrix3d limit_surface_A() const { return A_body_ * lcp_unit_; }
+  Eigen::Vector3d limit_surface_wrench() const { return F_body_ / lcp_unit_; }
+  double limit_surface_change() const { return change_; }
 
  protected:
   /// One step of p.h (Stepper::step): the template, else advance_fallback.
@@ -110,7 +131,23 @@ class HalmPosaLcp final : public Stepper {
   /// Report, outputs and the compacted LCP accessors from an accepted template step.
   void record_template_step(const Eigen::VectorXd& q0);
 
+  /// The step with the current A_body_: the template, else fallback_once (advance without
+  /// model.support).
+  Status advance_once(const Model& m, const WorldParams& p, State& s);
+  /// The compacted solve with the current A_body_ (advance_fallback without model.support).
+  Status fallback_once(const Model& m, const WorldParams& p, State& s);
+  /// model.support's sequence of programs, each advance_once (or fallback_once).
+  Status advance_sequence(const Model& m, const WorldParams& p, State& s, bool fallback);
+
   bool perfect_;                 // perfect_velocity_lcp: cB = 0
+  std::shared_ptr<const SupportPressure> support_;  // model.support, or null (the ellipsoid)
+  Eigen::Matrix3d A_start_;      // the first program's Ã (lcp_unit_), the Model's
+  double support_radius_ = 0;    // m_max / f_max of the support: a turn's length scale (m)
+  Eigen::VectorXd q_start_;      // (n_q) the step's start, for each program
+  Eigen::Vector3d F_body_ = Eigen::Vector3d::Zero();
+  double lin_c_ = 1, lin_s_ = 0;  // cos, sin of the object's theta at the last linearisation
+  double change_ = 0;
+  int programs_ = 0;
   int object_ = -1;              // the free body
   int dof_o_[3] = {-1, -1, -1};  // its x, y, theta DOFs
   Eigen::Matrix3d A_body_;       // Ã (body frame) in units of lcp_unit_

@@ -4,9 +4,13 @@
 #pragma once
 
 #include "quasistep/kernels/eigen.hpp"
+#include <memory>
 #include <optional>
+#include <string>
 
 namespace qs {
+
+struct SupportPressure;  // quasistep/core/limit_surface.hpp
 
 struct HalmPosaParams {
   /// Ã of Halm & Posa 2018, eq. (11): body frame, torque about the body origin; symmetric positive
@@ -16,6 +20,15 @@ struct HalmPosaParams {
   std::optional<Eigen::MatrixXd> gain_B;  // Halm & Posa 2018, eq. (33), n_a x n_a, SPD (halm_posa_lcp only)
   double feedback_scale_c = 1.0;          // Halm & Posa 2018 c in M(cB), > 0 (the per-world model gain "c")
   int relinearize_iterations = 0;         // Halm & Posa 2018, sec. 5 fixed-point re-linearisation
+  /// The scene's `model.support`: the object's support pressure distribution (points and
+  /// friction weights, body frame). When set, limit_surface_A is the ellipsoid through the
+  /// distribution's axis ends (f_max, m_max about its pressure center) and each step runs
+  /// Halm & Posa 2018, sec. 3.4's sequence of LCPs from it, the j-th with Ã = the Hessian of
+  /// the exact H at the (j-1)-th solution (HalmPosaLcp). Shared: immutable once read.
+  std::shared_ptr<const SupportPressure> support;
+  std::string support_form;           // "uniform", "ring" or "points" (what `info` names)
+  int support_max_programs = 20;      // LCPs per step at most (model.support.max_programs)
+  double support_tolerance = 1e-9;    // relative change of Ã (Frobenius) that ends the sequence
 };
 
 /// The unit the step's LCP holds A and cB in: a power of two at or below the larger of the
