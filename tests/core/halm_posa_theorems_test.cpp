@@ -24,6 +24,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "quasistep/core/contacts.hpp"
@@ -31,6 +32,7 @@
 #include "quasistep/core/scene.hpp"
 #include "quasistep/kernels/dense_qp.hpp"
 #include "quasistep/kernels/lcp_acceptance.hpp"
+#include "tests/support/example_json.hpp"
 #include "tests/support/halm_posa_checks.hpp"
 #include "tests/support/instrumented.hpp"
 #include "tests/support/random_tabletop.hpp"
@@ -52,8 +54,9 @@ struct World {
   Eigen::Matrix3d A;  // world frame, R Ã R' (eq. (12))
   double lmin_A = 0, lmin_B = 0, hu = 0;  // lambda_min(A), lambda_min(B), |h u|_2
 
-  explicit World(std::uint64_t seed)
-      : t(test::random_tabletop(seed)), scene(parse_scene(t.scene.dump())), m(scene.model.get()), ws(*m) {
+  explicit World(std::uint64_t seed) : World(test::random_tabletop(seed)) {}
+  explicit World(test::RandomTabletop tabletop)
+      : t(std::move(tabletop)), scene(parse_scene(t.scene.dump())), m(scene.model.get()), ws(*m) {
     const Eigen::VectorXd q0 = initial_state(*m).q;
     ws.evaluate(*m, q0.data());
     const double th = q0[2], c = std::cos(th), s = std::sin(th);
@@ -183,6 +186,9 @@ class InternalForces {
 // from complementarity, so they hold to that order.
 constexpr double kSlack = 1e-5;
 
+// Theorem 3's distance tolerance in units of sqrt(c) |h u| / lambda_min(B) (see the test).
+constexpr double kHoffman = 5;
+
 TEST(HalmPosaTheorems, Theorem2BoundsTheFeedbackForceOnRandomScenes) {
   // Halm & Posa 2018, Theorem 2 with the proof's constant r(B) = 1 / lambda_min(B), eq. (26):
   // c |F_m|_2 <= |h u|_2 / lambda_min(B), every solution, every c > 0 (here each world's
@@ -210,6 +216,63 @@ TEST(HalmPosaTheorems, Theorem2BoundsTheFeedbackForceOnRandomScenes) {
   EXPECT_GT(touching, n / 2);
 }
 
+/// Two point fingers squeezing a disk head-on (radius 1, A = I, fingers touching at x = -1
+/// and x = +1, phi = 0), both driven inward at v along x: the forces balance (F_o = 0), nothing
+/// slides (gamma = 0), so eq. (22) leaves c F_m'B F_m = -F_m'(h u) with F_m antiparallel to u.
+/// The x joints have B's smaller eigenvalue b_x: equality in eqs. (23)-(26).
+test::RandomTabletop head_on_squeeze(double c) {
+  const double v = 0.5, h = 0.05, bx = 0.5, by = 2.0;
+  test::RandomTabletop t;
+  t.h = h;
+  t.c = c;
+  t.A_body = Eigen::Matrix3d::Identity();
+  t.B = Eigen::Vector4d(bx, by, bx, by).asDiagonal();
+  t.u = Eigen::Vector4d(v, 0, -v, 0);
+  t.points = 2;
+  t.object = "disk";
+  nlohmann::json bodies = nlohmann::json::array({{{"name", "object"}, {"kind", "free"}, {"dofs", {"x", "y", "theta"}},
+                                                  {"mass", 1.0}, {"pose", {0, 0, 0}},
+                                                  {"shapes", {{{"type", "disk"}, {"radius", 1.0}}}}}});
+  nlohmann::json joints = nlohmann::json::array(), pairs = nlohmann::json::array();
+  for (int f = 0; f < 2; ++f) {
+    const std::string name = f == 0 ? "left" : "right";
+    bodies.push_back({{"name", name + "_carriage"}, {"kind", "linked"}});
+    bodies.push_back({{"name", name}, {"kind", "linked"}, {"shapes", {{{"type", "point"}}}}});
+    joints.push_back({{"name", name + "_x"}, {"type", "prismatic"}, {"parent", "world"}, {"child", name + "_carriage"},
+                      {"axis", {1, 0}}, {"position", f == 0 ? -1.0 : 1.0}});
+    joints.push_back({{"name", name + "_y"}, {"type", "prismatic"}, {"parent", name + "_carriage"}, {"child", name},
+                      {"axis", {0, 1}}, {"position", 0.0}});
+    pairs.push_back({{"bodies", {name, "object"}}, {"friction", 0.5}});
+  }
+  t.scene = {{"format", 1},
+             {"name", "head_on_squeeze"},
+             {"world", {{"type", "tabletop"}, {"gravity", 9.81}}},
+             {"model",
+              {{"formulation", "halm_posa_lcp"},
+               {"A", {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}},
+               {"B", {{bx, 0, 0, 0}, {0, by, 0, 0}, {0, 0, bx, 0}, {0, 0, 0, by}}},
+               {"c", c}}},
+             {"step", {{"h", h}, {"steps", 1}}},
+             {"bodies", bodies},
+             {"joints", joints},
+             {"contacts", {{"pairs", pairs}}},
+             {"commands", {{"left_x", {{"velocity", v}}}, {"right_x", {{"velocity", -v}}}}}};
+  return t;
+}
+
+TEST(HalmPosaTheorems, Theorem2BoundIsAttainedByAHeadOnSqueeze) {
+  // The constant 1 / lambda_min(B) cannot be lowered: the head-on squeeze meets the bound at
+  // every c (so a test with a smaller constant would fail here).
+  for (double c : {1.0, 1e-2, 1e-4}) {
+    const World w(head_on_squeeze(c));
+    const Step s = step_at(w, c);
+    ASSERT_EQ(s.status, Status::solved) << s.detail;
+    EXPECT_LE(s.violation, kLcpTolerance);
+    EXPECT_NEAR(theorem2_ratio(w, s, c), 1.0, 1e-9) << "c = " << c;
+    EXPECT_LE(s.F_o.norm(), 1e-12 * s.F_m.norm()) << "c = " << c;
+  }
+}
+
 TEST(HalmPosaTheorems, Theorem3ScaledImpulsesTendToTheInternalForces) {
   // Halm & Posa 2018, Theorem 3: for any solutions z_i at c_i -> 0, c_i Lambda_i tends to the
   // internal forces. Each world is stepped at c = 1e-1, 1e-2, 1e-3, 1e-4 (the same state and
@@ -217,16 +280,19 @@ TEST(HalmPosaTheorems, Theorem3ScaledImpulsesTendToTheInternalForces) {
   //  - the step solves (Theorem 1) and Theorem 2's bound holds;
   //  - the proof's rate, eqs. (27)-(28): (c F_o)'A (c F_o) <= c |h u|^2 / lambda_min(B), so the
   //    part of c Lambda that is not an internal force, J_o'(c Lambda), is O(sqrt(c));
-  //  - the limit: dist(c Lambda, F~_0) <= sqrt(c) |h u| / lambda_min(B), the distance (computed
-  //    independently, as a projection onto F~_0) falling at the proof's sqrt(c) rate in units of
-  //    Theorem 2's bound. Distance to a polyhedral cone is at most a constant of the cone
-  //    (Hoffman's) times the violation of its equation J_o'x = 0, which the proof bounds by
-  //    sqrt(c / (lambda_min(A) lambda_min(B))) |h u|; that constant is not known in closed form,
-  //    so the test takes it as 1 in these units: the largest ratio seen is printed.
+  //  - the limit: dist(c Lambda, F~_0) <= K sqrt(c) |h u| / lambda_min(B), the distance
+  //    (computed independently, as the projection onto F~_0) falling at least at the proof's
+  //    sqrt(c) rate in units of Theorem 2's bound. The distance to a polyhedral cone is at most
+  //    a constant of the cone (Hoffman's) times the violation of its equation J_o'x = 0,
+  //    which the proof bounds by sqrt(c / (lambda_min(A) lambda_min(B))) |h u|; that constant
+  //    has no closed form, so K = 5 is taken here: on 2000 worlds the largest ratio was 2.6
+  //    (at c = 1e-2; 0.95 at c = 1e-4), and the claim that c Lambda -> 0 instead (distance to
+  //    {0}) fails on 71 of these 200 worlds.
   // The distance need not fall monotonically: the LCP's solutions are not unique (sec. 7), and
   // Lemke's method may pick a squeezing one at one c and a sliding one at the next (seed 5099
   // here: |c Lambda| is 4.7e-2 of the bound at c = 1e-3 and 6.4e-3 at 1e-4; the distance rises
-  // fourfold between them). Below c = 1e-4 some steps are not solved (see the disabled test).
+  // fourfold between them). The sweep stops at c = 1e-4: below it the library leaves some
+  // steps unsolved (DISABLED_Theorem1StepsSolveAtSmallGainScales).
   const int n = scaled(200);
   const std::vector<double> cs = {1e-1, 1e-2, 1e-3, 1e-4};
   int with_internal = 0, squeezed = 0, hundredfold = 0;
@@ -251,7 +317,7 @@ TEST(HalmPosaTheorems, Theorem3ScaledImpulsesTendToTheInternalForces) {
       last = c * s.lambda;
       const double d = f0.distance(last);
       ASSERT_GE(d, 0.0) << "the projection onto F~_0 did not solve, c = " << c;
-      EXPECT_LE(d, std::sqrt(c) * bound) << "dist(c Lambda, F~_0) at c = " << c;
+      EXPECT_LE(d, kHoffman * std::sqrt(c) * bound) << "dist(c Lambda, F~_0) at c = " << c;
       worst_t2 = std::max(worst_t2, r2);
       worst_rate = std::max(worst_rate, r3);
       worst_dist = std::max(worst_dist, d / (std::sqrt(c) * bound));
@@ -259,7 +325,7 @@ TEST(HalmPosaTheorems, Theorem3ScaledImpulsesTendToTheInternalForces) {
     }
     // Without internal forces (F~_0 = {0}) the limit is 0: c Lambda -> 0 (as in Theorem 4).
     if (!nontrivial) {
-      EXPECT_LE(last.norm(), std::sqrt(cs.back()) * bound);
+      EXPECT_LE(last.norm(), kHoffman * std::sqrt(cs.back()) * bound);
     }
     // A squeeze: c Lambda tends to a non-zero internal force.
     squeezed += last.norm() > 1e-3 * bound;
@@ -268,10 +334,36 @@ TEST(HalmPosaTheorems, Theorem3ScaledImpulsesTendToTheInternalForces) {
   std::printf("Theorem 3: %d random worlds at c = 1e-1 ... 1e-4 (%d with internal forces F~_0 != {0}; %d "
               "squeezed: |c Lambda| > 1e-3 of Theorem 2's bound at c = 1e-4); largest c |F_m| lambda_min(B) / |h u| = "
               "%.4f, largest (c F_o)'A (c F_o) lambda_min(B) / (c |h u|^2) = %.2e, largest dist(c Lambda, F~_0) / (sqrt(c) "
-              "|h u| / lambda_min(B)) = %.3f; the distance fell a hundredfold from its largest value in %d worlds\n",
-              n, with_internal, squeezed, worst_t2, worst_rate, worst_dist, hundredfold);
+              "|h u| / lambda_min(B)) = %.3f (K = %g); the distance fell a hundredfold from its largest value in %d worlds\n",
+              n, with_internal, squeezed, worst_t2, worst_rate, worst_dist, kHoffman, hundredfold);
   // The sample exercises the theorem's interesting case: squeezes whose limit is not zero.
   EXPECT_GT(squeezed, n / 10);
+}
+
+// Theorem 1 says every step has a solution for c > 0, B > 0 and phi >= 0, but at small c the
+// library does not always find it: Lemke's method (double precision) ends on a ray and the
+// exact enumeration stops with numerical_failure. The solutions exist: Lemke's method in
+// exact rational arithmetic on the same LCPs (the matrices and vectors as the stepper built
+// them) finds them, with impulses up to 1e5 times the LCP's data (Lambda ~ 1/c). The worlds of
+// the random generator that fail, and tests/data/halm_posa_small_c.json, three fingers on a
+// disk (A = I, B coupled, from seed 5102 by removing fingers, the wall and friction while the
+// failure stayed), failing at c = 1e-7 (solved at 1e-6 and 1e-8). Disabled until the solver
+// handles them; run with --gtest_also_run_disabled_tests.
+TEST(HalmPosaTheorems, DISABLED_Theorem1StepsSolveAtSmallGainScales) {
+  const std::vector<std::pair<std::uint64_t, double>> cases = {{5461, 1e-4}, {5102, 1e-5}, {5038, 1e-6}, {5066, 1e-6},
+                                                                {5123, 1e-6}, {5129, 1e-6}, {5132, 1e-6}};
+  for (const auto& [seed, c] : cases) {
+    const World w(seed);
+    const Step s = step_at(w, c);
+    EXPECT_EQ(s.status, Status::solved) << "seed " << seed << ", c = " << c << ": " << s.detail;
+  }
+  const Scene scene = parse_scene(test::source_json("tests/data/halm_posa_small_c.json").dump());
+  const Model& m = *scene.model;
+  HalmPosaLcp stepper(m);
+  State st = initial_state(m);
+  WorldParams p(m);
+  p.model_gain = 1e-7;
+  EXPECT_EQ(stepper.step(m, p, st), Status::solved) << stepper.report().detail;
 }
 
 }  // namespace
