@@ -244,6 +244,44 @@ Eigen::VectorXd rational_integers(const Eigen::VectorXd& y) {
   return out;
 }
 
+/// A Farkas vector of the leaf with the widest margin t in its column inequalities: max t
+/// over y with g_j + t <= 0 for the columns that must have g_j <= 0, g_j = 0 for the free
+/// ones, y_j >= 0 on the rows that need it, q' y = -1, 0 <= t <= 1 (g = M' y). The simplex's
+/// vector is exact only to rounding, so a column held at g_j = 0 may come out 1e-17 on the
+/// wrong side; with t > 0 each sits clear of zero. Empty when the LP fails.
+Eigen::VectorXd margin_farkas(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::Ref<const Eigen::VectorXd>& q,
+                              int free, const std::vector<Side>& fix) {
+  const int n = static_cast<int>(q.size());
+  std::vector<int> cols;  // the columns j >= free that must have g_j <= 0
+  for (std::size_t i = 0; i < fix.size(); ++i)
+    if (fix[i] != Side::first) cols.push_back(free + static_cast<int>(i));
+  const int c = static_cast<int>(cols.size());
+  // Rows: the free columns (g_j = 0), the others (g_j + t + sigma_j = 0), then q' y = -1.
+  // Columns: y (n), t, sigma (c).
+  const int rows = free + c + 1, ncols = n + 1 + c;
+  const double inf = std::numeric_limits<double>::infinity();
+  Eigen::MatrixXd A = Eigen::MatrixXd::Zero(rows, ncols);
+  Eigen::VectorXd b = Eigen::VectorXd::Zero(rows), cost = Eigen::VectorXd::Zero(ncols);
+  Eigen::VectorXd lo = Eigen::VectorXd::Zero(ncols), hi = Eigen::VectorXd::Constant(ncols, inf);
+  for (int j = 0; j < free; ++j) A.row(j).head(n) = M.col(j).transpose();
+  for (int r = 0; r < c; ++r) {
+    A.row(free + r).head(n) = M.col(cols[static_cast<std::size_t>(r)]).transpose();
+    A(free + r, n) = 1.0;
+    A(free + r, n + 1 + r) = 1.0;
+  }
+  A.row(rows - 1).head(n) = q.transpose();
+  b[rows - 1] = -1.0;
+  for (int j = 0; j < n; ++j) {
+    const bool nonnegative = j >= free && fix[static_cast<std::size_t>(j - free)] != Side::second;
+    lo[j] = nonnegative ? 0.0 : -inf;
+  }
+  hi[n] = 1.0;
+  cost[n] = -1.0;
+  DenseLp lp(rows, ncols);
+  if (lp.solve(DenseLpProblem{A, b, cost, lo, hi}) != Status::solved || !(lp.x()[n] > 0)) return {};
+  return lp.x().head(n);
+}
+
 /// The certificate of one closed leaf: the LP's vector made exact where it can be (scaled
 /// by a power of two, the entries that must be >= 0 and are below it clamped to 0; else the
 /// small integers of rational_integers), checked exactly; else the clamped vector, marked
@@ -271,6 +309,20 @@ LcpLeafCertificate certify_leaf(const Eigen::Ref<const Eigen::MatrixXd>& M, cons
   if (integral.y.size() == y.size() && lcp_leaf_certificate_exact(M, q, free, integral)) {
     integral.exact = true;
     return integral;
+  }
+  LcpLeafCertificate margin = leaf;
+  margin.y = margin_farkas(M, q, free, fix);
+  if (margin.y.size() == y.size()) {
+    const double mmax = margin.y.cwiseAbs().maxCoeff();
+    if (mmax > 0 && std::isfinite(mmax)) margin.y *= std::exp2(-std::ilogb(mmax));
+    for (std::size_t i = 0; i < fix.size(); ++i) {
+      const Eigen::Index j = free + static_cast<Eigen::Index>(i);
+      if (fix[i] != Side::second && margin.y[j] < 0) margin.y[j] = 0;
+    }
+    if (lcp_leaf_certificate_exact(M, q, free, margin)) {
+      margin.exact = true;
+      return margin;
+    }
   }
   return leaf;
 }
