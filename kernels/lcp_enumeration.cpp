@@ -169,10 +169,10 @@ int exact_dot_sign(const Eigen::Ref<const Eigen::VectorXd>& a, const Eigen::Ref<
     grow(p);
     grow(std::fma(a[i], b[i], -p));
   }
-  for (auto it = h.rbegin(); it != h.rend(); ++it) {
-    if (!std::isfinite(*it)) return 2;
+  for (const double hi : h)
+    if (!std::isfinite(hi)) return 2;  // a partial sum overflowed
+  for (auto it = h.rbegin(); it != h.rend(); ++it)
     if (*it != 0.0) return *it > 0 ? 1 : -1;  // the largest nonzero component's sign
-  }
   return 0;
 }
 

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <string>
-#include <stdexcept>
 
 #include "quasistep/kernels/eigen.hpp"
 #include "quasistep/kernels/status.hpp"
