@@ -224,6 +224,8 @@ TEST(LcpEnumeration, ExactDotSignSeesWhatRoundingHides) {
   // Products whose rounding error is not representable: unknown.
   EXPECT_EQ(exact_dot_sign(Eigen::Vector2d(1e300, 1), Eigen::Vector2d(1e300, 1)), 2);
   EXPECT_EQ(exact_dot_sign(Eigen::Vector2d(1e-300, 1), Eigen::Vector2d(1e-300, 0)), 2);
+  // A sum that overflows: unknown, whatever the signs.
+  EXPECT_EQ(exact_dot_sign(Eigen::Vector3d(1.7e308, 1.7e308, -1), Eigen::Vector3d(1, 1, 1)), 2);
 }
 
 TEST(LcpEnumeration, CertificatesOfGeneralDataAreExactToo) {
