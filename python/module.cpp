@@ -686,7 +686,37 @@ py::object mc_samples(PyMc& r) {
 
 // ---- single problems ------------------------------------------------------------------------------
 
+qs::LcpProblem lcp_problem(const Array& M, const Array& q, int free);
+
 py::tuple solve_lcp(const Array& M, const Array& q, int free) {
+  const qs::LcpProblem p = lcp_problem(M, q, free);
+  const py::ssize_t n = q.shape(0);
+  qs::LcpSolution s;
+  {
+    py::gil_scoped_release release;
+    s = qs::solve_lcp(p);
+  }
+  if (s.status != qs::Status::solved) return py::make_tuple(status_object(s.status), py::none(), py::none());
+  Array z(n), w(n);
+  std::memcpy(z.mutable_data(), s.z.data(), sizeof(double) * static_cast<std::size_t>(n));
+  std::memcpy(w.mutable_data(), s.w.data(), sizeof(double) * static_cast<std::size_t>(n));
+  return py::make_tuple(status_object(s.status), z, w);
+}
+
+/// `quasistep lcp --method exact|auto`'s JSON line for arrays.
+std::string solve_lcp_json(const Array& M, const Array& q, int free, const std::string& method, long node_limit) {
+  if (method != "exact" && method != "auto") fail("method must be lemke, exact or auto, got " + method);
+  if (node_limit < 1) fail("node_limit must be >= 1, got " + std::to_string(node_limit));
+  const qs::LcpProblem p = lcp_problem(M, q, free);
+  qs::LcpSolveOptions o;
+  o.method = method;
+  o.node_limit = node_limit;
+  py::gil_scoped_release release;
+  return qs::solve_lcp_to_json(p, o);
+}
+
+/// The checked problem (the one-line errors of the CLI's reader).
+qs::LcpProblem lcp_problem(const Array& M, const Array& q, int free) {
   if (q.ndim() != 1 || q.shape(0) < 1) fail("q has shape " + shape_text(q) + "; expected (n,) with n >= 1");
   const py::ssize_t n = q.shape(0);
   if (n > qs::kLcpCapacity)
@@ -702,16 +732,7 @@ py::tuple solve_lcp(const Array& M, const Array& q, int free) {
   p.M = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(M.data(), n, n);
   p.q = Eigen::Map<const Eigen::VectorXd>(q.data(), n);
   p.free = free;
-  qs::LcpSolution s;
-  {
-    py::gil_scoped_release release;
-    s = qs::solve_lcp(p);
-  }
-  if (s.status != qs::Status::solved) return py::make_tuple(status_object(s.status), py::none(), py::none());
-  Array z(n), w(n);
-  std::memcpy(z.mutable_data(), s.z.data(), sizeof(double) * static_cast<std::size_t>(n));
-  std::memcpy(w.mutable_data(), s.w.data(), sizeof(double) * static_cast<std::size_t>(n));
-  return py::make_tuple(status_object(s.status), z, w);
+  return p;
 }
 
 std::string solve_ucp_json(const std::string& problem_json, const std::string& method, bool all, long node_limit) {
@@ -918,6 +939,8 @@ the summary `quasistep mc` prints.)doc")
       py::arg("scene") = py::none(), py::arg("samples") = 10000, py::arg("seed") = 0, py::arg("threads") = 0,
       py::arg("trajectories") = 8);
   m.def("solve_lcp", &solve_lcp, py::arg("M"), py::arg("q"), py::arg("free") = 0);
+  m.def("solve_lcp_json", &solve_lcp_json, py::arg("M"), py::arg("q"), py::arg("free"), py::arg("method"),
+        py::arg("node_limit"));
   m.def("solve_ucp_json", &solve_ucp_json, py::arg("problem_json"), py::arg("method"), py::arg("all"),
         py::arg("node_limit"));
 }

@@ -361,14 +361,29 @@ def mc(scene=None, samples=10000, seed=0, threads=0, trajectories=8):
     return _quasistep.mc(scene, samples, seed, threads, trajectories)
 
 
-def solve_lcp(M, q, free=0):
-    """Solves the LCP  w = M z + q, z >= 0, w >= 0, z.w = 0  by Lemke's method.
+def solve_lcp(M, q, free=0, method="lemke", node_limit=None):
+    """Solves the LCP  w = M z + q, z >= 0, w >= 0, z.w = 0.
 
     With free > 0 the first `free` variables are free and their rows are equalities (a mixed
-    LCP). n <= 128. Returns (status, z, w): z and w are numpy arrays when status is
-    Status.solved (a verified solution), else None; as `quasistep lcp`.
+    LCP). n <= 128.
+
+    method="lemke" (the default): Lemke's method; returns (status, z, w): z and w are numpy
+    arrays when status is Status.solved (a verified solution), else None; as `quasistep lcp`.
+    method="exact" (the enumeration, with a certificate when no solution exists) or "auto"
+    (Lemke, then the enumeration if Lemke ends on a ray or its limit), with at most
+    node_limit nodes (default 10000): returns the dict `quasistep lcp --method ...` prints (status, method,
+    z, w, residual, nodes, certificate, ...; docs/cli.md).
     """
-    return _quasistep.solve_lcp(_array(M, "M"), _array(q, "q"), _integer(free, "free", 0, _INT_MAX))
+    method = str(method)
+    if method not in ("lemke", "exact", "auto"):
+        raise ValueError(f"method must be lemke, exact or auto, got {method}")
+    if method == "lemke" and node_limit is not None:
+        raise ValueError("node_limit: needs method exact or auto (Lemke has no nodes)")
+    node_limit = _integer(10000 if node_limit is None else node_limit, "node_limit", 1, 1000000)
+    M, q, free = _array(M, "M"), _array(q, "q"), _integer(free, "free", 0, _INT_MAX)
+    if method == "lemke":
+        return _quasistep.solve_lcp(M, q, free)
+    return _json.loads(_quasistep.solve_lcp_json(M, q, free, method, node_limit))
 
 
 def _plain(value, path):

@@ -172,5 +172,76 @@ TEST(LcpEnumeration, BadInputAndNodeLimit) {
   EXPECT_TRUE(r.status == Status::iteration_limit || r.status == Status::infeasible) << to_string(r.status);
 }
 
+
+TEST(LcpEnumeration, CertificateIsOptionalAndLeavesTheSearchAsItIs) {
+  // An infeasible LCP whose proof needs 31 nodes (16 leaves), small integer data.
+  Eigen::MatrixXd M(8, 8);
+  M << 2, 3, -1, -1, -1, -2, -1, -1, -3, 2, 2, -1, 3, -2, 0, 2, 3, 1, 0, -2, 1, 2, 3, -1, 2, 0, -1, -1, -1, -3, 1, 3,
+      3, 3, -3, -2, 2, -2, -3, 2, -1, 3, -3, -1, 3, 3, -3, 2, 3, -2, 1, 3, -3, -3, -2, 2, -2, 1, -1, 2, -3, -2, -3, 1;
+  Eigen::VectorXd q(8);
+  q << 0, 3, 3, -3, 3, 0, 2, 1;
+  LcpEnumeration plain(8);
+  const auto r0 = plain.solve(M, q, 0);
+  ASSERT_EQ(r0.status, Status::infeasible);
+  EXPECT_TRUE(r0.certificate.empty());
+  LcpEnumerationOptions o;
+  o.record_certificate = true;
+  for (const int threads : {1, 2}) {
+    tbb::global_control g(tbb::global_control::max_allowed_parallelism, threads);
+    LcpEnumeration recorded(8, o);
+    const auto& r = recorded.solve(M, q, 0);
+    ASSERT_EQ(r.status, Status::infeasible);
+    EXPECT_EQ(r.stats.nodes, r0.stats.nodes);
+    EXPECT_EQ(r.stats.nodes, 31);
+    ASSERT_EQ(static_cast<long>(r.certificate.size()), r.stats.infeasible);
+    EXPECT_EQ(r.certificate.size(), 16u);
+    for (const LcpLeafCertificate& leaf : r.certificate) {
+      EXPECT_TRUE(leaf.exact);
+      EXPECT_TRUE(lcp_leaf_certificate_exact(M, q, 0, leaf));
+    }
+    // Tampered: a negated vector is refused.
+    LcpLeafCertificate bad = r.certificate.back();
+    bad.y = -bad.y;
+    EXPECT_FALSE(lcp_leaf_certificate_exact(M, q, 0, bad));
+  }
+  // A solvable problem keeps no certificate.
+  LcpEnumeration recorded(8, o);
+  EXPECT_EQ(recorded.solve(Eigen::MatrixXd::Identity(3, 3), -Eigen::VectorXd::Ones(3), 0).status, Status::solved);
+  EXPECT_TRUE(recorded.solve(Eigen::MatrixXd::Identity(3, 3), -Eigen::VectorXd::Ones(3), 0).certificate.empty());
+}
+
+TEST(LcpEnumeration, ExactDotSignSeesWhatRoundingHides) {
+  // (1e16 + 1) - 1e16 rounds to 0 in double; exactly it is 1.
+  EXPECT_EQ(exact_dot_sign(Eigen::Vector3d(1e16, 1, -1e16), Eigen::Vector3d(1, 1, 1)), 1);
+  EXPECT_EQ(exact_dot_sign(Eigen::Vector3d(1e16, -1, -1e16), Eigen::Vector3d(1, 1, 1)), -1);
+  EXPECT_EQ(exact_dot_sign(Eigen::Vector3d(0.5, 0.25, -0.75), Eigen::Vector3d(1, 1, 1)), 0);
+  // The double nearest 0.1, times 3, exceeds the double nearest 0.3; x - x is 0.
+  EXPECT_EQ(exact_dot_sign(Eigen::Vector2d(0.1, -0.3), Eigen::Vector2d(3, 1)), 1);
+  EXPECT_EQ(exact_dot_sign(Eigen::Vector2d(0.1, -1), Eigen::Vector2d(1, 0.1)), 0);
+  // Products whose rounding error is not representable: unknown.
+  EXPECT_EQ(exact_dot_sign(Eigen::Vector2d(1e300, 1), Eigen::Vector2d(1e300, 1)), 2);
+  EXPECT_EQ(exact_dot_sign(Eigen::Vector2d(1e-300, 1), Eigen::Vector2d(1e-300, 0)), 2);
+  // A sum that overflows: unknown, whatever the signs.
+  EXPECT_EQ(exact_dot_sign(Eigen::Vector3d(1.7e308, 1.7e308, -1), Eigen::Vector3d(1, 1, 1)), 2);
+}
+
+TEST(LcpEnumeration, CertificatesOfGeneralDataAreExactToo) {
+  // Random data in (-1, 1): the LP's vector is exact only to rounding; the widest-margin
+  // vector keeps each inequality clear of it.
+  std::mt19937_64 rng(91);
+  LcpEnumerationOptions o;
+  o.record_certificate = true;
+  LcpEnumeration exact(8, o);
+  int proved = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    const auto [M, q] = random_lcp(rng, 3 + trial % 4);
+    const auto& r = exact.solve(M, q, 0);
+    if (r.status != Status::infeasible) continue;
+    ++proved;
+    for (const LcpLeafCertificate& leaf : r.certificate) EXPECT_TRUE(leaf.exact && lcp_leaf_certificate_exact(M, q, 0, leaf)) << trial;
+  }
+  EXPECT_GT(proved, 10);
+}
+
 }  // namespace
 }  // namespace qs::lcp_enumeration_test

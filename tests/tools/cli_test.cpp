@@ -485,6 +485,98 @@ TEST_F(CliTest, LcpWithoutSolutionStillExitsZero) {
   EXPECT_NE(r.out.find("\"status\":\"not_found\",\"z\":null,\"w\":null"), std::string::npos) << r.out;
 }
 
+TEST_F(CliTest, LcpMethodLemkeIsTheDefaultByteForByte) {
+  for (const char* text : {R"({"M": [[2, 1, 0], [1, 2, 1], [0, 1, 2]], "q": [-1, 1, -1]})", R"({"M": [[-1]], "q": [-1]})"}) {
+    const std::string p = file("lcp.json", text);
+    const Result plain = run({"lcp", p}), lemke = run({"lcp", p, "--method", "lemke"});
+    EXPECT_EQ(plain.code, kOk);
+    EXPECT_EQ(lemke.code, kOk);
+    EXPECT_EQ(plain.out, lemke.out);
+    EXPECT_EQ(plain.out.find("\"method\""), std::string::npos) << plain.out;
+  }
+}
+
+TEST_F(CliTest, LcpExactProvesInfeasibilityWithACertificate) {
+  const std::string p = file("none.json", R"({"M": [[-1]], "q": [-1]})");
+  Result r = run({"lcp", p, "--method", "exact"});
+  ASSERT_EQ(r.code, kOk) << r.err;
+  EXPECT_EQ(r.out,
+            "{\"status\":\"infeasible\",\"method\":\"exact\",\"z\":null,\"w\":null,\"residual\":0.0,\"nodes\":1,"
+            "\"reason\":\"no solution: every leaf of the search is empty, each by a Farkas certificate (1 leaves, 1 "
+            "nodes)\",\"certificate\":{\"free\":0,\"exact\":true,\"leaves\":[{\"z_zero\":[],\"w_zero\":[],\"y\":[1.0],"
+            "\"exact\":true}]}}\n");
+  // auto: Lemke first (a ray), then the same proof.
+  r = run({"lcp", p, "--method", "auto"});
+  ASSERT_EQ(r.code, kOk) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["method"], "exact");
+  EXPECT_EQ(j["lemke_status"], "not_found");
+  EXPECT_EQ(j["pivots"], 1);
+  EXPECT_EQ(j["certificate"]["leaves"].size(), 1u);
+}
+
+TEST_F(CliTest, LcpAutoKeepsLemkesAnswerAndFallsBackPastItsLimit) {
+  // Murty (1978): 1 on the diagonal, 2 below, q = -1; Lemke takes 2^n pivots.
+  const auto murty = [&](int n) {
+    std::string m = "[";
+    for (int i = 0; i < n; ++i) {
+      m += i ? ",[" : "[";
+      for (int j = 0; j < n; ++j) m += std::string(j ? "," : "") + (j == i ? "1" : j < i ? "2" : "0");
+      m += "]";
+    }
+    std::string q = "[";
+    for (int i = 0; i < n; ++i) q += i ? ",-1" : "-1";
+    return file("murty.json", "{\"M\": " + m + "], \"q\": " + q + "]}");
+  };
+  Result r = run({"lcp", murty(4), "--method", "auto"});
+  ASSERT_EQ(r.code, kOk) << r.err;
+  EXPECT_EQ(r.out.rfind("{\"status\":\"solved\",\"method\":\"lemke\",\"z\":[1.0,0.0,0.0,0.0],\"w\":[0.0,1.0,1.0,1.0],"
+                       "\"residual\":",
+                       0),
+            0u)
+      << r.out;
+  EXPECT_NE(r.out.find(",\"pivots\":16}\n"), std::string::npos) << r.out;
+  r = run({"lcp", murty(12), "--method", "auto"});  // 4096 pivots > the limit 1000 + 100 n
+  ASSERT_EQ(r.code, kOk) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["status"], "solved");
+  EXPECT_EQ(j["method"], "exact");
+  EXPECT_EQ(j["lemke_status"], "iteration_limit");
+  EXPECT_EQ(j["pivots"], 2200);
+  EXPECT_EQ(j["z"][0], 1.0);
+  for (int i = 1; i < 12; ++i) EXPECT_EQ(j["z"][i], 0.0);
+  EXPECT_FALSE(j.contains("certificate"));
+}
+
+TEST_F(CliTest, LcpNodeLimitAndBadOptions) {
+  const std::string p = file("inf.json", R"({"M": [[0, 0, 3], [1, 0, 2], [3, 1, 2]], "q": [1, -3, 1]})");
+  Result r = run({"lcp", p, "--method", "exact"});
+  ASSERT_EQ(r.code, kOk) << r.err;
+  EXPECT_NE(r.out.find("\"status\":\"infeasible\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"nodes\":5"), std::string::npos) << r.out;
+  // The node limit is an answer (exit 0), as for `ucp`.
+  r = run({"lcp", p, "--method", "exact", "--node-limit", "2"});
+  ASSERT_EQ(r.code, kOk) << r.err;
+  EXPECT_EQ(r.out, "{\"status\":\"iteration_limit\",\"method\":\"exact\",\"z\":null,\"w\":null,\"residual\":0.0,"
+                   "\"nodes\":2,\"reason\":\"node limit 2 reached without a solution or a proof\"}\n");
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
+      {{"--method", "simplex"}, "--method: simplex not in {lemke,exact,auto}"},
+      {{"--method", "exact", "--node-limit", "-1"}, "--node-limit: Value -1 not in range"},
+      {{"--method", "exact", "--node-limit", "0"}, "--node-limit: Value 0 not in range"},
+      {{"--method", "auto", "--node-limit", "x"}, "--node-limit"},
+      {{"--node-limit", "5"}, "--node-limit 5: needs --method exact or auto"},
+  };
+  for (const auto& [args, fragment] : bad) {
+    std::vector<std::string> a = {"lcp", p};
+    a.insert(a.end(), args.begin(), args.end());
+    r = run(a);
+    EXPECT_EQ(r.code, kInputError) << fragment;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(fragment), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty());
+  }
+}
+
 TEST_F(CliTest, LcpBadInputIsOneLineNamingTheField) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"({"M": [[1, 2]], "q": [1]})", "M[0]: must be a row of 1 numbers"},

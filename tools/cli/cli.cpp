@@ -199,15 +199,18 @@ void print_contacts(const Model& m, const State& s, std::ostream& out) {
   }
 }
 
-int cmd_lcp(const std::string& path, std::ostream& out) {
+int cmd_lcp(const std::string& path, const LcpSolveOptions& o, bool node_limit_given, std::ostream& out) {
+  if (node_limit_given && o.method == "lemke")
+    throw InputError("--node-limit " + std::to_string(o.node_limit) + ": needs --method exact or auto (Lemke has no nodes)");
   LcpProblem problem;
   try {
     problem = load_lcp_problem(path);
   } catch (const JsonInputError& e) {
     throw InputError(path + ": " + e.what());
   }
-  // Exit 0 whenever the solver ran, whatever it concluded (see cli.hpp).
-  out << solve_lcp_to_json(problem) << "\n";
+  // Exit 0 whenever the solver ran, whatever it concluded (see cli.hpp): infeasible and the
+  // node limit are answers, as for `ucp`.
+  out << solve_lcp_to_json(problem, o) << "\n";
   return kOk;
 }
 
@@ -361,8 +364,15 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   add_common(*validate, common);
 
   std::string lcp_path;
-  CLI::App* lcp = app.add_subcommand("lcp", "Solve one LCP {\"M\", \"q\", \"free\"} by Lemke; prints JSON");
+  LcpSolveOptions lcp_opt;
+  CLI::App* lcp = app.add_subcommand("lcp", "Solve one LCP {\"M\", \"q\", \"free\"} by Lemke or exactly; prints JSON");
   lcp->add_option("problem", lcp_path, "Problem file (JSON)")->required();
+  lcp->add_option("--method", lcp_opt.method,
+                  "lemke | exact | auto (default: lemke; exact: the enumeration, with a certificate when none exists; "
+                  "auto: Lemke, then exact if it ends on a ray or its limit)")
+      ->check(CLI::IsMember({"lemke", "exact", "auto"}));
+  CLI::Option* lcp_nodes = lcp->add_option("--node-limit", lcp_opt.node_limit, "Nodes of the enumeration (default 10000)")
+                               ->check(CLI::Range(1L, 1000000L));
   add_common(*lcp, common);
 
   std::string ucp_path;
@@ -525,7 +535,7 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
     if (*validate) return cmd_validate(validate_path, contacts, out, err);
     if (*run) return cmd_run(run_opt, out, err);
     if (*render) return cmd_render(render_opt, out, err);
-    if (*lcp) return cmd_lcp(lcp_path, out);
+    if (*lcp) return cmd_lcp(lcp_path, lcp_opt, lcp_nodes->count() > 0, out);
     if (*ucp) return cmd_ucp(ucp_path, ucp_scene, ucp_opt, out);
     if (*export_miqp) return cmd_export_miqp(export_opt, out, err);
     if (*mc) {

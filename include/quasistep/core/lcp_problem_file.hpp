@@ -1,5 +1,6 @@
 // An LCP problem file (docs/cli.md, "lcp"): one LCP (or mixed LCP) as raw data, what
-// `quasistep lcp` and the Python module's solve_lcp read, solved by Lemke.
+// `quasistep lcp` and the Python module's solve_lcp read, solved by Lemke, or by the exact
+// enumeration (quasistep/kernels/lcp_enumeration.hpp) with a certificate when none exists.
 #pragma once
 
 #include <string>
@@ -41,5 +42,20 @@ LcpProblem read_lcp_problem(const std::string& text);
 /// solve_lcp's answer as {"status": ..., "z": [...], "w": [...], "pivots": n, "residual": r}
 /// on one line; z and w are null unless the status is `solved`.
 std::string solve_lcp_to_json(const LcpProblem& p);
+
+struct LcpSolveOptions {
+  std::string method = "lemke";  // lemke | exact (the enumeration) | auto (Lemke, then exact)
+  long node_limit = 10000;       // exact / auto: the enumeration's node limit (>= 1)
+};
+
+/// With method "lemke", solve_lcp_to_json(p), byte for byte. With "exact" or "auto", one
+/// line {"status", "method" (the one that answered: "lemke" or "exact"), "z", "w",
+/// "residual", "pivots" (when Lemke ran), "lemke_status" (auto, when Lemke did not solve
+/// it), "nodes" (when the enumeration ran), "reason" (unless solved), "certificate"
+/// (infeasible: {"free", "exact", "leaves": [{"z_zero", "w_zero", "y", "exact"}, ...]},
+/// docs/cli.md)}. auto falls back to the enumeration when Lemke ends on a ray, at its pivot
+/// limit or in a numerical failure. Throws std::invalid_argument for an unknown method or
+/// a node limit below 1.
+std::string solve_lcp_to_json(const LcpProblem& p, const LcpSolveOptions& options);
 
 }  // namespace qs
