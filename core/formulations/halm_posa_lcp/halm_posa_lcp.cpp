@@ -104,6 +104,15 @@ Status HalmPosaLcp::advance_sequence(const Model& m, const WorldParams& p, State
     }
     F_body_ = A_body_.ldlt().solve(V);  // eq. (11): V = k Ã F, any k > 0 (F in the LCP's unit)
     if (converged) return Status::solved;
+    if (!F_body_.allFinite()) {  // Ã singular in doubles: no next program (never throw from a step)
+      s.q = q_start_;
+      std::fill(p_n_.begin(), p_n_.end(), 0.0);
+      std::fill(p_t_.begin(), p_t_.end(), 0.0);
+      report_ = StepReport{};
+      report_.pivots = pivots;
+      return fail(Status::numerical_failure,
+                  "the exact limit surface's wrench is not finite (model.support: Ã singular in doubles)");
+    }
     if (programs_ >= params.support_max_programs) {
       s.q = q_start_;
       std::fill(p_n_.begin(), p_n_.end(), 0.0);

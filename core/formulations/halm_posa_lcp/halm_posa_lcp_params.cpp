@@ -86,7 +86,7 @@ void read_support(const json_input::Node& n, const Model& m, int object, HalmPos
     }
     if (!std::isfinite(total)) n.child("weights").fail("must sum to a finite number");
     // Relative weights: the pressures carry the object's weight, mu_s m g in all.
-    for (double& w : s->weights) w *= mu * mass * g / total;
+    for (double& w : s->weights) w = (w / total) * (mu * mass * g);  // no overflow for tiny weights
   } else {
     n.child("type").fail("must be one of: uniform, ring, points (got " + json_input::json_quote(form) + ")");
   }
@@ -103,6 +103,11 @@ void read_support(const json_input::Node& n, const Model& m, int object, HalmPos
   Eigen::Matrix3d T;
   T << 1, 0, 0, 0, 1, 0, cy, -cx, 1;
   const Eigen::Vector3d d(1 / (ax.f_max * ax.f_max), 1 / (ax.f_max * ax.f_max), 1 / (ax.m_max * ax.m_max));
+  // A support so large (or small) that the ellipsoid's entries leave the doubles' normal range
+  // has no usable first program: refused here rather than failing in every step.
+  if (!(std::isnormal(d[0]) && std::isnormal(d[2])))
+    n.fail(whose + " is too large or too small for its limit surface to be represented (axis ends f_max = " +
+           std::to_string(ax.f_max) + " N, m_max = " + std::to_string(ax.m_max) + " N m); rescale the scene");
   p.limit_surface_A = Eigen::Matrix3d(T.transpose() * d.asDiagonal() * T);
   p.limit_surface_computed = true;
   p.support = std::move(s);
