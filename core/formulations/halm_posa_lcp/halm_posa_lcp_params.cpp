@@ -111,7 +111,7 @@ void read_support(const json_input::Node& n, const Model& m, int object, HalmPos
   p.limit_surface_A = Eigen::Matrix3d(T.transpose() * d.asDiagonal() * T);
   p.limit_surface_computed = true;
   p.support = std::move(s);
-  p.support_form = form;
+  p.support_form = form == "uniform" ? "uniform" : form == "ring" ? "ring" : "points";
 }
 
 /// Halm & Posa 2018 move exactly one object in x, y and theta on the support; its limit

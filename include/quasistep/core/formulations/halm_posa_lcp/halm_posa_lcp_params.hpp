@@ -26,7 +26,9 @@ struct HalmPosaParams {
   /// Halm & Posa 2018, sec. 3.4's sequence of LCPs from it, the j-th with Ã = the Hessian of
   /// the exact H at the (j-1)-th solution (HalmPosaLcp). Shared: immutable once read.
   std::shared_ptr<const SupportPressure> support;
-  std::string support_form;           // "uniform", "ring" or "points" (what `info` names)
+  // "uniform", "ring" or "points" (what `validate` names); a literal, not a std::string, so that
+  // the parameters' defaults stay constant-initialised (kDefaultFormulationParams, model.hpp).
+  const char* support_form = "";
   int support_max_programs = 20;      // LCPs per step at most (model.support.max_programs)
   double support_tolerance = 1e-9;    // relative change of Ã (Frobenius) that ends the sequence
 };
