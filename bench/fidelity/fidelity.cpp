@@ -147,6 +147,22 @@ json trajectory(const std::vector<fidelity::Sample>& run, Object o, size_t every
 // Wall times are the fastest of this many runs (the runs are short: one is noisy).
 constexpr int kRepeats = 3;
 
+// A MuJoCo run to t_end sampled every ms, kRepeats times: its samples and its fastest wall time.
+struct TimedRun {
+  std::vector<fidelity::Sample> samples;
+  double wall = 1e300;
+};
+TimedRun fastest_run(fidelity::MujocoWorld& world, double dt, double t_end) {
+  const int every = std::max(1, static_cast<int>(std::lround(1e-3 / dt)));  // a sample per ms
+  TimedRun r;
+  for (int rep = 0; rep < kRepeats; ++rep) {
+    const auto t0 = Clock::now();
+    r.samples = world.run(t_end, every);
+    r.wall = std::min(r.wall, seconds_since(t0));
+  }
+  return r;
+}
+
 // The scene of Halm & Posa's pinch (sec. 6.3), with every parameter the paper leaves open.
 constexpr const char* kPinchScene = "bench/fidelity/scenes/halm_posa_pinch.json";
 
@@ -168,31 +184,19 @@ json step_size_study(bool quick, const fidelity::MujocoOptions& mo) {
     const qs::WorldParams scene_params(base);
     fidelity::MujocoWorld mj(base, scene_params, mo);
     const double translated = translation_error(base, scene_params, mj);
-    const int every = std::max(1, static_cast<int>(std::lround(1e-3 / mo.dt)));  // a sample per ms
-    std::vector<fidelity::Sample> ref;
-    double mj_wall = 1e300;
-    for (int rep = 0; rep < kRepeats; ++rep) {
-      const auto t0 = Clock::now();
-      ref = mj.run(sc.t_end, every);
-      mj_wall = std::min(mj_wall, seconds_since(t0));
-    }
+    const TimedRun reference = fastest_run(mj, mo.dt, sc.t_end);
+    const std::vector<fidelity::Sample>& ref = reference.samples;
+    const double mj_wall = reference.wall;
     // MuJoCo at a ten times larger step against its own reference: what full dynamics costs
     // at the largest step that still tracks the reference (the cost comparison of the page).
     fidelity::MujocoOptions coarse_options = mo;
     coarse_options.dt = 10 * mo.dt;
-    fidelity::MujocoWorld coarse(base, scene_params, coarse_options);
-    const int coarse_every = std::max(1, static_cast<int>(std::lround(1e-3 / coarse_options.dt)));
     json coarse_json = {{"dt", coarse_options.dt}};
     try {
-      std::vector<fidelity::Sample> coarse_run;
-      double coarse_wall = 1e300;
-      for (int rep = 0; rep < kRepeats; ++rep) {
-        const auto t0 = Clock::now();
-        coarse_run = coarse.run(sc.t_end, coarse_every);
-        coarse_wall = std::min(coarse_wall, seconds_since(t0));
-      }
-      coarse_json["wall_s"] = coarse_wall;
-      coarse_json["errors"] = errors(coarse_run, ref, o);
+      fidelity::MujocoWorld coarse(base, scene_params, coarse_options);
+      const TimedRun run = fastest_run(coarse, coarse_options.dt, sc.t_end);
+      coarse_json["wall_s"] = run.wall;
+      coarse_json["errors"] = errors(run.samples, ref, o);
     } catch (const std::exception& e) {  // unstable at the larger step: the page says so
       coarse_json["failure"] = e.what();
     }
@@ -272,18 +276,11 @@ json pinch_study(bool quick, const fidelity::MujocoOptions& mo) {
     json coarse_json = {{"servo_gain", gains.front()}, {"dt", coarse_options.dt}};
     try {
       fidelity::MujocoWorld coarse(m, scene_params, coarse_options);
-      const int coarse_every = std::max(1, static_cast<int>(std::lround(1e-3 / coarse_options.dt)));
-      std::vector<fidelity::Sample> run;
-      double wall = 1e300;
-      for (int rep = 0; rep < kRepeats; ++rep) {
-        const auto t0 = Clock::now();
-        run = coarse.run(t_end, coarse_every);
-        wall = std::min(wall, seconds_since(t0));
-      }
-      const std::vector<double>& end = run.back().q;
-      coarse_json["wall_s"] = wall;
+      const TimedRun run = fastest_run(coarse, coarse_options.dt, t_end);
+      const std::vector<double>& end = run.samples.back().q;
+      coarse_json["wall_s"] = run.wall;
       coarse_json["final"] = {end[o.x], end[o.y], end[o.theta]};
-      coarse_json["errors"] = errors(run, refs.front(), o);
+      coarse_json["errors"] = errors(run.samples, refs.front(), o);
     } catch (const std::exception& e) {
       coarse_json["failure"] = e.what();
     }

@@ -669,7 +669,8 @@ TEST(AnitescuSlidesDiskPush, QuasiDynamicFingersFrictionActsOffTheCenterAndDrags
   // mu = 0.5 at the finger, the rolling disk's surface climbs past the finger (at v); the
   // finger slides (its impulse on the cone's edge), its friction is dragged up (the finger's
   // y-spring gives by mu P / (h K)), and holds the disk's spin back: the push, with F the
-  // ground's friction, m v = P + F and I omega = r (mu P - F)... so P = m_r v / (1 - mu),
+  // ground's friction along x, m v = P + F and I omega = r (mu P + F) with omega = -v / r (F < 0,
+  // against the motion), so P = m_r v / (1 - mu),
   // twice the frictionless finger's (1.5 N at 0.1 m/s). The finger's tilt (it rises 1.6 mm)
   // changes this by about a percent.
   json j = disk_push("quasi_dynamic");

@@ -82,6 +82,16 @@ Status HalmPosaLcp::advance_sequence(const Model& m, const WorldParams& p, State
   programs_ = 0;
   int pivots = 0;
   bool converged = false;
+  // A sequence that cannot go on leaves the state and the impulses as they were, keeping the
+  // pivots spent, and says why.
+  auto refuse = [&](Status status, const std::string& reason) {
+    s.q = q_start_;
+    std::fill(p_n_.begin(), p_n_.end(), 0.0);
+    std::fill(p_t_.begin(), p_t_.end(), 0.0);
+    report_ = StepReport{};
+    report_.pivots = pivots;
+    return fail(status, reason);
+  };
   for (;;) {
     if (template_) template_->A_body = A_body_;
     s.q = q_start_;
@@ -104,41 +114,23 @@ Status HalmPosaLcp::advance_sequence(const Model& m, const WorldParams& p, State
     }
     F_body_ = A_body_.ldlt().solve(V);  // eq. (11): V = k Ã F, any k > 0 (F in the LCP's unit)
     if (converged) return Status::solved;
-    if (!F_body_.allFinite()) {  // Ã singular in doubles: no next program (never throw from a step)
-      s.q = q_start_;
-      std::fill(p_n_.begin(), p_n_.end(), 0.0);
-      std::fill(p_t_.begin(), p_t_.end(), 0.0);
-      report_ = StepReport{};
-      report_.pivots = pivots;
-      return fail(Status::numerical_failure,
-                  "the exact limit surface's wrench is not finite (model.support: Ã singular in doubles)");
-    }
-    if (programs_ >= params.support_max_programs) {
-      s.q = q_start_;
-      std::fill(p_n_.begin(), p_n_.end(), 0.0);
-      std::fill(p_t_.begin(), p_t_.end(), 0.0);
-      const int n_programs = programs_;
-      report_ = StepReport{};
-      report_.pivots = pivots;
-      return fail(Status::iteration_limit,
-                  "the exact limit surface's sequence of LCPs (Halm & Posa 2018, sec. 3.4) did not settle in " +
-                      std::to_string(n_programs) + " programs (model.support.max_programs): A still changed by " +
-                      std::to_string(change_) + " (relative)");
-    }
+    if (!F_body_.allFinite())  // Ã singular in doubles: no next program (never throw from a step)
+      return refuse(Status::numerical_failure,
+                    "the exact limit surface's wrench is not finite (model.support: Ã singular in doubles)");
+    if (programs_ >= params.support_max_programs)
+      return refuse(Status::iteration_limit,
+                    "the exact limit surface's sequence of LCPs (Halm & Posa 2018, sec. 3.4) did not settle in " +
+                        std::to_string(programs_) + " programs (model.support.max_programs): A still changed by " +
+                        std::to_string(change_) + " (relative)");
     // The Hessian at the solution (scale-free in F), in the LCP's unit.
     const LimitSurfacePoint at = limit_surface_at(*support_, F_body_);
     if (!at.converged) {
       // Where the twist turns about a support point the surface has an edge and H no Hessian
       // (a distribution of few points pivots so): no program follows.
-      s.q = q_start_;
-      std::fill(p_n_.begin(), p_n_.end(), 0.0);
-      std::fill(p_t_.begin(), p_t_.end(), 0.0);
-      report_ = StepReport{};
-      report_.pivots = pivots;
-      return fail(Status::numerical_failure,
-                  "the exact limit surface (model.support) has no Hessian at program " + std::to_string(programs_) +
-                      "'s wrench (Newton's residual " + std::to_string(at.residual) +
-                      "): the object would turn about a support point, where the surface has an edge");
+      return refuse(Status::numerical_failure,
+                    "the exact limit surface (model.support) has no Hessian at program " + std::to_string(programs_) +
+                        "'s wrench (Newton's residual " + std::to_string(at.residual) +
+                        "): the object would turn about a support point, where the surface has an edge");
     }
     const Eigen::Matrix3d next = at.A / lcp_unit_;
     change_ = (next - A_body_).norm() / next.norm();
